@@ -1,0 +1,45 @@
+// Layers by runtime (STYLE.md §1), said in lint rules:
+//   contract  pure schemas and types: imports nothing of ours and no Node built-ins
+//   ipc       Node transport: the contract only
+//   core      the service: never electron, never the CLI or the bridge
+//   bridge    the contract and the ipc transport only, never core internals
+//   renderer  the contract only
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const layer = (files, patterns) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns }] },
+});
+
+const electron = { group: ['electron', 'electron/*'], message: 'src-main/core and the transports never import electron (DESIGN.md §8).' };
+const core = { group: ['**/core/**', '**/core'], message: 'Only the contract and the ipc transport may be imported here, never core internals.' };
+const cli = { group: ['**/cli/**'], message: 'The CLI is an entry point; nothing imports it.' };
+const electronDir = { group: ['**/electron/**'], message: 'Only src-main/electron may use the Electron shell.' };
+const bridge = { group: ['**/src-bridge/**'], message: 'Nothing imports the bridge.' };
+const ipc = { group: ['**/ipc/**', '**/ipc'], message: 'The contract is pure; the renderer speaks the contract only.' };
+const node = { group: ['node:*'], message: 'The contract is pure: no Node built-ins (the renderer imports it).' };
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'release/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': ['error', { allow: ['error'] }],
+    },
+  },
+  layer(['src-main/contract/**'], [electron, core, cli, electronDir, bridge, ipc, node]),
+  layer(['src-main/ipc/**'], [electron, core, cli, electronDir, bridge]),
+  layer(['src-main/core/**'], [electron, cli, electronDir, bridge]),
+  layer(['src-bridge/**'], [electron, core, cli, electronDir]),
+  layer(['src-renderer/**'], [electron, core, cli, electronDir, bridge, ipc, node]),
+  {
+    // Scripts, benches and tests are Node programs that print.
+    files: ['scripts/**', 'bench/**', 'tests/**', '*.config.*'],
+    rules: { 'no-console': 'off' },
+  },
+);

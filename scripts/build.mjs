@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// Builds one bundle per entry with Vite (Rollup underneath): the service CLI and the MCP bridge.
+// `--if-needed` skips the build when every output is newer than every source and config file,
+// so `npm start` and `npm test` build on a fresh clone and stay fast afterwards.
+import { chmod, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Native modules cannot be bundled; they load from node_modules at run time. */
+const NATIVE_EXTERNALS = ['@napi-rs/keyring', 'electron'];
+
+export const ENTRIES = [
+  { name: 'cli', input: 'src-main/cli/openrouter-delegate.ts', outDir: 'dist/cli', fileName: 'openrouter-delegate.js' },
+  { name: 'bridge', input: 'src-bridge/main.ts', outDir: 'dist/bridge', fileName: 'openrouter-delegate-mcp.js' },
+];
+
+const SOURCE_DIRS = ['src-main', 'src-bridge', 'scripts'];
+const SOURCE_FILES = ['package.json', 'package-lock.json'];
+
+async function newestMtime(paths) {
+  let newest = 0;
+  async function visit(p) {
+    let s;
+    try {
+      s = await stat(p);
+    } catch {
+      return;
+    }
+    if (s.isDirectory()) {
+      for (const entry of await readdir(p)) await visit(path.join(p, entry));
+    } else {
+      newest = Math.max(newest, s.mtimeMs);
+    }
+  }
+  for (const p of paths) await visit(path.join(root, p));
+  return newest;
+}
+
+async function oldestOutput() {
+  let oldest = Infinity;
+  for (const e of ENTRIES) {
+    try {
+      oldest = Math.min(oldest, (await stat(path.join(root, e.outDir, e.fileName))).mtimeMs);
+    } catch {
+      return 0;
+    }
+  }
+  return oldest;
+}
+
+async function buildEntry(build, entry) {
+  const version = JSON.parse(await (await import('node:fs/promises')).readFile(path.join(root, 'package.json'), 'utf8')).version;
+  await build({
+    root,
+    configFile: false,
+    logLevel: 'warn',
+    define: { __APP_VERSION__: JSON.stringify(version) },
+    ssr: { noExternal: true, external: NATIVE_EXTERNALS, target: 'node' },
+    build: {
+      ssr: entry.input,
+      outDir: entry.outDir,
+      emptyOutDir: true,
+      target: 'node20',
+      minify: true,
+      sourcemap: false,
+      reportCompressedSize: false,
+      rollupOptions: {
+        // zod's sources carry @__PURE__ notes Rollup cannot place; harmless, and noise in every build.
+        onwarn(warning, warn) {
+          if (warning.code !== 'INVALID_ANNOTATION') warn(warning);
+        },
+        external: (id) => id.startsWith('node:') || NATIVE_EXTERNALS.some((x) => id === x || id.startsWith(`${x}/`)),
+        output: {
+          format: 'es',
+          entryFileNames: entry.fileName,
+          inlineDynamicImports: true,
+          banner: '#!/usr/bin/env node',
+        },
+      },
+    },
+  });
+  await chmod(path.join(root, entry.outDir, entry.fileName), 0o755);
+}
+
+async function main() {
+  const ifNeeded = process.argv.includes('--if-needed');
+  if (ifNeeded && (await oldestOutput()) > (await newestMtime([...SOURCE_DIRS, ...SOURCE_FILES]))) return;
+  const { build } = await import('vite');
+  const started = Date.now();
+  for (const entry of ENTRIES) await buildEntry(build, entry);
+  console.error(`built ${ENTRIES.map((e) => `${e.outDir}/${e.fileName}`).join(', ')} in ${Date.now() - started} ms`);
+}
+
+await main();

@@ -1,0 +1,64 @@
+/**
+ * `openrouter_models`: the models this user may delegate to, with prices and context, the
+ * policy, the balance and the environment a delegated session receives. Read-only and free.
+ */
+import { z } from 'zod';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { MODEL_SORTS, ModelsReportSchema } from '../../src-main/contract/index.js';
+import type { DelegationMode } from '../../src-main/contract/index.js';
+import { renderModelsReport } from '../render/models-report.js';
+import { toolError } from './tool-error.js';
+import type { ToolDeps } from './tool-deps.js';
+
+export const OPENROUTER_MODELS_TOOL = 'openrouter_models';
+
+export const openRouterModelsInput = {
+  filter: z.string().max(200).optional().describe('Words to match in the model id or name, e.g. "deepseek" or "qwen coder". Every word must match.'),
+  limit: z.number().int().min(1).max(500).optional().describe('How many models to show (default 25).'),
+  sort: z.enum(MODEL_SORTS).optional().describe('price (cheapest first, the default), context (largest first), newest, or name.'),
+  refresh: z.boolean().optional().describe('Fetch the model list and balance from OpenRouter now instead of the cached copy.'),
+};
+
+const MODE_LINES: Record<DelegationMode, string> = {
+  off: 'Delegation is OFF in the user\'s settings: no work can be delegated until the user turns it on (`openrouter-delegate` settings; only the user can change them).',
+  ondemand: 'Delegation is ON EXPLICIT REQUEST ONLY: use this when the user asks which OpenRouter models are available or what delegating would cost.',
+  auto: 'Delegation is on AUTO: check here which models are allowed and what they cost before handing bulk work (summaries, searches, boilerplate) to a cheap model.',
+};
+
+export function describeOpenRouterModels(mode: DelegationMode): string {
+  return [
+    'List the OpenRouter models this user allows for delegated Claude Code sessions: tool-capable models with $/M input and output tokens, context window, and whether the policy allows each (and why not).',
+    'Also shows the user\'s delegation policy (mode, default model, allow/block lists, price caps, permission ceiling, budgets), the OpenRouter balance, and the environment a delegated session receives (secrets hidden).',
+    MODE_LINES[mode],
+    'Free and read-only: it changes nothing and spends nothing. Settings belong to the user; no tool changes them.',
+  ].join(' ');
+}
+
+export function registerOpenRouterModelsTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
+  return server.registerTool(
+    OPENROUTER_MODELS_TOOL,
+    {
+      title: 'OpenRouter models, policy and balance',
+      description: describeOpenRouterModels(mode),
+      inputSchema: openRouterModelsInput,
+      outputSchema: ModelsReportSchema,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    },
+    async (args) => {
+      try {
+        const report = await deps.service.call('models.list', {
+          ...(args.filter !== undefined ? { filter: args.filter } : {}),
+          ...(args.limit !== undefined ? { limit: args.limit } : {}),
+          ...(args.sort !== undefined ? { sort: args.sort } : {}),
+          ...(args.refresh !== undefined ? { refresh: args.refresh } : {}),
+        });
+        return {
+          content: [{ type: 'text' as const, text: renderModelsReport(report, { filter: args.filter }) }],
+          structuredContent: report,
+        };
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+}

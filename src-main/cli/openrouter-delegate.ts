@@ -1,0 +1,227 @@
+/**
+ * `openrouter-delegate`: run, stop and inspect the service; manage the OpenRouter key.
+ * Every command says what to do next when something is missing.
+ */
+import { parseArgs } from 'node:util';
+import { APP_VERSION, ServiceError } from '../contract/index.js';
+import type { SecretKind, SecretsStatus } from '../contract/index.js';
+import { IpcClient } from '../ipc/client.js';
+import { resolveLocations } from '../ipc/locations.js';
+import type { Locations } from '../ipc/locations.js';
+import { AlreadyRunningError } from '../ipc/server.js';
+import { OpenRouterClient } from '../core/openrouter/client.js';
+import { SecretStore } from '../core/secrets/secret-store.js';
+import { removeSecret, storeSecret } from '../core/service/secret-ops.js';
+import { ATTRIBUTION, Service, baseUrlFrom } from '../core/service/service.js';
+import { readSecret } from './read-secret.js';
+
+const USAGE = `openrouter-delegate ${APP_VERSION}
+
+Usage:
+  openrouter-delegate serve             run the service in the foreground (Ctrl-C stops it; jobs keep running)
+  openrouter-delegate start             what \`npm start\` runs: the service, headless on this machine
+  openrouter-delegate stop              stop the running service
+  openrouter-delegate status [--json]   is it running, where its files are, which key is in use
+  openrouter-delegate key set [--management] [--no-validate]
+                                        store the OpenRouter key (read from stdin) in the OS keychain
+  openrouter-delegate key remove [--management]
+  openrouter-delegate key status [--json]
+
+The MCP bridge for Claude Code is \`openrouter-delegate-mcp\`:
+  claude mcp add --scope user openrouter -- openrouter-delegate-mcp
+`;
+
+class UsageError extends Error {}
+
+function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+function err(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function connect(locations: Locations): Promise<IpcClient | null> {
+  try {
+    return await IpcClient.connect({ locations, clientName: `cli/${APP_VERSION}` });
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'unavailable') return null;
+    throw error;
+  }
+}
+
+async function serve(locations: Locations, notifyReady: boolean): Promise<number> {
+  const service = new Service({ locations, env: process.env, host: 'headless' });
+  try {
+    await service.start();
+  } catch (error) {
+    if (error instanceof AlreadyRunningError) {
+      // A second start hands over to the first: not an error.
+      if (notifyReady) out('already-running');
+      err(error.message);
+      return 0;
+    }
+    throw error;
+  }
+  if (notifyReady) out('ready');
+  const stopped = new Promise<void>((resolve) => service.onStopped(resolve));
+  const onSignal = (signal: NodeJS.Signals) => {
+    err(`${signal}: stopping the service (delegated jobs keep running).`);
+    void service.stop();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  await stopped;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  err('Service stopped.');
+  return 0;
+}
+
+async function stop(locations: Locations): Promise<number> {
+  const client = await connect(locations);
+  if (!client) {
+    out('The service is not running.');
+    return 0;
+  }
+  const closed = new Promise<void>((resolve) => client.onClose(resolve));
+  await client.call('service.stop', {});
+  await closed;
+  out('Service stopped. Delegated jobs, if any, keep running and are picked up by the next start.');
+  return 0;
+}
+
+function describeSecrets(s: SecretsStatus): string[] {
+  const source = (x: SecretsStatus['apiKey']) =>
+    x.source === 'environment' ? 'from OPENROUTER_API_KEY' : x.source === 'keychain' ? 'in the OS keychain' : 'not set';
+  const lines = [
+    `OpenRouter key:   ${source(s.apiKey)}`,
+    `Management key:   ${source(s.managementKey)}`,
+    `Keychain:         ${s.keychain.backend}${s.keychain.available ? '' : ` — unavailable: ${s.keychain.problem ?? 'unknown reason'}`}`,
+  ];
+  if (!s.apiKey.present) lines.push('Add a key: `openrouter-delegate key set` (paste it, then Enter).');
+  return lines;
+}
+
+async function status(locations: Locations, json: boolean): Promise<number> {
+  const client = await connect(locations);
+  if (!client) {
+    const secrets = new SecretStore({ service: locations.keychainService, env: process.env }).status();
+    if (json) out(JSON.stringify({ running: false, secrets }, null, 2));
+    else {
+      out('The service is not running. Start it with `openrouter-delegate serve` (the MCP bridge also starts it on demand).');
+      for (const line of describeSecrets(secrets)) out(line);
+    }
+    return 3;
+  }
+  try {
+    const [service, secrets] = await Promise.all([client.call('service.status', {}), client.call('secrets.status', {})]);
+    if (json) {
+      out(JSON.stringify({ running: true, service, secrets }, null, 2));
+      return 0;
+    }
+    out(`Service:          running (${service.host}, pid ${service.pid}, version ${service.version}, up ${service.uptimeSeconds}s, ${service.clients} client(s))`);
+    out(`Home:             ${service.home}`);
+    out(`Settings:         ${service.paths.settingsFile}`);
+    out(`Data:             ${service.paths.data}`);
+    out(`Socket dir:       ${service.paths.runtime}`);
+    if (service.settingsProblem) out(`Settings problem: ${service.settingsProblem}`);
+    for (const line of describeSecrets(secrets)) out(line);
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+async function key(locations: Locations, action: string | undefined, kind: SecretKind, flags: { validate: boolean; json: boolean }): Promise<number> {
+  const client = await connect(locations);
+  const direct = () => ({
+    secrets: new SecretStore({ service: locations.keychainService, env: process.env }),
+    client: new OpenRouterClient({ baseUrl: baseUrlFrom(process.env), appTitle: ATTRIBUTION.title, appUrl: ATTRIBUTION.url }),
+  });
+  try {
+    let result: SecretsStatus;
+    switch (action) {
+      case 'set': {
+        const value = await readSecret(kind === 'api' ? 'OpenRouter key (input hidden): ' : 'Management key (input hidden): ');
+        if (!value) throw new UsageError('No key given. Pipe it in (`printf %s "$KEY" | openrouter-delegate key set`) or type it when asked.');
+        result = client ? await client.call('secrets.set', { kind, value, validate: flags.validate }) : await storeSecret(direct(), kind, value, flags.validate);
+        err(kind === 'api' ? 'Key stored in the OS keychain.' : 'Management key stored in the OS keychain.');
+        if (kind === 'api' && result.apiKey.source === 'environment') err('Note: OPENROUTER_API_KEY is set in the environment and takes precedence over the keychain.');
+        break;
+      }
+      case 'remove':
+        result = client ? await client.call('secrets.remove', { kind }) : removeSecret(direct(), kind);
+        err('Removed from the OS keychain.');
+        break;
+      case 'status':
+        result = client ? await client.call('secrets.status', {}) : direct().secrets.status();
+        break;
+      default:
+        throw new UsageError(`Unknown key action "${action ?? ''}": use set, remove or status.`);
+    }
+    if (flags.json) out(JSON.stringify(result, null, 2));
+    else if (action === 'status') for (const line of describeSecrets(result)) out(line);
+    return 0;
+  } finally {
+    client?.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      management: { type: 'boolean', default: false },
+      'no-validate': { type: 'boolean', default: false },
+      'notify-ready': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      version: { type: 'boolean', short: 'v', default: false },
+    },
+  });
+  if (values.version) {
+    out(APP_VERSION);
+    return 0;
+  }
+  const [command, action] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    out(USAGE);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  const locations = resolveLocations(process.env);
+  switch (command) {
+    case 'serve':
+      return serve(locations, values['notify-ready']);
+    case 'start':
+      err('Starting the headless service (the tray app is not part of this build yet). Ctrl-C stops it.');
+      return serve(locations, false);
+    case 'stop':
+      return stop(locations);
+    case 'status':
+      return status(locations, values.json);
+    case 'key':
+      return key(locations, action, values.management ? 'management' : 'api', { validate: !values['no-validate'], json: values.json });
+    default:
+      throw new UsageError(`Unknown command "${command}".`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
+      err(`${error.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else if (error instanceof ServiceError || error instanceof Error) {
+      err(error.message);
+      process.exitCode = 1;
+    } else {
+      err(String(error));
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,13 @@
+/** Environment variables the app reads (DESIGN.md §7); one place, so every runtime agrees. */
+export const ENV = {
+  /** One folder for all config, state and runtime files; two homes are fully isolated. */
+  home: 'OPENROUTER_DELEGATE_HOME',
+  /** OpenRouter API root (default https://openrouter.ai/api). */
+  baseUrl: 'OPENROUTER_BASE_URL',
+  /** Key override: beats the keychain. */
+  apiKey: 'OPENROUTER_API_KEY',
+  /** Path of the `claude` executable. */
+  claude: 'OPENROUTER_DELEGATE_CLAUDE',
+  /** Set in delegated sessions: a bridge started inside one refuses to run (no recursion). */
+  depth: 'OPENROUTER_DELEGATE_DEPTH',
+} as const;

@@ -1,0 +1,5 @@
+export * from './settings.js';
+export * from './protocol.js';
+export * from './methods.js';
+export * from './version.js';
+export * from './environment.js';

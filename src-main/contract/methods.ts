@@ -1,0 +1,184 @@
+/**
+ * The service contract (DESIGN.md §2): every operation is one entry here, method name →
+ * request schema and response schema. The socket dispatcher, the bridge client and (later)
+ * the preload and the loopback HTTP routes are all derived from this table.
+ */
+import { z } from 'zod';
+import { DelegationModeSchema, PermissionModeSchema, SettingsSchema } from './settings.js';
+
+export const MODEL_SORTS = ['price', 'context', 'newest', 'name'] as const;
+export const ModelSortSchema = z.enum(MODEL_SORTS);
+export type ModelSort = z.infer<typeof ModelSortSchema>;
+
+export const ModelRowSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** Context window in tokens; null when OpenRouter does not say. */
+  contextLength: z.number().nullable(),
+  /** USD per million tokens; null = unknown, "variable" routers have `variablePricing`. */
+  priceInputPerM: z.number().nullable(),
+  priceOutputPerM: z.number().nullable(),
+  priceCacheReadPerM: z.number().nullable(),
+  priceCacheWritePerM: z.number().nullable(),
+  /** Router models priced "-1": the price depends on the model the router picks. */
+  variablePricing: z.boolean(),
+  /** Long prompts cost more: the first tier threshold in prompt tokens, when there is one. */
+  tieredFromPromptTokens: z.number().nullable(),
+  created: z.number().nullable(),
+  tools: z.boolean(),
+  allowed: z.boolean(),
+  /** Why the policy refuses this model (absent when allowed). */
+  notAllowedReason: z.string().optional(),
+});
+export type ModelRow = z.infer<typeof ModelRowSchema>;
+
+export const PolicySummarySchema = z.object({
+  mode: DelegationModeSchema,
+  defaultModel: z.string(),
+  allowlist: z.array(z.string()),
+  blocklist: z.array(z.string()),
+  maxPriceInputPerM: z.number().nullable(),
+  maxPriceOutputPerM: z.number().nullable(),
+  minContext: z.number().nullable(),
+  permissionCeiling: PermissionModeSchema,
+  defaultPermissionMode: PermissionModeSchema,
+  budgets: z.object({ perJobUsd: z.number(), perDayUsd: z.number(), reserveUsd: z.number() }),
+  concurrency: z.number(),
+  jobTimeoutMinutes: z.number(),
+});
+export type PolicySummary = z.infer<typeof PolicySummarySchema>;
+
+export const KEY_SOURCES = ['environment', 'keychain', 'none'] as const;
+export const KeySourceSchema = z.enum(KEY_SOURCES);
+export type KeySource = z.infer<typeof KeySourceSchema>;
+
+export const KeyBalanceSchema = z.object({
+  /** OpenRouter's own masked label, e.g. "sk-or-v1-726...f5c". */
+  label: z.string().nullable(),
+  limitUsd: z.number().nullable(),
+  remainingUsd: z.number().nullable(),
+  usageUsd: z.number().nullable(),
+  usageDailyUsd: z.number().nullable(),
+  usageWeeklyUsd: z.number().nullable(),
+  usageMonthlyUsd: z.number().nullable(),
+  isFreeTier: z.boolean().nullable(),
+});
+export type KeyBalance = z.infer<typeof KeyBalanceSchema>;
+
+export const BalanceSchema = z.object({
+  keySource: KeySourceSchema,
+  key: KeyBalanceSchema.nullable(),
+  /** Why `key` is null: no key, or the request failed (never contains the key). */
+  keyProblem: z.string().optional(),
+  credits: z.object({ totalUsd: z.number(), usedUsd: z.number(), remainingUsd: z.number() }).nullable(),
+  /** Why `credits` is null (e.g. "set a management key to see account credits"). */
+  creditsNote: z.string().optional(),
+  fetchedAt: z.string().nullable(),
+});
+export type Balance = z.infer<typeof BalanceSchema>;
+
+export const EnvEntrySchema = z.object({ name: z.string(), value: z.string(), secret: z.boolean() });
+export type EnvEntry = z.infer<typeof EnvEntrySchema>;
+
+export const CatalogInfoSchema = z.object({
+  fetchedAt: z.string().nullable(),
+  ageSeconds: z.number().nullable(),
+  /** True when a refresh failed and an older cached copy is being served. */
+  stale: z.boolean(),
+  warning: z.string().optional(),
+});
+
+export const ModelsReportSchema = z.object({
+  policy: PolicySummarySchema,
+  balance: BalanceSchema,
+  environment: z.array(EnvEntrySchema),
+  catalog: CatalogInfoSchema,
+  /** Tool-capable models in the catalog. */
+  totalToolModels: z.number(),
+  /** Of those, how many match the filter. */
+  matched: z.number(),
+  models: z.array(ModelRowSchema),
+});
+export type ModelsReport = z.infer<typeof ModelsReportSchema>;
+
+export const KeychainStatusSchema = z.object({
+  available: z.boolean(),
+  backend: z.string(),
+  problem: z.string().optional(),
+});
+
+export const SecretsStatusSchema = z.object({
+  keychain: KeychainStatusSchema,
+  apiKey: z.object({ present: z.boolean(), source: KeySourceSchema }),
+  managementKey: z.object({ present: z.boolean(), source: KeySourceSchema }),
+});
+export type SecretsStatus = z.infer<typeof SecretsStatusSchema>;
+
+export const SECRET_KINDS = ['api', 'management'] as const;
+export const SecretKindSchema = z.enum(SECRET_KINDS);
+export type SecretKind = z.infer<typeof SecretKindSchema>;
+
+export const ServiceStatusSchema = z.object({
+  version: z.string(),
+  protocol: z.number(),
+  pid: z.number(),
+  host: z.enum(['headless', 'electron']),
+  home: z.string(),
+  paths: z.object({ config: z.string(), data: z.string(), cache: z.string(), runtime: z.string(), settingsFile: z.string() }),
+  startedAt: z.string(),
+  uptimeSeconds: z.number(),
+  clients: z.number(),
+  settingsProblem: z.string().optional(),
+});
+export type ServiceStatus = z.infer<typeof ServiceStatusSchema>;
+
+const empty = z.object({}).strict();
+
+function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, summary: string) {
+  return { request, response, summary };
+}
+
+export const CONTRACT = {
+  'service.status': method(empty, ServiceStatusSchema, 'What is running, where its files are, who is connected.'),
+  'service.stop': method(empty, z.object({ stopping: z.literal(true) }), 'Stop the service (jobs keep running).'),
+  'settings.get': method(empty, SettingsSchema, 'The current settings.'),
+  'secrets.status': method(empty, SecretsStatusSchema, 'Which keys are present and where they come from (never the keys).'),
+  'secrets.set': method(
+    z
+      .object({ kind: SecretKindSchema, value: z.string().trim().min(1).max(500), validate: z.boolean().default(true) })
+      .strict(),
+    SecretsStatusSchema,
+    'Store a key in the OS keychain, after checking it with OpenRouter.',
+  ),
+  'secrets.remove': method(z.object({ kind: SecretKindSchema }).strict(), SecretsStatusSchema, 'Remove a key from the OS keychain.'),
+  'balance.get': method(z.object({ refresh: z.boolean().default(false) }).strict(), BalanceSchema, 'Key limit, remaining, usage; credits with a management key.'),
+  'models.list': method(
+    z
+      .object({
+        filter: z.string().max(200).optional(),
+        limit: z.number().int().min(1).max(500).default(25),
+        sort: ModelSortSchema.default('price'),
+        refresh: z.boolean().default(false),
+      })
+      .strict(),
+    ModelsReportSchema,
+    'Tool-capable models with prices and context, the policy, the balance and the delegate environment.',
+  ),
+} as const;
+
+export type Contract = typeof CONTRACT;
+export type MethodName = keyof Contract;
+export type RequestOf<M extends MethodName> = z.input<Contract[M]['request']>;
+export type ParsedRequestOf<M extends MethodName> = z.output<Contract[M]['request']>;
+export type ResponseOf<M extends MethodName> = z.output<Contract[M]['response']>;
+
+export function isMethodName(name: string): name is MethodName {
+  return Object.prototype.hasOwnProperty.call(CONTRACT, name);
+}
+
+/** Server → client events. */
+export const EVENTS = {
+  'settings.changed': SettingsSchema,
+} as const;
+export type EventName = keyof typeof EVENTS;
+export type EventOf<E extends EventName> = z.output<(typeof EVENTS)[E]>;

@@ -1,0 +1,98 @@
+/**
+ * Wire protocol of the local IPC (DESIGN.md §2): newline-delimited JSON frames.
+ * The first client frame must be `hello` with the token; the server says nothing before it.
+ */
+import { z } from 'zod';
+
+export const PROTOCOL_VERSION = 1;
+/** Largest frame either side accepts, newline excluded. */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+
+export const ERROR_CODES = [
+  // transport / protocol
+  'unauthorized',
+  'bad_frame',
+  'frame_too_large',
+  'protocol_mismatch',
+  'unknown_method',
+  'invalid_params',
+  'internal',
+  'unavailable',
+  // domain
+  'no_key',
+  'keychain_unavailable',
+  'openrouter_unauthorized',
+  'openrouter_payment_required',
+  'openrouter_forbidden',
+  'openrouter_rate_limited',
+  'openrouter_server_error',
+  'openrouter_timeout',
+  'openrouter_unreachable',
+  'openrouter_bad_response',
+  'settings_invalid',
+] as const;
+export const ErrorCodeSchema = z.enum(ERROR_CODES);
+export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+
+export const WireErrorSchema = z.object({
+  code: ErrorCodeSchema,
+  message: z.string(),
+  /** Seconds to wait before retrying, when the cause says so (HTTP Retry-After). */
+  retryAfterSeconds: z.number().optional(),
+});
+export type WireError = z.infer<typeof WireErrorSchema>;
+
+export const ClientHelloSchema = z.object({
+  type: z.literal('hello'),
+  token: z.string(),
+  protocol: z.number().int(),
+  /** Who is calling, e.g. "bridge/0.1.0"; shown in status. */
+  client: z.string().max(200),
+});
+export type ClientHello = z.infer<typeof ClientHelloSchema>;
+
+export const ServerHelloSchema = z.object({
+  type: z.literal('hello'),
+  protocol: z.number().int(),
+  server: z.string(),
+  pid: z.number().int(),
+});
+export type ServerHello = z.infer<typeof ServerHelloSchema>;
+
+export const RequestFrameSchema = z.object({
+  type: z.literal('request'),
+  id: z.number().int().nonnegative(),
+  method: z.string().max(200),
+  params: z.unknown().optional(),
+});
+export type RequestFrame = z.infer<typeof RequestFrameSchema>;
+
+export const ResponseFrameSchema = z.union([
+  z.object({ type: z.literal('response'), id: z.number().int(), ok: z.literal(true), result: z.unknown() }),
+  z.object({ type: z.literal('response'), id: z.number().int().nullable(), ok: z.literal(false), error: WireErrorSchema }),
+]);
+export type ResponseFrame = z.infer<typeof ResponseFrameSchema>;
+
+export const EventFrameSchema = z.object({
+  type: z.literal('event'),
+  event: z.string(),
+  data: z.unknown(),
+});
+export type EventFrame = z.infer<typeof EventFrameSchema>;
+
+/** A failure that crosses the wire: code + a message that says what to do. */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly retryAfterSeconds: number | undefined;
+  constructor(code: ErrorCode, message: string, options?: { retryAfterSeconds?: number; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
+  }
+  toWire(): WireError {
+    return this.retryAfterSeconds === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, retryAfterSeconds: this.retryAfterSeconds };
+  }
+}

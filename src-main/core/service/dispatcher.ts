@@ -1,0 +1,39 @@
+/**
+ * The one registration point (STYLE.md §3): every transport hands raw (method, params) here;
+ * the method is looked up in the contract and the params validated before any service code runs.
+ */
+import type { z } from 'zod';
+import { CONTRACT, ServiceError, isMethodName } from '../../contract/index.js';
+import type { MethodName, ParsedRequestOf, ResponseOf } from '../../contract/index.js';
+
+export interface CallContext {
+  /** Who is calling, from the transport's handshake (e.g. "bridge/0.1.0"). */
+  client: string;
+}
+
+export type Handlers = {
+  [M in MethodName]: (params: ParsedRequestOf<M>, ctx: CallContext) => Promise<ResponseOf<M>>;
+};
+
+export type Dispatch = (method: string, params: unknown, ctx: CallContext) => Promise<unknown>;
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
+    .join('; ');
+}
+
+export function createDispatcher(handlers: Handlers): Dispatch {
+  return async (method, params, ctx) => {
+    if (!isMethodName(method)) {
+      throw new ServiceError('unknown_method', `Unknown method "${method.slice(0, 100)}". This service knows: ${Object.keys(CONTRACT).join(', ')}.`);
+    }
+    const parsed = CONTRACT[method].request.safeParse(params ?? {});
+    if (!parsed.success) {
+      throw new ServiceError('invalid_params', `Invalid parameters for ${method}: ${describeIssues(parsed.error)}.`);
+    }
+    const handler = handlers[method] as (p: unknown, c: CallContext) => Promise<unknown>;
+    return handler(parsed.data, ctx);
+  };
+}

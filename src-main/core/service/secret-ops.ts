@@ -1,0 +1,42 @@
+/**
+ * Storing a key is only worth doing once OpenRouter has accepted it: a refused key is
+ * reported and nothing is stored. Shared by the service and by the CLI when no service runs.
+ */
+import { ServiceError } from '../../contract/index.js';
+import type { SecretKind, SecretsStatus } from '../../contract/index.js';
+import type { OpenRouterClient } from '../openrouter/client.js';
+import type { SecretStore } from '../secrets/secret-store.js';
+
+export interface SecretOpsDeps {
+  secrets: Pick<SecretStore, 'set' | 'remove' | 'status'>;
+  client: Pick<OpenRouterClient, 'getKeyInfo' | 'getCredits'>;
+}
+
+export async function validateSecret(client: SecretOpsDeps['client'], kind: SecretKind, value: string): Promise<void> {
+  if (kind === 'api') {
+    await client.getKeyInfo(value);
+    return;
+  }
+  try {
+    await client.getCredits(value);
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'openrouter_forbidden') {
+      throw new ServiceError(
+        'openrouter_forbidden',
+        'That key is not a management key (OpenRouter refused /credits). Create one at https://openrouter.ai/settings/management-keys, or leave it unset: it only adds account credits to the balance.',
+      );
+    }
+    throw error;
+  }
+}
+
+export async function storeSecret(deps: SecretOpsDeps, kind: SecretKind, value: string, validate: boolean): Promise<SecretsStatus> {
+  if (validate) await validateSecret(deps.client, kind, value);
+  deps.secrets.set(kind, value);
+  return deps.secrets.status();
+}
+
+export function removeSecret(deps: SecretOpsDeps, kind: SecretKind): SecretsStatus {
+  deps.secrets.remove(kind);
+  return deps.secrets.status();
+}

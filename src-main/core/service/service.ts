@@ -1,0 +1,209 @@
+/**
+ * The service core: settings, secrets, the OpenRouter client, the model catalog and the IPC
+ * server, wired once. Hosted by `openrouter-delegate serve` (headless) or by the tray app.
+ */
+import path from 'node:path';
+import { APP_VERSION, PROTOCOL_VERSION } from '../../contract/index.js';
+import type { EnvEntry, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
+import type { Locations } from '../../ipc/locations.js';
+import { IpcServer } from '../../ipc/server.js';
+import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
+import { queryModels } from '../catalog/query.js';
+import { OpenRouterClient } from '../openrouter/client.js';
+import { ModelsCache } from '../openrouter/models-cache.js';
+import { SecretStore } from '../secrets/secret-store.js';
+import { SettingsStore } from '../settings/store.js';
+import { BalanceMonitor } from './balance.js';
+import { createDispatcher } from './dispatcher.js';
+import type { Dispatch, Handlers } from './dispatcher.js';
+import { removeSecret, storeSecret } from './secret-ops.js';
+
+export const DEFAULT_BASE_URL = 'https://openrouter.ai/api';
+export const ATTRIBUTION = { url: 'https://github.com/openrouter-delegate/openrouter-delegate', title: 'OpenRouter Delegate' };
+
+export interface ServiceOptions {
+  locations: Locations;
+  env: NodeJS.ProcessEnv;
+  host: ServiceStatus['host'];
+  fetch?: typeof fetch;
+  now?: () => number;
+  log?: (line: string) => void;
+}
+
+export function baseUrlFrom(env: NodeJS.ProcessEnv): string {
+  return (env.OPENROUTER_BASE_URL?.trim() || DEFAULT_BASE_URL).replace(/\/+$/, '');
+}
+
+export function policySummary(s: Settings): PolicySummary {
+  return {
+    mode: s.mode,
+    defaultModel: s.defaultModel,
+    allowlist: s.allowlist,
+    blocklist: s.blocklist,
+    maxPriceInputPerM: s.maxPriceInputPerM,
+    maxPriceOutputPerM: s.maxPriceOutputPerM,
+    minContext: s.minContext,
+    permissionCeiling: s.permissionCeiling,
+    defaultPermissionMode: s.defaultPermissionMode,
+    budgets: s.budgets,
+    concurrency: s.concurrency,
+    jobTimeoutMinutes: s.jobTimeoutMinutes,
+  };
+}
+
+export class Service {
+  readonly locations: Locations;
+  readonly settings: SettingsStore;
+  readonly secrets: SecretStore;
+  readonly client: OpenRouterClient;
+  readonly models: ModelsCache;
+  readonly balance: BalanceMonitor;
+  readonly dispatch: Dispatch;
+  private readonly options: ServiceOptions;
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  private readonly ipc: IpcServer;
+  private readonly baseUrl: string;
+  private startedAt = 0;
+  private stopping: Promise<void> | null = null;
+  private readonly stopListeners = new Set<() => void>();
+
+  constructor(options: ServiceOptions) {
+    this.options = options;
+    this.locations = options.locations;
+    this.now = options.now ?? Date.now;
+    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.baseUrl = baseUrlFrom(options.env);
+    this.settings = new SettingsStore({
+      file: this.locations.settingsFile,
+      onChange: (s) => this.ipc.broadcast('settings.changed', s),
+      log: this.log,
+    });
+    this.secrets = new SecretStore({ service: this.locations.keychainService, env: options.env });
+    this.client = new OpenRouterClient({
+      baseUrl: this.baseUrl,
+      appTitle: ATTRIBUTION.title,
+      appUrl: ATTRIBUTION.url,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    this.models = new ModelsCache({
+      client: this.client,
+      file: this.locations.modelsCacheFile,
+      ttlMs: this.settings.current.modelsCacheTtlMinutes * 60_000,
+      now: this.now,
+    });
+    this.balance = new BalanceMonitor({ client: this.client, secrets: this.secrets, now: this.now });
+    this.dispatch = createDispatcher(this.handlers());
+    this.ipc = new IpcServer({
+      locations: this.locations,
+      serverName: `openrouter-delegate/${APP_VERSION}`,
+      dispatch: (method, params, client) => this.dispatch(method, params, { client: client.name }),
+      log: this.log,
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.settings.load();
+    if (this.settings.problem) this.log(`settings: ${this.settings.problem}`);
+    await this.ipc.start();
+    this.settings.watch();
+    this.startedAt = this.now();
+    this.log(`openrouter-delegate ${APP_VERSION} serving on ${this.locations.socketPath} (pid ${process.pid})`);
+  }
+
+  /** Stops serving. Delegated jobs are not touched: they keep running and are re-adopted. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.settings.stop();
+      await this.ipc.stop();
+      for (const listener of this.stopListeners) listener();
+    })();
+    return this.stopping;
+  }
+
+  /** Called once the service has stopped (after `service.stop` or stop()). */
+  onStopped(listener: () => void): void {
+    this.stopListeners.add(listener);
+  }
+
+  status(): ServiceStatus {
+    const l = this.locations;
+    const status: ServiceStatus = {
+      version: APP_VERSION,
+      protocol: PROTOCOL_VERSION,
+      pid: process.pid,
+      host: this.options.host,
+      home: l.home ?? '(OS default locations)',
+      paths: { config: l.config, data: l.data, cache: l.cache, runtime: l.runtime, settingsFile: l.settingsFile },
+      startedAt: new Date(this.startedAt).toISOString(),
+      uptimeSeconds: Math.round((this.now() - this.startedAt) / 1000),
+      clients: this.ipc.clientCount,
+    };
+    const problem = this.settings.problem;
+    if (problem) status.settingsProblem = problem;
+    return status;
+  }
+
+  /** What a delegated session would receive, with the key replaced by where it comes from. */
+  environmentPreview(settings: Settings): EnvEntry[] {
+    let note = 'not set: no OpenRouter key yet';
+    try {
+      const key = this.secrets.get('api');
+      if (key) note = `hidden (OpenRouter key from ${key.source === 'environment' ? 'OPENROUTER_API_KEY' : 'the OS keychain'})`;
+    } catch {
+      note = 'not available: the keychain could not be read';
+    }
+    const env = buildChildEnv({
+      parentEnv: this.options.env,
+      baseUrl: this.baseUrl,
+      apiKey: '',
+      model: settings.defaultModel,
+      claudeConfigDir: path.join(this.locations.data, 'claude-config'),
+      attribution: ATTRIBUTION,
+    });
+    return describeChildEnv(env, note);
+  }
+
+  private handlers(): Handlers {
+    const secretDeps = { secrets: this.secrets, client: this.client };
+    return {
+      'service.status': async () => this.status(),
+      'service.stop': async () => {
+        // Reply first, then stop: the caller waits for the socket to disappear.
+        setImmediate(() => void this.stop());
+        return { stopping: true as const };
+      },
+      'settings.get': async () => this.settings.current,
+      'secrets.status': async () => this.secrets.status(),
+      'secrets.set': async ({ kind, value, validate }) => {
+        const status = await storeSecret(secretDeps, kind, value, validate);
+        this.balance.invalidate();
+        return status;
+      },
+      'secrets.remove': async ({ kind }) => {
+        const status = removeSecret(secretDeps, kind);
+        this.balance.invalidate();
+        return status;
+      },
+      'balance.get': async ({ refresh }) => this.balance.get({ refresh }),
+      'models.list': async ({ filter, limit, sort, refresh }) => this.modelsReport({ filter, limit, sort, refresh }),
+    };
+  }
+
+  private async modelsReport(q: { filter?: string | undefined; limit: number; sort: ModelSort; refresh: boolean }): Promise<ModelsReport> {
+    const [catalog, balance] = await Promise.all([this.models.get({ refresh: q.refresh }), this.balance.get({ refresh: q.refresh })]);
+    const settings = this.settings.current;
+    const result = queryModels(catalog.models, { ...(q.filter ? { filter: q.filter } : {}), sort: q.sort, limit: q.limit }, settings);
+    const info: ModelsReport['catalog'] = { fetchedAt: catalog.fetchedAt, ageSeconds: catalog.ageSeconds, stale: catalog.stale };
+    if (catalog.warning) info.warning = catalog.warning;
+    return {
+      policy: policySummary(settings),
+      balance,
+      environment: this.environmentPreview(settings),
+      catalog: info,
+      totalToolModels: result.totalToolModels,
+      matched: result.matched,
+      models: result.rows,
+    };
+  }
+}

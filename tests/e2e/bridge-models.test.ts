@@ -1,0 +1,186 @@
+/**
+ * The whole chain as Claude Code runs it: an MCP SDK client spawns the built bridge over stdio;
+ * the bridge starts the service; the service asks the fake OpenRouter.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ModelsReportSchema } from '../../src-main/contract/index.js';
+import type { ModelsReport } from '../../src-main/contract/index.js';
+import { BRIDGE, assertBuilt, pidAlive, runCli, testEnv } from '../support/built.js';
+import { FakeOpenRouter, readJsonFixture } from '../support/fake-openrouter.js';
+import { makeTempHome } from '../support/temp-home.js';
+
+interface RawModel {
+  id: string;
+  name: string;
+  pricing: Record<string, unknown>;
+  supported_parameters?: string[];
+}
+const fixtureToolModels = (readJsonFixture('models-2026-08.json') as { data: RawModel[] }).data.filter((m) => m.supported_parameters?.includes('tools'));
+
+const fake = new FakeOpenRouter();
+beforeAll(async () => {
+  assertBuilt();
+  await fake.start();
+});
+afterAll(() => fake.stop());
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
+
+async function newHome(): Promise<{ home: string; env: NodeJS.ProcessEnv }> {
+  const { home, cleanup } = await makeTempHome();
+  const env = testEnv(home, fake.baseUrl);
+  cleanups.push(async () => {
+    await runCli(['stop'], env);
+    await cleanup();
+  });
+  return { home, env };
+}
+
+async function connectBridge(env: NodeJS.ProcessEnv): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BRIDGE], env: env as Record<string, string>, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const client = new Client({ name: 'e2e-test', version: '1.0.0' });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return { client, stderr: () => stderr };
+}
+
+async function callModels(client: Client, args: Record<string, unknown>): Promise<{ report: ModelsReport; text: string }> {
+  const result = await client.callTool({ name: 'openrouter_models', arguments: args });
+  expect(result.isError ?? false).toBe(false);
+  const text = (result.content as Array<{ type: string; text: string }>)[0]?.text ?? '';
+  return { report: ModelsReportSchema.parse(result.structuredContent), text };
+}
+
+describe('openrouter_models through bridge → service → OpenRouter', () => {
+  it('lists only the tools that work, with an output schema and honest annotations', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge(env);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['openrouter_models']);
+    const tool = tools[0];
+    expect(tool?.outputSchema?.type).toBe('object');
+    expect(tool?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(tool?.description).toContain('ON EXPLICIT REQUEST ONLY');
+  });
+
+  it('counts the 347 tool-capable models of the fixture and says how many more exist beyond the limit', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge(env);
+    const { report, text } = await callModels(client, {});
+    expect(report.totalToolModels).toBe(347);
+    expect(report.matched).toBe(347);
+    expect(report.models).toHaveLength(25);
+    expect(text).toContain('322 more');
+  });
+
+  it('filters by words over id and name, and reports the fixture prices in $/M tokens', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge(env);
+    const { report, text } = await callModels(client, { filter: 'deepseek', limit: 500 });
+    const expected = fixtureToolModels.filter((m) => `${m.id} ${m.name}`.toLowerCase().includes('deepseek'));
+    expect(report.matched).toBe(expected.length);
+    expect(report.models.map((m) => m.id).sort()).toEqual(expected.map((m) => m.id).sort());
+    for (const row of report.models) {
+      const raw = expected.find((m) => m.id === row.id);
+      const prompt = Number(raw?.pricing.prompt ?? 0);
+      expect(row.priceInputPerM).toBeCloseTo(prompt * 1e6, 6);
+      expect(row.priceOutputPerM).toBeCloseTo(Number(raw?.pricing.completion ?? 0) * 1e6, 6);
+    }
+    const flash = report.models.find((m) => m.id === 'deepseek/deepseek-v4-flash-0731');
+    expect(flash).toMatchObject({ priceInputPerM: 0.14, priceOutputPerM: 0.28, contextLength: 1310720, allowed: true });
+    expect(text).toContain('deepseek/deepseek-v4-flash-0731');
+  });
+
+  it('honours limit and sort', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge(env);
+    const { report } = await callModels(client, { limit: 5, sort: 'context' });
+    expect(report.models).toHaveLength(5);
+    const contexts = report.models.map((m) => m.contextLength ?? 0);
+    expect([...contexts].sort((a, b) => b - a)).toEqual(contexts);
+    expect(contexts[0]).toBe(Math.max(...fixtureToolModels.map((m) => (m as unknown as { context_length: number }).context_length ?? 0)));
+  });
+
+  it('shows the policy and the delegate environment without any of the caller\'s Anthropic variables', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge({ ...env, ANTHROPIC_API_KEY: 'sk-ant-parent-secret', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-parent' });
+    const { report, text } = await callModels(client, { limit: 1 });
+    expect(report.policy).toMatchObject({ mode: 'ondemand', defaultModel: 'deepseek/deepseek-v4-flash-0731' });
+    const envByName = new Map(report.environment.map((e) => [e.name, e]));
+    expect(envByName.get('ANTHROPIC_BASE_URL')?.value).toBe(fake.baseUrl);
+    expect(envByName.get('ANTHROPIC_API_KEY')?.value).toBe('');
+    expect(envByName.get('ANTHROPIC_AUTH_TOKEN')?.secret).toBe(true);
+    expect(envByName.has('CLAUDE_CODE_OAUTH_TOKEN')).toBe(false);
+    expect(text).not.toContain('sk-ant-parent-secret');
+    expect(text).not.toContain('oauth-parent');
+    expect(report.balance.keySource).toBe('none');
+    expect(text).toContain('No OpenRouter key');
+  });
+
+  it('rejects out-of-range arguments with a clear error and keeps serving', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge(env);
+    const bad = await client.callTool({ name: 'openrouter_models', arguments: { limit: 0 } });
+    expect(bad.isError).toBe(true);
+    expect(JSON.stringify(bad.content)).toMatch(/limit/);
+    const { report } = await callModels(client, { limit: 2 });
+    expect(report.models).toHaveLength(2);
+  });
+});
+
+describe('the bridge and the service', () => {
+  it('starts the service when none runs, and two bridges started at once share one service', async () => {
+    const { env } = await newHome();
+    const [a, b] = await Promise.all([connectBridge(env), connectBridge(env)]);
+    await Promise.all([a.client.listTools(), b.client.listTools()]);
+    const status = await runCli(['status', '--json'], env);
+    expect(status.code).toBe(0);
+    const parsed = JSON.parse(status.stdout) as { service: { pid: number; clients: number } };
+    expect(pidAlive(parsed.service.pid)).toBe(true);
+    // Both bridges and the status command itself are connected to the one service.
+    expect(parsed.service.clients).toBe(3);
+  });
+
+  it('exits cleanly when stdin closes', async () => {
+    const { env } = await newHome();
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BRIDGE], env: env as Record<string, string>, stderr: 'pipe' });
+    const client = new Client({ name: 'e2e-test', version: '1.0.0' });
+    await client.connect(transport);
+    const pid = transport.pid;
+    expect(pid).not.toBeNull();
+    await client.close();
+    await expect.poll(() => pidAlive(pid ?? 0), { timeout: 5000 }).toBe(false);
+  });
+
+  it('keeps serving after the service restarts', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge(env);
+    await callModels(client, { limit: 1 });
+    expect((await runCli(['stop'], env)).code).toBe(0);
+    // The next call finds no service, starts a new one and answers.
+    const { report } = await callModels(client, { limit: 1 });
+    expect(report.models).toHaveLength(1);
+  });
+
+  it('refuses to run inside a delegated session', async () => {
+    const { env } = await newHome();
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      import('node:child_process').then(({ spawn }) => {
+        const child = spawn(process.execPath, [BRIDGE], { env: { ...env, OPENROUTER_DELEGATE_DEPTH: '1' } });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('close', (code) => resolve({ code, stderr }));
+        child.stdin.end();
+      });
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('delegated session');
+  });
+});

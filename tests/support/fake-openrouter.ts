@@ -1,0 +1,344 @@
+/**
+ * A fake OpenRouter on 127.0.0.1 for tests (DESIGN.md §8): real HTTP, real fixture bodies, the
+ * real error envelopes. Routes live in a table so more endpoints (e.g. `/api/v1/messages` with
+ * Anthropic SSE) can be added with `route()` without touching the rest.
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+export const OPENROUTER_FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/openrouter/', import.meta.url));
+
+export function readFixture(name: string): string {
+  return readFileSync(`${OPENROUTER_FIXTURES}${name}`, 'utf8');
+}
+
+export function readJsonFixture(name: string): unknown {
+  return JSON.parse(readFixture(name)) as unknown;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path without the query, e.g. `/api/v1/key`. */
+  path: string;
+  query: Record<string, string>;
+  /** Lowercased names, as node:http gives them. */
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+export interface ScriptedResponse {
+  status: number;
+  /** An object is sent as JSON, a string as is; default: OpenRouter's error envelope for the status. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Answer after this long (the route's own answer is not used). */
+  delayMs?: number;
+}
+
+export interface FakeKey {
+  label: string;
+  limit: number | null;
+  limitRemaining: number | null;
+  usage: number;
+  usageDaily: number;
+  usageWeekly: number;
+  usageMonthly: number;
+  isFreeTier: boolean;
+  /** Management keys may read `/credits`; normal keys get the real 403. */
+  management: boolean;
+  totalCredits: number;
+  totalUsage: number;
+}
+
+export interface FakeGeneration {
+  id: string;
+  model?: string;
+  totalCost?: number;
+  tokensPrompt?: number;
+  tokensCompletion?: number;
+  /** Only the key that made the generation may look it up; default: any valid key. */
+  key?: string;
+  /** The record appears this long after it is added (OpenRouter's is a few seconds late). */
+  visibleAfterMs?: number;
+}
+
+export interface FakeOpenRouterOptions {
+  /** File name under the fixtures folder; default `models-2026-08.json`. */
+  modelsFixture?: string;
+  /** Default delay before an added generation becomes visible. */
+  generationDelayMs?: number;
+  /** Clock for generation visibility, so tests need not sleep. */
+  now?: () => number;
+}
+
+export type RouteHandler = (request: RecordedRequest, response: http.ServerResponse) => void | Promise<void>;
+
+/** The real answer of `/credits` to a normal key (SOURCES.md). */
+export const CREDITS_FORBIDDEN_MESSAGE = 'Only management keys can fetch credits for an account';
+
+const API = '/api/v1';
+
+function errorEnvelope(status: number, message: string): unknown {
+  return { error: { message, code: status } };
+}
+
+function maskedLabel(key: string): string {
+  return key.length <= 14 ? 'sk-or-v1-***' : `${key.slice(0, 12)}...${key.slice(-3)}`;
+}
+
+export class FakeOpenRouter {
+  readonly requests: RecordedRequest[] = [];
+  private readonly server: http.Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly routes = new Map<string, RouteHandler>();
+  private readonly scripted = new Map<string, ScriptedResponse[]>();
+  private readonly hanging = new Set<string>();
+  private readonly keys = new Map<string, FakeKey>();
+  private readonly generations = new Map<string, FakeGeneration & { addedAt: number }>();
+  private readonly generationDelayMs: number;
+  private readonly now: () => number;
+  private modelsBody: string;
+  private port: number | null = null;
+
+  constructor(options: FakeOpenRouterOptions = {}) {
+    this.modelsBody = readFixture(options.modelsFixture ?? 'models-2026-08.json');
+    this.generationDelayMs = options.generationDelayMs ?? 0;
+    this.now = options.now ?? Date.now;
+    this.server = http.createServer((req, res) => {
+      // A client that gives up mid-request must not become an unhandled rejection in the test run.
+      this.handle(req, res).catch(() => res.destroy());
+    });
+    this.server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    this.route('GET', `${API}/models`, (_req, res) => this.send(res, 200, this.modelsBody));
+    this.route('GET', `${API}/key`, (req, res) => this.serveKey(req, res));
+    this.route('GET', `${API}/credits`, (req, res) => this.serveCredits(req, res));
+    this.route('GET', `${API}/generation`, (req, res) => this.serveGeneration(req, res));
+  }
+
+  get baseUrl(): string {
+    if (this.port === null) throw new Error('FakeOpenRouter is not started');
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  async start(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  /** Closes the listener and every open socket (hanging requests included), and clears pending delays. */
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    if (!this.server.listening) return;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+
+  /** Adds or replaces a route; `path` is the full path, e.g. `/api/v1/messages`. */
+  route(method: string, path: string, handler: RouteHandler): void {
+    this.routes.set(`${method.toUpperCase()} ${path}`, handler);
+  }
+
+  addKey(key: string, info: Partial<FakeKey> = {}): void {
+    this.keys.set(key, {
+      label: maskedLabel(key),
+      limit: 1,
+      limitRemaining: 0.8246643901,
+      usage: 0.1753356099,
+      usageDaily: 0,
+      usageWeekly: 0,
+      usageMonthly: 0,
+      isFreeTier: false,
+      management: false,
+      totalCredits: 610,
+      totalUsage: 321.725553332,
+      ...info,
+    });
+  }
+
+  addGeneration(generation: FakeGeneration): void {
+    this.generations.set(generation.id, { ...generation, addedAt: this.now() });
+  }
+
+  /** The next request to `path` gets this answer instead of the route's (queued, one per call). */
+  failNext(path: string, response: ScriptedResponse): void {
+    const queue = this.scripted.get(path) ?? [];
+    queue.push(response);
+    this.scripted.set(path, queue);
+  }
+
+  /** Same as failNext, named for scripted successes (e.g. an older body shape). */
+  respondNext(path: string, response: ScriptedResponse): void {
+    this.failNext(path, response);
+  }
+
+  /** Requests to `path` are recorded but never answered, until `unhang` or `stop`. */
+  hang(path: string): void {
+    this.hanging.add(path);
+  }
+
+  unhang(path: string): void {
+    this.hanging.delete(path);
+  }
+
+  setModelsFixture(name: string): void {
+    this.modelsBody = readFixture(name);
+  }
+
+  setModelsBody(body: unknown): void {
+    this.modelsBody = typeof body === 'string' ? body : JSON.stringify(body);
+  }
+
+  requestsTo(path: string): RecordedRequest[] {
+    return this.requests.filter((request) => request.path === path);
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const recorded = await this.record(req);
+    if (this.hanging.has(recorded.path)) return;
+    const script = this.scripted.get(recorded.path)?.shift();
+    if (script) return this.answerScripted(res, script);
+    const handler = this.routes.get(`${recorded.method} ${recorded.path}`);
+    if (!handler) return this.sendJson(res, 404, errorEnvelope(404, 'Not Found'));
+    try {
+      await handler(recorded, res);
+    } catch (error) {
+      this.sendJson(res, 500, errorEnvelope(500, `fake route failed: ${String(error)}`));
+    }
+  }
+
+  private async record(req: http.IncomingMessage): Promise<RecordedRequest> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const recorded: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+    };
+    this.requests.push(recorded);
+    return recorded;
+  }
+
+  private answerScripted(res: http.ServerResponse, script: ScriptedResponse): void {
+    const answer = () => {
+      const body = script.body === undefined ? errorEnvelope(script.status, http.STATUS_CODES[script.status] ?? 'Error') : script.body;
+      this.send(res, script.status, typeof body === 'string' ? body : JSON.stringify(body), script.headers);
+    };
+    if (!script.delayMs) return answer();
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      answer();
+    }, script.delayMs);
+    this.timers.add(timer);
+  }
+
+  private bearer(req: RecordedRequest): string | null {
+    const header = req.headers.authorization;
+    return typeof header === 'string' && header.startsWith('Bearer ') ? header.slice('Bearer '.length) : null;
+  }
+
+  /** The key's record, or null after answering 401 like OpenRouter does. */
+  private authenticate(req: RecordedRequest, res: http.ServerResponse): FakeKey | null {
+    const key = this.bearer(req);
+    if (key === null) {
+      this.sendJson(res, 401, errorEnvelope(401, 'No auth credentials found'));
+      return null;
+    }
+    const info = this.keys.get(key);
+    if (!info) {
+      this.sendJson(res, 401, errorEnvelope(401, 'User not found.'));
+      return null;
+    }
+    return info;
+  }
+
+  private serveKey(req: RecordedRequest, res: http.ServerResponse): void {
+    const info = this.authenticate(req, res);
+    if (!info) return;
+    // Shape of key-2026.json.
+    this.sendJson(res, 200, {
+      data: {
+        label: info.label,
+        is_management_key: info.management,
+        is_provisioning_key: false,
+        limit: info.limit,
+        limit_reset: null,
+        limit_remaining: info.limitRemaining,
+        include_byok_in_limit: true,
+        usage: info.usage,
+        usage_daily: info.usageDaily,
+        usage_weekly: info.usageWeekly,
+        usage_monthly: info.usageMonthly,
+        byok_usage: 0,
+        byok_usage_daily: 0,
+        byok_usage_weekly: 0,
+        byok_usage_monthly: 0,
+        is_free_tier: info.isFreeTier,
+        expires_at: null,
+        rate_limit: { requests: -1, interval: '10s', note: 'This field is deprecated and safe to ignore.' },
+      },
+    });
+  }
+
+  private serveCredits(req: RecordedRequest, res: http.ServerResponse): void {
+    const info = this.authenticate(req, res);
+    if (!info) return;
+    if (!info.management) return this.sendJson(res, 403, errorEnvelope(403, CREDITS_FORBIDDEN_MESSAGE));
+    this.sendJson(res, 200, { data: { total_credits: info.totalCredits, total_usage: info.totalUsage } });
+  }
+
+  private serveGeneration(req: RecordedRequest, res: http.ServerResponse): void {
+    const key = this.authenticate(req, res);
+    if (!key) return;
+    const id = req.query.id ?? '';
+    const generation = this.generations.get(id);
+    const visible =
+      generation !== undefined &&
+      (generation.key === undefined || this.keys.get(generation.key) === key) &&
+      this.now() - generation.addedAt >= (generation.visibleAfterMs ?? this.generationDelayMs);
+    if (!generation || !visible) return this.sendJson(res, 404, errorEnvelope(404, `Generation ${id} not found`));
+    this.sendJson(res, 200, generationBody(generation));
+  }
+
+  private sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+    this.send(res, status, JSON.stringify(body));
+  }
+
+  private send(res: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+    if (res.destroyed || res.headersSent) return;
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+}
+
+let generationTemplate: Record<string, unknown> | null = null;
+
+/** generation-200.json with this generation's fields put in. */
+function generationBody(generation: FakeGeneration): unknown {
+  generationTemplate ??= (readJsonFixture('generation-200.json') as { data: Record<string, unknown> }).data;
+  const data: Record<string, unknown> = { ...generationTemplate, id: generation.id };
+  if (generation.model !== undefined) data.model = generation.model;
+  if (generation.totalCost !== undefined) {
+    data.total_cost = generation.totalCost;
+    data.usage = generation.totalCost;
+  }
+  if (generation.tokensPrompt !== undefined) data.tokens_prompt = generation.tokensPrompt;
+  if (generation.tokensCompletion !== undefined) data.tokens_completion = generation.tokensCompletion;
+  return { data };
+}
