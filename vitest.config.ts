@@ -9,5 +9,6 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     restoreMocks: true,
+    reporters: ['default', './tests/support/summary-reporter.ts'],
   },
 });

@@ -2,7 +2,7 @@
 // Builds one bundle per entry with Vite (Rollup underneath): the service CLI and the MCP bridge.
 // `--if-needed` skips the build when every output is newer than every source and config file,
 // so `npm start` and `npm test` build on a fresh clone and stay fast afterwards.
-import { chmod, readdir, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,8 +12,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NATIVE_EXTERNALS = ['@napi-rs/keyring', 'electron'];
 
 export const ENTRIES = [
-  { name: 'cli', input: 'src-main/cli/openrouter-delegate.ts', outDir: 'dist/cli', fileName: 'openrouter-delegate.js' },
-  { name: 'bridge', input: 'src-bridge/main.ts', outDir: 'dist/bridge', fileName: 'openrouter-delegate-mcp.js' },
+  { name: 'cli', input: 'src-main/cli/openrouter-delegate.ts', outDir: 'dist/cli', fileName: 'openrouter-delegate.js', format: 'es', bin: true },
+  // The bridge is CommonJS so its launcher can compile it with V8's code cache (src-bridge/launcher.ts).
+  { name: 'bridge', input: 'src-bridge/main.ts', outDir: 'dist/bridge', fileName: 'bridge.cjs', format: 'cjs', bin: false },
+  { name: 'bridge-launcher', input: 'src-bridge/launcher.ts', outDir: 'dist/bridge', fileName: 'openrouter-delegate-mcp.js', format: 'es', bin: true },
 ];
 
 const SOURCE_DIRS = ['src-main', 'src-bridge', 'scripts'];
@@ -51,7 +53,7 @@ async function oldestOutput() {
 }
 
 async function buildEntry(build, entry) {
-  const version = JSON.parse(await (await import('node:fs/promises')).readFile(path.join(root, 'package.json'), 'utf8')).version;
+  const version = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')).version;
   await build({
     root,
     configFile: false,
@@ -61,7 +63,7 @@ async function buildEntry(build, entry) {
     build: {
       ssr: entry.input,
       outDir: entry.outDir,
-      emptyOutDir: true,
+      emptyOutDir: false,
       target: 'node20',
       minify: true,
       sourcemap: false,
@@ -73,15 +75,15 @@ async function buildEntry(build, entry) {
         },
         external: (id) => id.startsWith('node:') || NATIVE_EXTERNALS.some((x) => id === x || id.startsWith(`${x}/`)),
         output: {
-          format: 'es',
+          format: entry.format,
           entryFileNames: entry.fileName,
           inlineDynamicImports: true,
-          banner: '#!/usr/bin/env node',
+          ...(entry.bin ? { banner: '#!/usr/bin/env node' } : {}),
         },
       },
     },
   });
-  await chmod(path.join(root, entry.outDir, entry.fileName), 0o755);
+  if (entry.bin) await chmod(path.join(root, entry.outDir, entry.fileName), 0o755);
 }
 
 async function main() {
@@ -89,6 +91,7 @@ async function main() {
   if (ifNeeded && (await oldestOutput()) > (await newestMtime([...SOURCE_DIRS, ...SOURCE_FILES]))) return;
   const { build } = await import('vite');
   const started = Date.now();
+  await rm(path.join(root, 'dist'), { recursive: true, force: true });
   for (const entry of ENTRIES) await buildEntry(build, entry);
   console.error(`built ${ENTRIES.map((e) => `${e.outDir}/${e.fileName}`).join(', ')} in ${Date.now() - started} ms`);
 }

@@ -5,17 +5,27 @@
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { APP_VERSION, ENV, ServiceError, defaultSettings } from '../src-main/contract/index.js';
 import type { Settings } from '../src-main/contract/index.js';
 import { resolveLocations } from '../src-main/ipc/locations.js';
 import { ServiceConnection } from './service-connection.js';
 import { describeOpenRouterModels, registerOpenRouterModelsTool } from './tools/openrouter-models.js';
 
+const noElicitationValidator: jsonSchemaValidator = {
+  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'openrouter-delegate-mcp does not use elicitation.' }),
+};
+
 function log(line: string): void {
   process.stderr.write(`[openrouter-delegate-mcp] ${line}\n`);
 }
 
-async function main(): Promise<void> {
+export interface BridgeHooks {
+  /** Called once the first tools/list has been answered: the launcher then saves V8's code cache. */
+  onWarm?: () => void;
+}
+
+export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
   if (Number.parseInt(process.env[ENV.depth] ?? '0', 10) > 0) {
     log('refusing to run inside a delegated session: delegated sessions may not delegate again.');
     process.exitCode = 1;
@@ -35,7 +45,9 @@ async function main(): Promise<void> {
 
   const server = new McpServer(
     { name: 'openrouter-delegate', title: 'OpenRouter Delegate', version: APP_VERSION },
-    { capabilities: { tools: { listChanged: true } } },
+    // The SDK builds an Ajv instance for elicitation schemas unless given a validator; this bridge
+    // never elicits, and skipping Ajv saves a good part of the bridge's start-up.
+    { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: noElicitationValidator },
   );
   const models = registerOpenRouterModelsTool(server, { service }, settings.mode);
 
@@ -62,9 +74,15 @@ async function main(): Promise<void> {
   process.stdin.once('close', shutdown);
   transport.onclose = shutdown;
   await server.connect(transport);
+  const onWarm = hooks.onWarm;
+  if (onWarm) {
+    const handle = transport.onmessage;
+    transport.onmessage = (message) => {
+      handle?.(message);
+      if ('method' in message && message.method === 'tools/list') {
+        transport.onmessage = handle;
+        setImmediate(onWarm);
+      }
+    };
+  }
 }
-
-main().catch((error: unknown) => {
-  log(`fatal: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});

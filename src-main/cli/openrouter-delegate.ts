@@ -62,7 +62,6 @@ async function serve(locations: Locations, notifyReady: boolean): Promise<number
     }
     throw error;
   }
-  if (notifyReady) out('ready');
   const stopped = new Promise<void>((resolve) => service.onStopped(resolve));
   const onSignal = (signal: NodeJS.Signals) => {
     err(`${signal}: stopping the service (delegated jobs keep running).`);
@@ -70,6 +69,8 @@ async function serve(locations: Locations, notifyReady: boolean): Promise<number
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // Only now: whoever waits for "ready" may signal us at once.
+  if (notifyReady) out('ready');
   await stopped;
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);

@@ -2,6 +2,8 @@
  * The whole chain as Claude Code runs it: an MCP SDK client spawns the built bridge over stdio;
  * the bridge starts the service; the service asks the fake OpenRouter.
  */
+import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -124,6 +126,26 @@ describe('openrouter_models through bridge → service → OpenRouter', () => {
     expect(text).toContain('No OpenRouter key');
   });
 
+  it('serves the cached model list, saying how old it is, when OpenRouter fails', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge(env);
+    await callModels(client, { limit: 1 });
+    fake.failNext('/api/v1/models', { status: 503 });
+    const { report, text } = await callModels(client, { limit: 1, refresh: true });
+    expect(report.catalog.stale).toBe(true);
+    expect(report.totalToolModels).toBe(347);
+    expect(text).toMatch(/Could not refresh the model list.*ago/);
+  });
+
+  it('explains an OpenRouter outage when there is no cached list', async () => {
+    const { env } = await newHome();
+    const { client } = await connectBridge(env);
+    fake.failNext('/api/v1/models', { status: 502 });
+    const result = await client.callTool({ name: 'openrouter_models', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toMatch(/OpenRouter.*(502|server error)/i);
+  });
+
   it('rejects out-of-range arguments with a clear error and keeps serving', async () => {
     const { env } = await newHome();
     const { client } = await connectBridge(env);
@@ -167,6 +189,22 @@ describe('the bridge and the service', () => {
     // The next call finds no service, starts a new one and answers.
     const { report } = await callModels(client, { limit: 1 });
     expect(report.models).toHaveLength(1);
+  });
+
+  it('keeps a private V8 code cache for its start-up, and shrugs off a corrupt one', async () => {
+    const { home, env } = await newHome();
+    const cacheDir = path.join(home, 'cache', 'v8');
+    const first = await connectBridge(env);
+    await first.client.listTools();
+    await expect.poll(async () => (await readdir(cacheDir).catch(() => [])).length, { timeout: 5000 }).toBe(1);
+    const [name] = await readdir(cacheDir);
+    const file = path.join(cacheDir, name ?? '');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    await writeFile(file, 'not a code cache');
+    const second = await connectBridge(env);
+    expect((await second.client.listTools()).tools.map((t) => t.name)).toEqual(['openrouter_models']);
+    // The rejected cache is replaced by a good one.
+    await expect.poll(async () => (await readFile(file)).length > 1000, { timeout: 5000 }).toBe(true);
   });
 
   it('refuses to run inside a delegated session', async () => {

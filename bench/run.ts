@@ -1,0 +1,146 @@
+/**
+ * `npm run bench`: every performance budget, measured against a baseline from the same run,
+ * printed as one table. Start-up times are medians of interleaved runs (the machine is noisy).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseModelsBody } from '../src-main/core/catalog/parse.js';
+import { queryModels } from '../src-main/core/catalog/query.js';
+import { renderModelsTable } from '../src-main/contract/present/models-table.js';
+import { defaultSettings } from '../src-main/contract/index.js';
+import { FakeOpenRouter, readJsonFixture } from '../tests/support/fake-openrouter.js';
+import { coldStartMs, initialize, startStdioServer } from './lib/mcp-stdio.js';
+import { median, ms, percentile, printTable } from './lib/stats.js';
+import type { BudgetRow } from './lib/stats.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(ROOT, 'dist/cli/openrouter-delegate.js');
+const BRIDGE = path.join(ROOT, 'dist/bridge/openrouter-delegate-mcp.js');
+const BASELINE_SERVER = path.join(ROOT, 'node_modules/claude-ollama-delegate-mcp/dist/index.js');
+
+const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 20);
+const CALLS = Number(process.env.BENCH_CALLS ?? 500);
+
+function startService(env: NodeJS.ProcessEnv): Promise<() => Promise<void>> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready'))
+        resolve(
+          () =>
+            new Promise<void>((done) => {
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        );
+    });
+    child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
+  });
+}
+
+async function coldStart(env: NodeJS.ProcessEnv, baselineEnv: NodeJS.ProcessEnv): Promise<BudgetRow> {
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  const bare: number[] = [];
+  // Interleaved so that load on the machine hits both alike.
+  for (let i = 0; i < COLD_RUNS; i++) {
+    ours.push(await coldStartMs(process.execPath, [BRIDGE], env));
+    theirs.push(await coldStartMs(process.execPath, [BASELINE_SERVER], baselineEnv));
+    const t = performance.now();
+    await new Promise((r) => spawn(process.execPath, ['-e', ''], { stdio: 'ignore' }).once('exit', r));
+    bare.push(performance.now() - t);
+  }
+  const ratio = median(ours) / median(theirs);
+  return {
+    budget: 'bridge cold start → tools/list (service up), median ≤ 0.5× baseline',
+    measured: `${ms(median(ours))} (bare node ${ms(median(bare))})`,
+    baseline: `claude-ollama-delegate-mcp@1.0.1 ${ms(median(theirs))}`,
+    ratio,
+    value: ratio,
+    limit: 0.5,
+  };
+}
+
+async function roundTrip(env: NodeJS.ProcessEnv): Promise<BudgetRow[]> {
+  const server = startStdioServer(process.execPath, [BRIDGE], env);
+  await initialize(server);
+  const call = () => server.request('tools/call', { name: 'openrouter_models', arguments: { limit: 25 } });
+  for (let i = 0; i < 50; i++) await call();
+  const models: number[] = [];
+  const pings: number[] = [];
+  for (let i = 0; i < CALLS; i++) {
+    let t = performance.now();
+    await call();
+    models.push(performance.now() - t);
+    t = performance.now();
+    await server.request('ping', {});
+    pings.push(performance.now() - t);
+  }
+  await server.close();
+  const p50 = median(models);
+  const p99 = percentile(models, 99);
+  const base = `MCP ping through the same bridge p50 ${ms(median(pings))}, p99 ${ms(percentile(pings, 99))}`;
+  return [
+    { budget: 'openrouter_models round trip (warm, limit 25), p50 ≤ 5 ms', measured: ms(p50), baseline: base, ratio: p50 / median(pings), value: p50, limit: 5 },
+    { budget: 'openrouter_models round trip (warm, limit 25), p99 ≤ 20 ms', measured: ms(p99), baseline: base, ratio: p99 / percentile(pings, 99), value: p99, limit: 20 },
+  ];
+}
+
+function catalog(): BudgetRow {
+  const body = readJsonFixture('models-2026-08.json') as { data: Array<{ id: string; name: string; supported_parameters?: string[] }> };
+  const models = parseModelsBody(body);
+  const settings = defaultSettings();
+  const work = () => renderModelsTable(queryModels(models, { filter: 'deepseek flash', sort: 'price', limit: 25 }, settings).rows);
+  // Baseline: the least anyone could do: a naive case-insensitive filter over the raw JSON objects.
+  const naive = () =>
+    body.data.filter((m) => m.supported_parameters?.includes('tools') && ['deepseek', 'flash'].every((w) => `${m.id} ${m.name}`.toLowerCase().includes(w))).length;
+  const time = (fn: () => unknown, n: number) => {
+    const samples: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t = performance.now();
+      fn();
+      samples.push(performance.now() - t);
+    }
+    return samples;
+  };
+  time(work, 200);
+  time(naive, 200);
+  const ours = median(time(work, 2000));
+  const theirs = median(time(naive, 2000));
+  return {
+    budget: `catalog filter + render over ${models.length} models (warm) ≤ 2 ms`,
+    measured: ms(ours),
+    baseline: `naive filter over the raw JSON ${ms(theirs)}`,
+    ratio: ours / theirs,
+    value: ours,
+    limit: 2,
+  };
+}
+
+async function main(): Promise<void> {
+  const fake = new FakeOpenRouter();
+  await fake.start();
+  const home = await mkdtemp(path.join(os.tmpdir(), 'ord-bench-'));
+  const baselineHome = await mkdtemp(path.join(os.tmpdir(), 'ord-bench-baseline-'));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, OPENROUTER_DELEGATE_HOME: home, OPENROUTER_BASE_URL: fake.baseUrl };
+  for (const name of ['DBUS_SESSION_BUS_ADDRESS', 'XDG_RUNTIME_DIR']) if (process.env[name]) env[name] = process.env[name];
+  const baselineEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: baselineHome };
+  const stopService = await startService(env);
+  try {
+    console.log(`OpenRouter Delegate bench — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${new Date().toISOString()}\n`);
+    const rows = [await coldStart(env, baselineEnv), ...(await roundTrip(env)), catalog()];
+    printTable(rows);
+    if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;
+  } finally {
+    await stopService();
+    await fake.stop();
+    await rm(home, { recursive: true, force: true });
+    await rm(baselineHome, { recursive: true, force: true });
+  }
+}
+
+await main();

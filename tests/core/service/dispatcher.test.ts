@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
+import { createDispatcher } from '../../../src-main/core/service/dispatcher.js';
+import type { Handlers } from '../../../src-main/core/service/dispatcher.js';
+
+function unexpected(): never {
+  throw new Error('this handler should not run');
+}
+
+function handlers(overrides: Partial<Handlers>): Handlers {
+  const all = {
+    'service.status': unexpected,
+    'service.stop': unexpected,
+    'settings.get': unexpected,
+    'secrets.status': unexpected,
+    'secrets.set': unexpected,
+    'secrets.remove': unexpected,
+    'balance.get': unexpected,
+    'models.list': unexpected,
+  } as unknown as Handlers;
+  return { ...all, ...overrides };
+}
+
+const ctx = { client: 'test' };
+
+async function rejection(promise: Promise<unknown>): Promise<ServiceError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ServiceError)) throw new Error(`expected a ServiceError, got ${String(error)}`);
+  return error;
+}
+
+describe('the dispatcher', () => {
+  it('refuses an unknown method and names the known ones', async () => {
+    const error = await rejection(createDispatcher(handlers({}))('secrets.dump', {}, ctx));
+    expect(error.code).toBe('unknown_method');
+    expect(error.message).toContain('models.list');
+  });
+
+  it('does not treat Object.prototype names as methods', async () => {
+    const error = await rejection(createDispatcher(handlers({}))('toString', {}, ctx));
+    expect(error.code).toBe('unknown_method');
+  });
+
+  it('refuses invalid params with the path of the offending field, before any handler runs', async () => {
+    const error = await rejection(createDispatcher(handlers({}))('models.list', { limit: 0, sort: 'cheapest' }, ctx));
+    expect(error.code).toBe('invalid_params');
+    expect(error.message).toMatch(/limit/);
+    expect(error.message).toMatch(/sort/);
+  });
+
+  it('refuses unknown fields, so a typo is not silently ignored', async () => {
+    const error = await rejection(createDispatcher(handlers({}))('models.list', { filtr: 'qwen' }, ctx));
+    expect(error.code).toBe('invalid_params');
+    expect(error.message).toContain('filtr');
+  });
+
+  it('hands the handler parsed params with the contract defaults filled in', async () => {
+    let seen: unknown;
+    const dispatch = createDispatcher(
+      handlers({
+        'models.list': async (params) => {
+          seen = params;
+          throw new ServiceError('internal', 'stop here');
+        },
+      }),
+    );
+    await rejection(dispatch('models.list', undefined, ctx));
+    expect(seen).toEqual({ limit: 25, sort: 'price', refresh: false });
+  });
+
+  it('passes the handler result through', async () => {
+    const settings = defaultSettings();
+    const dispatch = createDispatcher(handlers({ 'settings.get': async () => settings }));
+    await expect(dispatch('settings.get', {}, ctx)).resolves.toBe(settings);
+  });
+});
