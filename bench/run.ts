@@ -15,6 +15,7 @@ import { defaultSettings } from '../src-main/contract/index.js';
 import { FakeOpenRouter, readJsonFixture } from '../tests/support/fake-openrouter.js';
 import { coldStartMs, initialize, startStdioServer } from './lib/mcp-stdio.js';
 import { median, ms, percentile, printTable } from './lib/stats.js';
+import { streamReaderBench } from './stream-reader.js';
 import type { BudgetRow } from './lib/stats.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
   const stopService = await startService(env);
   try {
     console.log(`OpenRouter Delegate bench — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${new Date().toISOString()}\n`);
-    const rows = [await coldStart(env, baselineEnv), ...(await roundTrip(env)), catalog()];
+    const rows = [await coldStart(env, baselineEnv), ...(await roundTrip(env)), catalog(), await streamReaderBench()];
     printTable(rows);
     if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;
   } finally {

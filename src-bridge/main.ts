@@ -10,7 +10,7 @@ import { APP_VERSION, ENV, ServiceError, defaultSettings } from '../src-main/con
 import type { Settings } from '../src-main/contract/index.js';
 import { resolveLocations } from '../src-main/ipc/locations.js';
 import { ServiceConnection } from './service-connection.js';
-import { describeOpenRouterModels, registerOpenRouterModelsTool } from './tools/openrouter-models.js';
+import { registerTools } from './tools/registry.js';
 
 const noElicitationValidator: jsonSchemaValidator = {
   getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'openrouter-delegate-mcp does not use elicitation.' }),
@@ -49,13 +49,12 @@ export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
     // never elicits, and skipping Ajv saves a good part of the bridge's start-up.
     { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: noElicitationValidator },
   );
-  const models = registerOpenRouterModelsTool(server, { service }, settings.mode);
+  const tools = registerTools(server, { service }, settings.mode);
 
   const applySettings = (next: Settings) => {
     if (next.mode === settings.mode) return;
     settings = next;
-    // update() sends notifications/tools/list_changed to the client.
-    models.update({ description: describeOpenRouterModels(next.mode) });
+    tools.applyMode(next.mode);
   };
   service.on('settings.changed', applySettings);
   service.onConnected(() => {

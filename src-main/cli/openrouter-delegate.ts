@@ -20,7 +20,8 @@ const USAGE = `openrouter-delegate ${APP_VERSION}
 Usage:
   openrouter-delegate serve             run the service in the foreground (Ctrl-C stops it; jobs keep running)
   openrouter-delegate start             what \`npm start\` runs: the service, headless on this machine
-  openrouter-delegate stop              stop the running service
+  openrouter-delegate stop [--kill-jobs]
+                                        stop the running service (delegated jobs keep running unless --kill-jobs)
   openrouter-delegate status [--json]   is it running, where its files are, which key is in use
   openrouter-delegate key set [--management] [--no-validate]
                                         store the OpenRouter key (read from stdin) in the OS keychain
@@ -78,16 +79,20 @@ async function serve(locations: Locations, notifyReady: boolean): Promise<number
   return 0;
 }
 
-async function stop(locations: Locations): Promise<number> {
+async function stop(locations: Locations, killJobs: boolean): Promise<number> {
   const client = await connect(locations);
   if (!client) {
     out('The service is not running.');
     return 0;
   }
   const closed = new Promise<void>((resolve) => client.onClose(resolve));
-  await client.call('service.stop', {});
+  const { killedJobs } = await client.call('service.stop', { killJobs });
   await closed;
-  out('Service stopped. Delegated jobs, if any, keep running and are picked up by the next start.');
+  out(
+    killJobs
+      ? `Service stopped; ${killedJobs} delegated job${killedJobs === 1 ? '' : 's'} killed.`
+      : 'Service stopped. Delegated jobs, if any, keep running and are picked up by the next start (`stop --kill-jobs` ends them).',
+  );
   return 0;
 }
 
@@ -178,6 +183,7 @@ export async function main(argv: string[]): Promise<number> {
       management: { type: 'boolean', default: false },
       'no-validate': { type: 'boolean', default: false },
       'notify-ready': { type: 'boolean', default: false },
+      'kill-jobs': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -199,7 +205,7 @@ export async function main(argv: string[]): Promise<number> {
       err('Starting the headless service (the tray app is not part of this build yet). Ctrl-C stops it.');
       return serve(locations, false);
     case 'stop':
-      return stop(locations);
+      return stop(locations, values['kill-jobs']);
     case 'status':
       return status(locations, values.json);
     case 'key':

@@ -3,3 +3,4 @@ export * from './protocol.js';
 export * from './methods.js';
 export * from './version.js';
 export * from './environment.js';
+export * from './jobs.js';

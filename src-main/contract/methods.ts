@@ -4,6 +4,19 @@
  * the preload and the loopback HTTP routes are all derived from this table.
  */
 import { z } from 'zod';
+import {
+  CancelRequestSchema,
+  FollowupRequestSchema,
+  JobEventSchema,
+  JobListSchema,
+  JobResultSchema,
+  JobViewSchema,
+  ListRequestSchema,
+  ResultRequestSchema,
+  StartJobRequestSchema,
+  StatusRequestSchema,
+} from './jobs.js';
+import { ErrorCodeSchema } from './protocol.js';
 import { DelegationModeSchema, PermissionModeSchema, SettingsSchema } from './settings.js';
 
 export const MODEL_SORTS = ['price', 'context', 'newest', 'name'] as const;
@@ -70,6 +83,8 @@ export const BalanceSchema = z.object({
   key: KeyBalanceSchema.nullable(),
   /** Why `key` is null: no key, or the request failed (never contains the key). */
   keyProblem: z.string().optional(),
+  /** The error code behind keyProblem, when OpenRouter answered with one (e.g. openrouter_unauthorized). */
+  keyProblemCode: ErrorCodeSchema.optional(),
   credits: z.object({ totalUsd: z.number(), usedUsd: z.number(), remainingUsd: z.number() }).nullable(),
   /** Why `credits` is null (e.g. "set a management key to see account credits"). */
   creditsNote: z.string().optional(),
@@ -140,7 +155,11 @@ function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, resp
 
 export const CONTRACT = {
   'service.status': method(empty, ServiceStatusSchema, 'What is running, where its files are, who is connected.'),
-  'service.stop': method(empty, z.object({ stopping: z.literal(true) }), 'Stop the service (jobs keep running).'),
+  'service.stop': method(
+    z.object({ killJobs: z.boolean().default(false) }).strict(),
+    z.object({ stopping: z.literal(true), killedJobs: z.number() }),
+    'Stop the service. Jobs keep running (and are re-adopted by the next start) unless killJobs.',
+  ),
   'settings.get': method(empty, SettingsSchema, 'The current settings.'),
   'secrets.status': method(empty, SecretsStatusSchema, 'Which keys are present and where they come from (never the keys).'),
   'secrets.set': method(
@@ -164,6 +183,13 @@ export const CONTRACT = {
     ModelsReportSchema,
     'Tool-capable models with prices and context, the policy, the balance and the delegate environment.',
   ),
+  'jobs.start': method(StartJobRequestSchema, JobViewSchema, 'Start a delegated Claude Code session on an OpenRouter model.'),
+  'jobs.followup': method(FollowupRequestSchema, JobViewSchema, 'Continue a delegated session with a new turn.'),
+  'jobs.status': method(StatusRequestSchema, JobViewSchema, 'A job with its live tail; optionally wait for it to end.'),
+  'jobs.result': method(ResultRequestSchema, JobResultSchema, 'A job\'s answer, tokens and cost; optionally wait for it.'),
+  'jobs.cancel': method(CancelRequestSchema, JobViewSchema, 'Cancel a job and its whole process tree.'),
+  'jobs.list': method(ListRequestSchema, JobListSchema, 'Jobs newest first, grouped by conversation, with costs.'),
+  'jobs.killAll': method(z.object({}).strict(), z.object({ killed: z.number() }), 'Cancel every queued and running job.'),
 } as const;
 
 export type Contract = typeof CONTRACT;
@@ -179,6 +205,8 @@ export function isMethodName(name: string): name is MethodName {
 /** Server → client events. */
 export const EVENTS = {
   'settings.changed': SettingsSchema,
+  /** A job changed state (queued → running → a final state). */
+  'job.changed': JobEventSchema,
 } as const;
 export type EventName = keyof typeof EVENTS;
 export type EventOf<E extends EventName> = z.output<(typeof EVENTS)[E]>;

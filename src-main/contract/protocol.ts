@@ -30,6 +30,15 @@ export const ERROR_CODES = [
   'openrouter_unreachable',
   'openrouter_bad_response',
   'settings_invalid',
+  // delegation
+  'delegation_off',
+  'policy_refused',
+  'budget_refused',
+  'not_found',
+  'invalid_request',
+  'conflict',
+  'claude_missing',
+  'io_error',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;

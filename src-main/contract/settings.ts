@@ -8,8 +8,12 @@ export const DELEGATION_MODES = ['off', 'ondemand', 'auto'] as const;
 export const DelegationModeSchema = z.enum(DELEGATION_MODES);
 export type DelegationMode = z.infer<typeof DelegationModeSchema>;
 
-/** Claude Code permission modes, ordered from least to most powerful (the order is the ceiling order). */
-export const PERMISSION_MODES = ['plan', 'default', 'acceptEdits', 'bypassPermissions'] as const;
+/**
+ * Claude Code's permission modes (as `claude --help` lists them), ordered from least to most
+ * powerful: the order is the ceiling order. In a headless session `dontAsk` and `manual` both deny
+ * what is not pre-approved (`allowed_tools`); `auto` lets Claude Code's classifier approve actions.
+ */
+export const PERMISSION_MODES = ['plan', 'dontAsk', 'manual', 'acceptEdits', 'auto', 'bypassPermissions'] as const;
 export const PermissionModeSchema = z.enum(PERMISSION_MODES);
 export type PermissionMode = z.infer<typeof PermissionModeSchema>;
 
@@ -54,6 +58,11 @@ export const SettingsSchema = z
     /** Path of the `claude` executable; null = OPENROUTER_DELEGATE_CLAUDE, then PATH. */
     claudePath: z.string().min(1).nullable().default(null),
     modelsCacheTtlMinutes: z.number().int().min(1).max(7 * 24 * 60).default(60),
+    /**
+     * How often a delegate retries a failed OpenRouter request (Claude Code's CLAUDE_CODE_MAX_RETRIES).
+     * Claude Code's own default, 10, can keep a job waiting three minutes on a dead key or a rate limit.
+     */
+    delegateMaxRetries: z.number().int().min(0).max(10).default(3),
   })
   .strict()
   .superRefine((s, ctx) => {

@@ -61,15 +61,25 @@ async function callModels(client: Client, args: Record<string, unknown>): Promis
 }
 
 describe('openrouter_models through bridge → service → OpenRouter', () => {
-  it('lists only the tools that work, with an output schema and honest annotations', async () => {
+  it('lists the seven tools, each with an output schema and honest annotations', async () => {
     const { env } = await newHome();
     const { client } = await connectBridge(env);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['openrouter_models']);
-    const tool = tools[0];
-    expect(tool?.outputSchema?.type).toBe('object');
-    expect(tool?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
-    expect(tool?.description).toContain('ON EXPLICIT REQUEST ONLY');
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect([...byName.keys()].sort()).toEqual(
+      ['openrouter_models', 'delegate_start', 'delegate_followup', 'delegate_status', 'delegate_result', 'delegate_cancel', 'delegate_list'].sort(),
+    );
+    for (const tool of tools) expect(tool.outputSchema?.type, tool.name).toBe('object');
+    for (const name of ['openrouter_models', 'delegate_status', 'delegate_result', 'delegate_list']) {
+      expect(byName.get(name)?.annotations, name).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    }
+    expect(byName.get('delegate_cancel')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(byName.get('delegate_start')?.annotations).toMatchObject({ readOnlyHint: false });
+    expect(byName.get('openrouter_models')?.description).toContain('ON EXPLICIT REQUEST ONLY');
+    for (const name of ['delegate_start', 'delegate_followup', 'delegate_status', 'delegate_result', 'delegate_cancel', 'delegate_list']) {
+      expect(byName.get(name)?.description, name).toContain('ON EXPLICIT REQUEST ONLY');
+      expect(byName.get(name)?.description, name).toContain('real money');
+    }
   });
 
   it('counts the 347 tool-capable models of the fixture and says how many more exist beyond the limit', async () => {
@@ -202,7 +212,7 @@ describe('the bridge and the service', () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     await writeFile(file, 'not a code cache');
     const second = await connectBridge(env);
-    expect((await second.client.listTools()).tools.map((t) => t.name)).toEqual(['openrouter_models']);
+    expect((await second.client.listTools()).tools.map((t) => t.name)).toContain('openrouter_models');
     // The rejected cache is replaced by a good one.
     await expect.poll(async () => (await readFile(file)).length > 1000, { timeout: 5000 }).toBe(true);
   });

@@ -29,6 +29,8 @@ export interface ChildEnvInput {
   /** App-owned Claude Code config dir: the user's own login is never used, and --resume finds sessions. */
   claudeConfigDir: string;
   attribution: { url: string; title: string };
+  /** Claude Code's CLAUDE_CODE_MAX_RETRIES for OpenRouter requests. */
+  maxRetries?: number;
 }
 
 export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
@@ -58,6 +60,7 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     [ENV.depth]: String((Number.isFinite(depth) ? depth : 0) + 1),
   });
+  if (input.maxRetries !== undefined) env.CLAUDE_CODE_MAX_RETRIES = String(input.maxRetries);
   return env;
 }
 

@@ -67,6 +67,7 @@ export class BalanceMonitor {
         balance.key = await this.deps.client.getKeyInfo(api.value);
       } catch (error) {
         balance.keyProblem = problemOf(error);
+        if (error instanceof ServiceError) balance.keyProblemCode = error.code;
       }
     }
     const management = this.secret('management');

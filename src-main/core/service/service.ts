@@ -8,6 +8,9 @@ import type { EnvEntry, ModelSort, ModelsReport, PolicySummary, ServiceStatus, S
 import type { Locations } from '../../ipc/locations.js';
 import { IpcServer } from '../../ipc/server.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
+import { locateClaude } from '../jobs/claude-locator.js';
+import { JobStore } from '../jobs/job-store.js';
+import { Supervisor } from '../jobs/supervisor.js';
 import { queryModels } from '../catalog/query.js';
 import { OpenRouterClient } from '../openrouter/client.js';
 import { ModelsCache } from '../openrouter/models-cache.js';
@@ -58,6 +61,7 @@ export class Service {
   readonly client: OpenRouterClient;
   readonly models: ModelsCache;
   readonly balance: BalanceMonitor;
+  readonly supervisor: Supervisor;
   readonly dispatch: Dispatch;
   private readonly options: ServiceOptions;
   private readonly now: () => number;
@@ -93,6 +97,29 @@ export class Service {
       now: this.now,
     });
     this.balance = new BalanceMonitor({ client: this.client, secrets: this.secrets, now: this.now });
+    this.supervisor = new Supervisor({
+      store: new JobStore({ dir: this.locations.jobsDir, now: this.now }),
+      settings: () => this.settings.current,
+      models: async () => (await this.models.get()).models,
+      apiKey: () => {
+        try {
+          return this.secrets.get('api');
+        } catch {
+          return null;
+        }
+      },
+      balance: (o) => this.balance.get(o),
+      getGeneration: (key, id) => this.client.getGeneration(key, id),
+      childEnv: (model, apiKey, callerPath) => this.childEnv(model, apiKey, callerPath),
+      locateClaude: (callerPath) => locateClaude({ env: options.env, setting: this.settings.current.claudePath, callerPath }),
+      onChange: (job) => {
+        this.ipc.broadcast('job.changed', { job });
+        // A job that ended has spent money: the next balance read should ask OpenRouter.
+        if (job.endedAt) this.balance.invalidate();
+      },
+      log: this.log,
+      now: this.now,
+    });
     this.dispatch = createDispatcher(this.handlers());
     this.ipc = new IpcServer({
       locations: this.locations,
@@ -106,15 +133,19 @@ export class Service {
     await this.settings.load();
     if (this.settings.problem) this.log(`settings: ${this.settings.problem}`);
     await this.ipc.start();
+    // After the socket is ours (so a second instance never adopts the same jobs), before serving requests.
+    await this.supervisor.start();
     this.settings.watch();
     this.startedAt = this.now();
     this.log(`openrouter-delegate ${APP_VERSION} serving on ${this.locations.socketPath} (pid ${process.pid})`);
   }
 
-  /** Stops serving. Delegated jobs are not touched: they keep running and are re-adopted. */
-  stop(): Promise<void> {
+  /** Stops serving. Delegated jobs are not touched (they keep running and are re-adopted) unless killJobs. */
+  stop(options: { killJobs?: boolean } = {}): Promise<void> {
     this.stopping ??= (async () => {
-      this.settings.stop();
+      if (options.killJobs) await this.supervisor.killAll();
+      await this.supervisor.stop();
+      await this.settings.stop();
       await this.ipc.stop();
       for (const listener of this.stopListeners) listener();
     })();
@@ -144,6 +175,18 @@ export class Service {
     return status;
   }
 
+  private childEnv(model: string, apiKey: string, callerPath: string | undefined): Record<string, string> {
+    return buildChildEnv({
+      parentEnv: callerPath ? { ...this.options.env, PATH: callerPath } : this.options.env,
+      baseUrl: this.baseUrl,
+      apiKey,
+      model,
+      claudeConfigDir: path.join(this.locations.data, 'claude-config'),
+      attribution: ATTRIBUTION,
+      maxRetries: this.settings.current.delegateMaxRetries,
+    });
+  }
+
   /** What a delegated session would receive, with the key replaced by where it comes from. */
   environmentPreview(settings: Settings): EnvEntry[] {
     let note = 'not set: no OpenRouter key yet';
@@ -153,25 +196,18 @@ export class Service {
     } catch {
       note = 'not available: the keychain could not be read';
     }
-    const env = buildChildEnv({
-      parentEnv: this.options.env,
-      baseUrl: this.baseUrl,
-      apiKey: '',
-      model: settings.defaultModel,
-      claudeConfigDir: path.join(this.locations.data, 'claude-config'),
-      attribution: ATTRIBUTION,
-    });
-    return describeChildEnv(env, note);
+    return describeChildEnv(this.childEnv(settings.defaultModel, '', undefined), note);
   }
 
   private handlers(): Handlers {
     const secretDeps = { secrets: this.secrets, client: this.client };
     return {
       'service.status': async () => this.status(),
-      'service.stop': async () => {
+      'service.stop': async ({ killJobs }) => {
+        const killedJobs = killJobs ? await this.supervisor.killAll() : 0;
         // Reply first, then stop: the caller waits for the socket to disappear.
         setImmediate(() => void this.stop());
-        return { stopping: true as const };
+        return { stopping: true as const, killedJobs };
       },
       'settings.get': async () => this.settings.current,
       'secrets.status': async () => this.secrets.status(),
@@ -187,6 +223,13 @@ export class Service {
       },
       'balance.get': async ({ refresh }) => this.balance.get({ refresh }),
       'models.list': async ({ filter, limit, sort, refresh }) => this.modelsReport({ filter, limit, sort, refresh }),
+      'jobs.start': async (request, ctx) => this.supervisor.startJob(request, ctx.client),
+      'jobs.followup': async (request, ctx) => this.supervisor.followup(request, ctx.client),
+      'jobs.status': async (request) => this.supervisor.status(request),
+      'jobs.result': async (request) => this.supervisor.result(request),
+      'jobs.cancel': async ({ jobId }) => this.supervisor.cancel(jobId),
+      'jobs.list': async (request) => this.supervisor.list(request),
+      'jobs.killAll': async () => ({ killed: await this.supervisor.killAll() }),
     };
   }
 

@@ -1,0 +1,41 @@
+/** `delegate_cancel`: stop a job and every process it started. */
+import { z } from 'zod';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { DelegationMode } from '../../src-main/contract/index.js';
+import { renderJobView } from '../../src-main/contract/present/jobs.js';
+import { JobViewOutputSchema, describeDelegateTool, jobAnswer } from './delegate-common.js';
+import { toolError } from './tool-error.js';
+import type { ToolDeps } from './tool-deps.js';
+
+export const DELEGATE_CANCEL_TOOL = 'delegate_cancel';
+
+export const delegateCancelInput = { job_id: z.string().min(1).max(200).describe('The job to cancel.') };
+
+export function describeDelegateCancel(mode: DelegationMode): string {
+  return describeDelegateTool(
+    'Cancel a queued or running delegated job: its Claude Code session and every process it started are ended (what it already spent is spent). Cancelling a finished job changes nothing.',
+    mode,
+    'Delegated jobs cost real money on the user\'s OpenRouter account; cancelling stops further spending.',
+  );
+}
+
+export function registerDelegateCancelTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
+  return server.registerTool(
+    DELEGATE_CANCEL_TOOL,
+    {
+      title: 'Cancel a delegated job',
+      description: describeDelegateCancel(mode),
+      inputSchema: delegateCancelInput,
+      outputSchema: JobViewOutputSchema,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      try {
+        const view = await deps.service.call('jobs.cancel', { jobId: args.job_id });
+        return jobAnswer(view, renderJobView(view));
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+}

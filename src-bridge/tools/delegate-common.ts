@@ -1,0 +1,87 @@
+/**
+ * What the six delegate tools share: the policy-dependent wording, the caller's context, and
+ * blocking waits that report progress while they wait.
+ */
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { JobResultSchema, JobViewSchema, isActive } from '../../src-main/contract/index.js';
+import type { DelegationMode, JobView } from '../../src-main/contract/index.js';
+import { formatDuration, nextStep } from '../../src-main/contract/present/jobs.js';
+import type { ToolDeps } from './tool-deps.js';
+
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+export const COSTS_MONEY = 'Costs real money on the user\'s OpenRouter account (within the user\'s budgets).';
+/** For the tools that only look: delegation still costs money, looking does not. */
+export const LOOKING_IS_FREE = 'Delegated jobs cost real money on the user\'s OpenRouter account; this call itself costs nothing.';
+
+const WHEN: Record<Exclude<DelegationMode, 'off'>, string> = {
+  ondemand:
+    'ON EXPLICIT REQUEST ONLY: use it only when the user asks to delegate or to use OpenRouter / a cheaper model for a task; otherwise do the work yourself.',
+  auto:
+    'Use it for bulk work a cheaper model can do well — summaries, searches across many files, boilerplate, test scaffolding, mechanical edits — and keep design decisions, security-sensitive changes and final review for yourself. Check the answer before relying on it.',
+};
+
+/** The description of a delegate tool under the current policy. */
+export function describeDelegateTool(what: string, mode: DelegationMode, cost: string = COSTS_MONEY): string {
+  if (mode === 'off') return `${what} Delegation is OFF in the user's settings.`;
+  return `${what} ${WHEN[mode]} ${cost}`;
+}
+
+/** The caller's directory and PATH: Claude Code starts the bridge in the project; a GUI service's PATH is often bare. */
+export function caller(): { cwd: string; path?: string } {
+  return process.env.PATH ? { cwd: process.cwd(), path: process.env.PATH } : { cwd: process.cwd() };
+}
+
+/** The longest single service wait; between chunks the bridge reports progress. */
+const CHUNK_SECONDS = 2;
+
+function progressMessage(view: JobView): string {
+  const last = view.tail[view.tail.length - 1];
+  const latest = last ? `; latest: ${last.text.replace(/\s+/g, ' ').slice(0, 80)}` : '';
+  return `${view.job.state} ${formatDuration(view.elapsedSeconds)}, ${view.job.toolCalls} tool calls${latest}`;
+}
+
+/**
+ * Waits up to `seconds` for the job to end, in short chunks, sending MCP progress notifications
+ * when the caller asked for them. Returns whether the wait ran out while the job was still active.
+ */
+export async function waitWithProgress(deps: ToolDeps, jobId: string, seconds: number, extra: Extra): Promise<boolean> {
+  if (seconds <= 0) return false;
+  const deadline = Date.now() + seconds * 1000;
+  const token = extra._meta?.progressToken;
+  let step = 0;
+  while (!extra.signal.aborted) {
+    const left = Math.ceil((deadline - Date.now()) / 1000);
+    if (left <= 0) return true;
+    const view = await deps.service.call('jobs.status', { jobId, waitSeconds: Math.min(CHUNK_SECONDS, left), progressLimit: 1 });
+    if (!isActive(view.job.state)) return false;
+    if (token !== undefined) {
+      step++;
+      await extra
+        .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: step, message: progressMessage(view) } })
+        .catch(() => undefined);
+    }
+  }
+  return true;
+}
+
+/** A final status after a wait, with the wait's outcome. */
+export async function statusAfterWait(deps: ToolDeps, jobId: string, seconds: number, extra: Extra, progressLimit = 15): Promise<JobView> {
+  const ranOut = await waitWithProgress(deps, jobId, seconds, extra);
+  const view = await deps.service.call('jobs.status', { jobId, waitSeconds: 0, progressLimit });
+  return { ...view, waitTimedOut: ranOut && isActive(view.job.state) };
+}
+
+/**
+ * Claude Code hands the model a tool's structuredContent rather than its text when both exist, so
+ * the structured answer carries the next step too.
+ */
+const next = z.string().describe('What to call next, with the exact arguments.');
+export const JobViewOutputSchema = JobViewSchema.extend({ next });
+export const JobResultOutputSchema = JobResultSchema.extend({ next });
+
+export function jobAnswer<V extends JobView>(view: V, text: string): { content: Array<{ type: 'text'; text: string }>; structuredContent: V & { next: string } } {
+  return { content: [{ type: 'text', text }], structuredContent: { ...view, next: nextStep(view) } };
+}

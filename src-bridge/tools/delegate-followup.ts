@@ -1,0 +1,60 @@
+/** `delegate_followup`: continue a delegated conversation with a new turn (same session, new job). */
+import { z } from 'zod';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { DelegationMode } from '../../src-main/contract/index.js';
+import { renderJobView } from '../../src-main/contract/present/jobs.js';
+import { JobViewOutputSchema, caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
+import { permissionInput, promptInput, waitInput } from './delegate-start.js';
+import { toolError } from './tool-error.js';
+import type { ToolDeps } from './tool-deps.js';
+
+export const DELEGATE_FOLLOWUP_TOOL = 'delegate_followup';
+
+export const delegateFollowupInput = {
+  job_id: z.string().min(1).max(200).optional().describe('A job of the conversation to continue (give job_id or session_id).'),
+  session_id: z.string().min(1).max(200).optional().describe('The conversation to continue.'),
+  ...promptInput,
+  permission_mode: permissionInput,
+  max_turns: z.number().int().min(1).max(1000).optional().describe('Stop after this many agent turns.'),
+  max_cost_usd: z.number().positive().max(10_000).optional().describe('Cap for this turn (default and ceiling: the user\'s per-job budget).'),
+  wait_seconds: waitInput,
+};
+
+export function describeDelegateFollowup(mode: DelegationMode): string {
+  return describeDelegateTool(
+    'Send a follow-up prompt to a finished delegated conversation (it remembers the earlier turns); starts a new job in the same session and returns its job_id (or waits up to wait_seconds).',
+    mode,
+  );
+}
+
+export function registerDelegateFollowupTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
+  return server.registerTool(
+    DELEGATE_FOLLOWUP_TOOL,
+    {
+      title: 'Continue a delegated conversation',
+      description: describeDelegateFollowup(mode),
+      inputSchema: delegateFollowupInput,
+      outputSchema: JobViewOutputSchema,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    },
+    async (args, extra) => {
+      try {
+        const started = await deps.service.call('jobs.followup', {
+          jobId: args.job_id,
+          sessionId: args.session_id,
+          prompt: args.prompt,
+          promptFile: args.prompt_file,
+          permissionMode: args.permission_mode,
+          maxTurns: args.max_turns,
+          maxCostUsd: args.max_cost_usd,
+          waitSeconds: 0,
+          caller: caller(),
+        });
+        const view = args.wait_seconds ? await statusAfterWait(deps, started.job.id, args.wait_seconds, extra) : started;
+        return jobAnswer(view, renderJobView(view));
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+}

@@ -1,0 +1,45 @@
+/** `delegate_list`: everything delegated, newest first, grouped by conversation, with costs. */
+import { z } from 'zod';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { JOB_STATES, JobListSchema } from '../../src-main/contract/index.js';
+import type { DelegationMode } from '../../src-main/contract/index.js';
+import { renderJobList } from '../../src-main/contract/present/jobs.js';
+import { LOOKING_IS_FREE, describeDelegateTool } from './delegate-common.js';
+import { toolError } from './tool-error.js';
+import type { ToolDeps } from './tool-deps.js';
+
+export const DELEGATE_LIST_TOOL = 'delegate_list';
+
+export const delegateListInput = {
+  state: z.enum(JOB_STATES).optional().describe('Only jobs in this state.'),
+  limit: z.number().int().min(1).max(500).optional().describe('How many jobs to show (default 20).'),
+};
+
+export function describeDelegateList(mode: DelegationMode): string {
+  return describeDelegateTool(
+    'List delegated jobs newest first, grouped by conversation (session), with each job\'s state and cost, the total, and today\'s spend against the daily budget. Read-only.',
+    mode,
+    LOOKING_IS_FREE,
+  );
+}
+
+export function registerDelegateListTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
+  return server.registerTool(
+    DELEGATE_LIST_TOOL,
+    {
+      title: 'Delegated jobs',
+      description: describeDelegateList(mode),
+      inputSchema: delegateListInput,
+      outputSchema: JobListSchema,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      try {
+        const list = await deps.service.call('jobs.list', { ...(args.state ? { state: args.state } : {}), limit: args.limit ?? 20 });
+        return { content: [{ type: 'text' as const, text: renderJobList(list) }], structuredContent: list };
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+}

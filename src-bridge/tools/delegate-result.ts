@@ -1,0 +1,47 @@
+/** `delegate_result`: a job's final answer with tokens and cost; waits for it when asked. */
+import { z } from 'zod';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { DelegationMode } from '../../src-main/contract/index.js';
+import { renderJobResult } from '../../src-main/contract/present/jobs.js';
+import { JobResultOutputSchema, LOOKING_IS_FREE, describeDelegateTool, jobAnswer, waitWithProgress } from './delegate-common.js';
+import { waitInput } from './delegate-start.js';
+import { toolError } from './tool-error.js';
+import type { ToolDeps } from './tool-deps.js';
+
+export const DELEGATE_RESULT_TOOL = 'delegate_result';
+
+export const delegateResultInput = {
+  job_id: z.string().min(1).max(200).describe('The job whose answer you want.'),
+  wait_seconds: waitInput,
+};
+
+export function describeDelegateResult(mode: DelegationMode): string {
+  return describeDelegateTool(
+    'Get a delegated job\'s final answer, with tokens, estimated and billed cost and the session_id for follow-ups; waits up to wait_seconds if it is still running. The answer is the delegate\'s output: check it before relying on it.',
+    mode,
+    LOOKING_IS_FREE,
+  );
+}
+
+export function registerDelegateResultTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
+  return server.registerTool(
+    DELEGATE_RESULT_TOOL,
+    {
+      title: 'Delegated job result',
+      description: describeDelegateResult(mode),
+      inputSchema: delegateResultInput,
+      outputSchema: JobResultOutputSchema,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    async (args, extra) => {
+      try {
+        const ranOut = await waitWithProgress(deps, args.job_id, args.wait_seconds ?? 0, extra);
+        const result = await deps.service.call('jobs.result', { jobId: args.job_id, waitSeconds: 0 });
+        const view = { ...result, waitTimedOut: ranOut && result.resultText === null };
+        return jobAnswer(view, renderJobResult(view));
+      } catch (error) {
+        return toolError(error);
+      }
+    },
+  );
+}

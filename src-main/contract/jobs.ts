@@ -1,0 +1,182 @@
+/**
+ * Delegated jobs (DESIGN.md §3, §4): what is stored per job, what the tools see, and the
+ * requests that start, follow, continue, cancel and list them.
+ */
+import { z } from 'zod';
+import { PermissionModeSchema } from './settings.js';
+
+export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'budget_exceeded', 'lost'] as const;
+export const JobStateSchema = z.enum(JOB_STATES);
+export type JobState = z.infer<typeof JobStateSchema>;
+export const ACTIVE_STATES: readonly JobState[] = ['queued', 'running'];
+export const isActive = (state: JobState): boolean => state === 'queued' || state === 'running';
+
+export const UsageSchema = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cacheReadTokens: z.number(),
+  cacheWriteTokens: z.number(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+export const BILLING_STATES = ['pending', 'complete', 'partial', 'unavailable'] as const;
+export const BillingStateSchema = z.enum(BILLING_STATES);
+
+/** One line of a job's live tail: what the delegate did, shortened. */
+export const TailEntrySchema = z.object({
+  kind: z.enum(['tool_call', 'tool_result', 'text', 'notice']),
+  /** Tool name for calls; for results, the name of the call they answer when known. */
+  tool: z.string().optional(),
+  text: z.string(),
+  isError: z.boolean().optional(),
+  /** Set when the entry comes from a sub-agent (Task tool) rather than the main session. */
+  subagent: z.boolean().optional(),
+});
+export type TailEntry = z.infer<typeof TailEntrySchema>;
+
+/** What is stored in `job.json` and shown by status and list (never the key, never the prompt). */
+export const JobRecordSchema = z.object({
+  version: z.literal(1),
+  id: z.string(),
+  sessionId: z.string(),
+  /** 1 for delegate_start, then 2, 3 … for each follow-up in the same session. */
+  turn: z.number().int().positive(),
+  previousJobId: z.string().nullable(),
+  state: JobStateSchema,
+  model: z.string(),
+  permissionMode: PermissionModeSchema,
+  cwd: z.string(),
+  addDirs: z.array(z.string()),
+  allowedTools: z.array(z.string()),
+  disallowedTools: z.array(z.string()),
+  appendSystemPrompt: z.string().nullable(),
+  maxTurns: z.number().int().positive().nullable(),
+  maxCostUsd: z.number(),
+  timeoutMinutes: z.number(),
+  /** First line of the prompt, for lists (the whole prompt is in prompt.txt). */
+  promptPreview: z.string(),
+  client: z.string(),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  endedAt: z.string().nullable(),
+  claudePath: z.string().nullable(),
+  pid: z.number().int().nullable(),
+  /** Identity of the process beside its pid (so a recycled pid is never mistaken for the job). */
+  pidStartTime: z.string().nullable(),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  /** Why the job ended the way it did, in words a user understands (failed, lost, cancelled …). */
+  endReason: z.string().nullable(),
+  resultSubtype: z.string().nullable(),
+  isError: z.boolean().nullable(),
+  toolCalls: z.number().int(),
+  numTurns: z.number().int().nullable(),
+  usage: UsageSchema,
+  estimatedCostUsd: z.number(),
+  billedCostUsd: z.number().nullable(),
+  billing: BillingStateSchema,
+  generationIds: z.array(z.string()),
+});
+export type JobRecord = z.infer<typeof JobRecordSchema>;
+
+/** A job as status shows it: the record, its tail and where its files are. */
+export const JobViewSchema = z.object({
+  job: JobRecordSchema,
+  elapsedSeconds: z.number(),
+  /** Finished with zero tool calls: the answer was not checked against anything. */
+  unverified: z.boolean(),
+  tail: z.array(TailEntrySchema),
+  /** Position in the queue when queued (1 = next). */
+  queuePosition: z.number().int().nullable(),
+  files: z.object({ dir: z.string(), prompt: z.string(), stream: z.string(), stderr: z.string(), result: z.string() }),
+  /** Last lines of stderr when the job failed. */
+  stderrTail: z.string().optional(),
+  /** True when a wait ended because wait_seconds ran out, not because the job finished. */
+  waitTimedOut: z.boolean(),
+});
+export type JobView = z.infer<typeof JobViewSchema>;
+
+export const JobResultSchema = JobViewSchema.extend({
+  /** The delegate's final answer (null while it runs, or when it ended without one). */
+  resultText: z.string().nullable(),
+  /** The answer was cut to this many characters; the whole text is in files.result. */
+  truncatedAt: z.number().nullable(),
+});
+export type JobResult = z.infer<typeof JobResultSchema>;
+
+export const ConversationSchema = z.object({
+  sessionId: z.string(),
+  model: z.string(),
+  cwd: z.string(),
+  jobs: z.array(JobRecordSchema),
+  costUsd: z.number(),
+});
+
+export const JobListSchema = z.object({
+  conversations: z.array(ConversationSchema),
+  shownJobs: z.number(),
+  totalJobs: z.number(),
+  totalCostUsd: z.number(),
+  spentTodayUsd: z.number(),
+  dailyBudgetUsd: z.number(),
+  running: z.number(),
+  queued: z.number(),
+  /** Job folders that could not be read, with the reason (nothing else is lost). */
+  unreadable: z.array(z.object({ dir: z.string(), problem: z.string() })),
+});
+export type JobList = z.infer<typeof JobListSchema>;
+
+const waitSeconds = z.number().int().min(0).max(600);
+const toolNames = z.array(z.string().min(1).max(200)).max(100);
+const promptText = z.string().min(1).max(1_000_000);
+const path = z.string().min(1).max(4096);
+
+/** Context the bridge adds: the caller's directory and PATH (a GUI app's own PATH is often bare). */
+export const CallerSchema = z.object({ cwd: path, path: z.string().max(65_536).optional() }).strict();
+
+export const StartJobRequestSchema = z
+  .object({
+    prompt: promptText.optional(),
+    promptFile: path.optional(),
+    model: z.string().min(1).max(200).optional(),
+    cwd: path.optional(),
+    permissionMode: PermissionModeSchema.optional(),
+    allowedTools: toolNames.optional(),
+    disallowedTools: toolNames.optional(),
+    appendSystemPrompt: z.string().min(1).max(100_000).optional(),
+    maxTurns: z.number().int().min(1).max(1000).optional(),
+    addDirs: z.array(path).max(50).optional(),
+    maxCostUsd: z.number().positive().max(10_000).optional(),
+    timeoutMinutes: z.number().min(0.1).max(24 * 60).optional(),
+    waitSeconds: waitSeconds.default(0),
+    caller: CallerSchema,
+  })
+  .strict();
+export type StartJobRequest = z.input<typeof StartJobRequestSchema>;
+
+export const FollowupRequestSchema = z
+  .object({
+    jobId: z.string().min(1).max(200).optional(),
+    sessionId: z.string().min(1).max(200).optional(),
+    prompt: promptText.optional(),
+    promptFile: path.optional(),
+    permissionMode: PermissionModeSchema.optional(),
+    maxTurns: z.number().int().min(1).max(1000).optional(),
+    maxCostUsd: z.number().positive().max(10_000).optional(),
+    waitSeconds: waitSeconds.default(0),
+    caller: CallerSchema,
+  })
+  .strict();
+export type FollowupRequest = z.input<typeof FollowupRequestSchema>;
+
+export const StatusRequestSchema = z
+  .object({ jobId: z.string().min(1).max(200), waitSeconds: waitSeconds.default(0), progressLimit: z.number().int().min(1).max(100).default(15) })
+  .strict();
+export const ResultRequestSchema = z
+  .object({ jobId: z.string().min(1).max(200), waitSeconds: waitSeconds.default(0), maxChars: z.number().int().min(100).max(1_000_000).default(50_000) })
+  .strict();
+export const CancelRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
+export const ListRequestSchema = z.object({ state: JobStateSchema.optional(), limit: z.number().int().min(1).max(500).default(20) }).strict();
+
+export const JobEventSchema = z.object({ job: JobRecordSchema });

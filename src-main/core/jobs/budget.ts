@@ -1,0 +1,63 @@
+/**
+ * Budgets (DESIGN.md §4): a daily cap and a reserve, checked before a job is spawned. Each
+ * active job reserves what it may still spend (its cap minus its estimate so far), so concurrent
+ * starts cannot overshoot together: the check and the reservation happen in one synchronous step.
+ */
+import { ServiceError } from '../../contract/index.js';
+import type { JobRecord, Settings } from '../../contract/index.js';
+import { formatUsd } from '../../contract/present/models-table.js';
+
+/** The local calendar day of a timestamp, e.g. "2026-11-30". */
+export function localDayKey(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** What a job cost: billed when OpenRouter has said, else the estimate. */
+export function jobCostUsd(record: Pick<JobRecord, 'billedCostUsd' | 'estimatedCostUsd'>): number {
+  return record.billedCostUsd ?? record.estimatedCostUsd;
+}
+
+export function spentOnDay(records: Iterable<JobRecord>, dayKey: string): number {
+  let total = 0;
+  for (const r of records) if (localDayKey(Date.parse(r.createdAt)) === dayKey) total += jobCostUsd(r);
+  return total;
+}
+
+/** What an active job may still spend. */
+export function reservationOf(record: Pick<JobRecord, 'maxCostUsd' | 'estimatedCostUsd'>): number {
+  return Math.max(0, record.maxCostUsd - record.estimatedCostUsd);
+}
+
+export interface BudgetCheck {
+  settings: Settings;
+  spentTodayUsd: number;
+  reservedUsd: number;
+  maxCostUsd: number;
+  /** The key's remaining limit, or account credits left; null when OpenRouter sets no limit. */
+  remainingUsd: number | null;
+}
+
+export function checkBudget({ settings, spentTodayUsd, reservedUsd, maxCostUsd, remainingUsd }: BudgetCheck): void {
+  const { perJobUsd, perDayUsd, reserveUsd } = settings.budgets;
+  if (maxCostUsd > perJobUsd) {
+    throw new ServiceError(
+      'budget_refused',
+      `max_cost_usd ${formatUsd(maxCostUsd)} is above the user's per-job budget of ${formatUsd(perJobUsd)}. Ask for ${formatUsd(perJobUsd)} or less; only the user can raise the budget.`,
+    );
+  }
+  const committed = spentTodayUsd + reservedUsd;
+  if (committed + maxCostUsd > perDayUsd + 1e-9) {
+    const left = Math.max(0, perDayUsd - committed);
+    throw new ServiceError(
+      'budget_refused',
+      `The daily budget of ${formatUsd(perDayUsd)} would be exceeded: ${formatUsd(spentTodayUsd)} spent today and ${formatUsd(reservedUsd)} reserved by running jobs leave ${formatUsd(left)}, less than this job's cap of ${formatUsd(maxCostUsd)}.${left > 0 ? ` Start it with max_cost_usd ≤ ${formatUsd(left)}, or wait.` : ' Wait until tomorrow, or ask the user to raise the daily budget.'}`,
+    );
+  }
+  if (remainingUsd !== null && remainingUsd - reservedUsd - maxCostUsd < reserveUsd) {
+    throw new ServiceError(
+      'budget_refused',
+      `The OpenRouter balance is too low: ${formatUsd(remainingUsd)} left, ${formatUsd(reservedUsd)} reserved by running jobs, and the user keeps ${formatUsd(reserveUsd)} in reserve, so a job that may cost ${formatUsd(maxCostUsd)} cannot start. Top up at https://openrouter.ai/settings/credits.`,
+    );
+  }
+}

@@ -1,0 +1,550 @@
+/**
+ * Reads a delegated job's `claude -p --output-format stream-json --verbose` output, one line at a
+ * time, into what the service shows and bills (DESIGN.md §4): a bounded tail, tool-call counts,
+ * usage per assistant message, OpenRouter generation ids and the result.
+ *
+ * What the real captures taught us (../shared/fixtures/claude):
+ * - Claude Code repeats the same assistant message once per content block (same `message.id`,
+ *   one block each, the usage copied onto every repeat), and a sub-agent's repeats interleave with
+ *   other messages. Usage is therefore kept per message id, never summed per line; repeats can
+ *   carry a later snapshot (output_tokens 1, then 336), so each field keeps its largest value.
+ * - The usage on stream messages is a snapshot taken while the message was still being written:
+ *   output tokens come out far too low (10 against the result's 122). The result line's
+ *   `modelUsage` has the real totals of every model the session called, sub-agents and Claude
+ *   Code's own background calls included, so `bestUsage` prefers them once the result is in.
+ * - Result lines are irregular: `error_max_turns` has no `result` key, a bad model gives
+ *   `subtype:"success"` with `is_error:true` and `api_error_status`, and `error_during_execution`
+ *   comes with `is_error:false`. Whether a job failed is `isError || subtype !== 'success'`.
+ * - `total_cost_usd` and `modelUsage[*].costUSD` are Anthropic list prices for Anthropic models,
+ *   not what OpenRouter charges: they are never read.
+ *
+ * The parser is pure and tolerant: empty lines, garbage, non-object JSON and unknown event types
+ * are skipped (garbage is counted). Memory stays flat however long the stream: the tail is a ring,
+ * tool names are remembered for a bounded window; only per-message usage grows, one entry per
+ * model call.
+ */
+import { ZERO_USAGE } from '../../contract/jobs.js';
+import type { TailEntry, Usage } from '../../contract/jobs.js';
+
+/** Most tail entries kept in memory; status asks for 15 by default, 100 at most. */
+export const TAIL_CAPACITY = 200;
+const TOOL_CALL_CHARS = 300;
+const TOOL_RESULT_CHARS = 300;
+const TEXT_CHARS = 500;
+const NOTICE_CHARS = 500;
+/**
+ * Tool calls whose names are remembered so that their results can be labelled, and repeats of a
+ * call recognised. A result follows its call within a few events (parallel sub-agents make it a
+ * few dozen), so a window this size is plenty and keeps a days-long stream from growing a map.
+ */
+const REMEMBERED_TOOL_CALLS = 4096;
+
+export interface StreamInit {
+  model: string | null;
+  cwd: string | null;
+  permissionMode: string | null;
+  claudeVersion: string | null;
+  tools: string[];
+}
+
+export interface StreamResult {
+  subtype: string;
+  /** As Claude Code wrote it; it is false for `error_during_execution`, so also check `subtype`. */
+  isError: boolean;
+  /** The final answer; null when the line has none (e.g. `error_max_turns`). */
+  text: string | null;
+  numTurns: number | null;
+  durationMs: number | null;
+  /** The result's `usage`: the main session only, sub-agents and background calls excluded. */
+  usage: Usage | null;
+  apiErrorStatus: number | null;
+  /** The result's `errors` (e.g. "Reached maximum number of turns (1)"); empty when none. */
+  errors: string[];
+  /** Token totals over every model in `modelUsage` (costs ignored); null when the line has none. */
+  modelUsage: Usage | null;
+}
+
+export interface ApiRetry {
+  status: number | null;
+  error: string | null;
+  attempt: number | null;
+  maxRetries: number | null;
+  retryDelayMs: number | null;
+}
+
+type Json = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function nonEmptyString(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+function numberOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function tokens(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+/** Anthropic's usage object → ours; null when there is no usage object at all. */
+function usageOf(raw: unknown): Usage | null {
+  if (!isRecord(raw)) return null;
+  return {
+    inputTokens: tokens(raw.input_tokens),
+    outputTokens: tokens(raw.output_tokens),
+    cacheReadTokens: tokens(raw.cache_read_input_tokens),
+    cacheWriteTokens: tokens(raw.cache_creation_input_tokens),
+  };
+}
+
+/** Sum of the token counts in a result's `modelUsage` (camelCase, one entry per model). */
+function modelUsageOf(raw: unknown): Usage | null {
+  if (!isRecord(raw)) return null;
+  const sum = { ...ZERO_USAGE };
+  for (const entry of Object.values(raw)) {
+    if (!isRecord(entry)) continue;
+    sum.inputTokens += tokens(entry.inputTokens);
+    sum.outputTokens += tokens(entry.outputTokens);
+    sum.cacheReadTokens += tokens(entry.cacheReadInputTokens);
+    sum.cacheWriteTokens += tokens(entry.cacheCreationInputTokens);
+  }
+  return sum;
+}
+
+function maxUsage(a: Usage, b: Usage): Usage {
+  return {
+    inputTokens: Math.max(a.inputTokens, b.inputTokens),
+    outputTokens: Math.max(a.outputTokens, b.outputTokens),
+    cacheReadTokens: Math.max(a.cacheReadTokens, b.cacheReadTokens),
+    cacheWriteTokens: Math.max(a.cacheWriteTokens, b.cacheWriteTokens),
+  };
+}
+
+function isWhitespace(code: number): boolean {
+  return code === 32 || (code >= 9 && code <= 13) || code === 160;
+}
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (!isWhitespace(text.charCodeAt(i))) return false;
+  return true;
+}
+
+/**
+ * One display line of at most about `max` characters: whitespace runs (newlines included) become
+ * one space. Only a bounded head of the text is looked at, so a 5 MB tool result costs no more
+ * than a short one.
+ */
+export function shorten(text: string, max: number): string {
+  const head = text.length > max * 2 ? text.slice(0, max * 2) : text;
+  let flat = head.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max && head.length === text.length) return flat;
+  if (flat.length > max - 1) {
+    flat = flat.slice(0, max - 1);
+    // Never leave half of a surrogate pair (an emoji) at the cut.
+    const last = flat.charCodeAt(flat.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) flat = flat.slice(0, -1);
+  }
+  return `${flat.trimEnd()}…`;
+}
+
+/**
+ * Compact JSON of at most about `budget` characters, without serialising the whole value first
+ * (a tool input can hold a whole file).
+ */
+export function compactJson(value: unknown, budget: number): string {
+  const parts: string[] = [];
+  let length = 0;
+  const emit = (s: string): boolean => {
+    parts.push(s);
+    length += s.length;
+    return length < budget;
+  };
+  const walk = (v: unknown, depth: number): boolean => {
+    if (typeof v === 'string') return emit(JSON.stringify(v.length > budget ? v.slice(0, budget) : v));
+    if (typeof v === 'number' || typeof v === 'boolean') return emit(String(v));
+    if (v === null || v === undefined) return emit('null');
+    if (typeof v !== 'object' || depth > 8) return emit('…');
+    if (Array.isArray(v)) {
+      if (!emit('[')) return false;
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0 && !emit(',')) return false;
+        if (!walk(v[i], depth + 1)) return false;
+      }
+      return emit(']');
+    }
+    if (!emit('{')) return false;
+    let first = true;
+    for (const key in v) {
+      if (!Object.hasOwn(v, key)) continue;
+      if (!first && !emit(',')) return false;
+      first = false;
+      if (!emit(`${JSON.stringify(key)}:`)) return false;
+      if (!walk((v as Json)[key], depth + 1)) return false;
+    }
+    return emit('}');
+  };
+  walk(value, 0);
+  return parts.join('');
+}
+
+/** What a tool call is about, in a few words: the command, the file, the pattern … */
+function summarizeToolInput(name: string, input: unknown): string {
+  if (!isRecord(input)) return '';
+  switch (name) {
+    case 'Bash':
+      return stringOrNull(input.command) ?? compactJson(input, TOOL_CALL_CHARS);
+    case 'Read':
+    case 'Write':
+    case 'Edit':
+    case 'MultiEdit':
+      return stringOrNull(input.file_path) ?? compactJson(input, TOOL_CALL_CHARS);
+    case 'NotebookEdit':
+    case 'NotebookRead':
+      // Claude Code's notebook tools take `notebook_path`; older captures use `file_path`.
+      return stringOrNull(input.notebook_path) ?? stringOrNull(input.file_path) ?? compactJson(input, TOOL_CALL_CHARS);
+    case 'Grep':
+    case 'Glob': {
+      const pattern = stringOrNull(input.pattern);
+      if (pattern === null) break;
+      const where = nonEmptyString(input.path);
+      return where === null ? pattern : `${pattern} in ${where}`;
+    }
+    case 'WebFetch':
+      return stringOrNull(input.url) ?? compactJson(input, TOOL_CALL_CHARS);
+    case 'WebSearch':
+      return stringOrNull(input.query) ?? compactJson(input, TOOL_CALL_CHARS);
+    case 'Task':
+    case 'Agent': {
+      const description = nonEmptyString(input.description);
+      const kind = nonEmptyString(input.subagent_type);
+      if (description === null && kind === null) break;
+      if (description === null) return kind ?? '';
+      return kind === null ? description : `${description} (${kind})`;
+    }
+    case 'TodoWrite':
+      if (!Array.isArray(input.todos)) break;
+      return input.todos.length === 1 ? '1 todo' : `${input.todos.length} todos`;
+  }
+  return compactJson(input, TOOL_CALL_CHARS);
+}
+
+/** The text of a tool_result's content (a string, or an array of text and image blocks), bounded. */
+function toolResultText(content: unknown, max: number): string {
+  if (typeof content === 'string') return shorten(content, max);
+  if (!Array.isArray(content)) return '';
+  let joined = '';
+  for (const block of content) {
+    if (joined.length > max * 2) break;
+    if (!isRecord(block)) continue;
+    const piece = block.type === 'text' ? stringOrNull(block.text) : block.type === 'image' ? '[image]' : null;
+    if (piece === null) continue;
+    joined = joined === '' ? piece : `${joined}\n${piece}`;
+  }
+  return shorten(joined, max);
+}
+
+/** Fixed-size ring: the newest `capacity` entries, oldest overwritten first. */
+class Ring<T> {
+  private readonly items: T[] = [];
+  private next = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  push(item: T): void {
+    if (this.items.length < this.capacity) this.items.push(item);
+    else this.items[this.next] = item;
+    this.next = (this.next + 1) % this.capacity;
+  }
+
+  /** The newest `limit` items, oldest first. */
+  last(limit: number): T[] {
+    const size = this.items.length;
+    const count = Math.max(0, Math.min(size, Math.floor(limit)));
+    const out: T[] = new Array<T>(count);
+    // When full, `next` is the oldest slot; before that the array is already in order.
+    const oldest = size < this.capacity ? 0 : this.next;
+    for (let i = 0; i < count; i++) out[i] = this.items[(oldest + size - count + i) % size] as T;
+    return out;
+  }
+}
+
+export class StreamParser {
+  private readonly ring = new Ring<TailEntry>(TAIL_CAPACITY);
+  private readonly usage = new Map<string, Usage>();
+  private readonly total: Usage = { ...ZERO_USAGE };
+  private readonly generations: string[] = [];
+  private readonly generationSet = new Set<string>();
+  /** tool_use id → tool name, for the last REMEMBERED_TOOL_CALLS calls (insertion order = age). */
+  private readonly toolNames = new Map<string, string>();
+  private session: string | null = null;
+  private sessionFromInit = false;
+  private initInfo: StreamInit | null = null;
+  private calls = 0;
+  private garbage = 0;
+  private lines = 0;
+  private unnamedMessages = 0;
+  private resultInfo: StreamResult | null = null;
+  private retries = 0;
+  private lastRetry: ApiRetry | null = null;
+  private lastText: string | null = null;
+
+  /** One complete line of the stream, without its newline. */
+  push(line: string): void {
+    this.lines++;
+    let event: unknown;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      // A blank line is not damage; anything else (a truncated last line, stray output) is.
+      if (!isBlank(line)) this.garbage++;
+      return;
+    }
+    if (!isRecord(event)) {
+      this.garbage++;
+      return;
+    }
+    const session = event.session_id;
+    if (this.session === null && typeof session === 'string' && session !== '') this.session = session;
+    switch (event.type) {
+      case 'assistant':
+        this.onAssistant(event);
+        break;
+      case 'user':
+        this.onUser(event);
+        break;
+      case 'system':
+        this.onSystem(event);
+        break;
+      case 'result':
+        this.onResult(event);
+        break;
+      default:
+      // Newer Claude Code versions add event types (stream_event, tool_progress …): not ours to show.
+    }
+  }
+
+  get sessionId(): string | null {
+    return this.session;
+  }
+
+  get init(): StreamInit | null {
+    return this.initInfo;
+  }
+
+  /** Every tool_use block in assistant messages, sub-agents included, each call id once. */
+  get toolCalls(): number {
+    return this.calls;
+  }
+
+  /** Lines that were not a JSON object (blank lines excluded). */
+  get garbageLines(): number {
+    return this.garbage;
+  }
+
+  get linesSeen(): number {
+    return this.lines;
+  }
+
+  /** The newest `limit` tail entries (at most TAIL_CAPACITY), newest last. */
+  tail(limit: number): TailEntry[] {
+    return this.ring.last(limit);
+  }
+
+  /** Usage per assistant message id, each id once (the largest value of each field over its repeats). */
+  get usageByMessage(): ReadonlyMap<string, Usage> {
+    return this.usage;
+  }
+
+  /** Σ usageByMessage: what the stream says so far (output tokens are undercounted, see bestUsage). */
+  get totalUsage(): Usage {
+    return { ...this.total };
+  }
+
+  /**
+   * The best token count known: the stream's sum while the job runs; once the result line is in,
+   * each field is the larger of that and the result's own totals (`modelUsage`, else `usage`),
+   * which count the output tokens the stream's snapshots miss and Claude Code's background calls.
+   * Use this for cost: prices are linear, so `estimateCostUsd([parser.bestUsage], pricing)` works.
+   */
+  get bestUsage(): Usage {
+    let best: Usage = { ...this.total };
+    const result = this.resultInfo;
+    if (result?.usage) best = maxUsage(best, result.usage);
+    if (result?.modelUsage) best = maxUsage(best, result.modelUsage);
+    return best;
+  }
+
+  /** Assistant message ids that are OpenRouter generation ids (`gen-…`), in order, each once. */
+  get generationIds(): string[] {
+    return [...this.generations];
+  }
+
+  get result(): StreamResult | null {
+    return this.resultInfo;
+  }
+
+  get apiRetries(): { count: number; last: ApiRetry | null } {
+    return { count: this.retries, last: this.lastRetry };
+  }
+
+  /** The last text block of the main session (not a sub-agent's): the answer when no result line came. */
+  get lastAssistantText(): string | null {
+    return this.lastText;
+  }
+
+  private addEntry(entry: TailEntry, subagent: boolean): void {
+    if (subagent) entry.subagent = true;
+    this.ring.push(entry);
+  }
+
+  private onAssistant(event: Json): void {
+    const message = event.message;
+    if (!isRecord(message)) return;
+    const subagent = nonEmptyString(event.parent_tool_use_id) !== null;
+    const id = nonEmptyString(message.id);
+    this.recordUsage(id, message.usage);
+    if (id !== null && id.startsWith('gen-') && !this.generationSet.has(id)) {
+      this.generationSet.add(id);
+      this.generations.push(id);
+    }
+    const content = message.content;
+    if (typeof content === 'string') {
+      this.onText(content, subagent);
+      return;
+    }
+    if (!Array.isArray(content)) return;
+    for (const block of content) {
+      if (!isRecord(block)) continue;
+      if (block.type === 'tool_use') this.onToolUse(block, subagent);
+      else if (block.type === 'text') this.onText(block.text, subagent);
+      // thinking / redacted_thinking: private reasoning, not progress.
+    }
+  }
+
+  private recordUsage(id: string | null, raw: unknown): void {
+    const usage = usageOf(raw);
+    if (usage === null) return;
+    // A message without an id cannot be matched with its repeats: counting it on its own may
+    // overcount, which for a budget is the safe side.
+    const key = id ?? `(unnamed ${++this.unnamedMessages})`;
+    const previous = this.usage.get(key);
+    const next = previous === undefined ? usage : maxUsage(previous, usage);
+    const before = previous ?? ZERO_USAGE;
+    this.total.inputTokens += next.inputTokens - before.inputTokens;
+    this.total.outputTokens += next.outputTokens - before.outputTokens;
+    this.total.cacheReadTokens += next.cacheReadTokens - before.cacheReadTokens;
+    this.total.cacheWriteTokens += next.cacheWriteTokens - before.cacheWriteTokens;
+    this.usage.set(key, next);
+  }
+
+  private onToolUse(block: Json, subagent: boolean): void {
+    const name = nonEmptyString(block.name) ?? 'tool';
+    const id = nonEmptyString(block.id);
+    if (id !== null) {
+      // The same call seen again (a repeated message): count and show it once.
+      if (this.toolNames.has(id)) return;
+      this.toolNames.set(id, name);
+      if (this.toolNames.size > REMEMBERED_TOOL_CALLS) {
+        const oldest = this.toolNames.keys().next();
+        if (!oldest.done) this.toolNames.delete(oldest.value);
+      }
+    }
+    this.calls++;
+    const summary = summarizeToolInput(name, block.input);
+    this.addEntry({ kind: 'tool_call', tool: name, text: shorten(summary === '' ? name : `${name} ${summary}`, TOOL_CALL_CHARS) }, subagent);
+  }
+
+  private onText(raw: unknown, subagent: boolean): void {
+    if (typeof raw !== 'string' || isBlank(raw)) return;
+    if (!subagent) this.lastText = raw;
+    this.addEntry({ kind: 'text', text: shorten(raw, TEXT_CHARS) }, subagent);
+  }
+
+  private onUser(event: Json): void {
+    const message = event.message;
+    if (!isRecord(message) || !Array.isArray(message.content)) return;
+    const subagent = nonEmptyString(event.parent_tool_use_id) !== null;
+    for (const block of message.content) {
+      if (!isRecord(block) || block.type !== 'tool_result') continue;
+      const callId = nonEmptyString(block.tool_use_id);
+      const tool = callId === null ? undefined : this.toolNames.get(callId);
+      const entry: TailEntry = { kind: 'tool_result', text: toolResultText(block.content, TOOL_RESULT_CHARS), isError: block.is_error === true };
+      if (tool !== undefined) entry.tool = tool;
+      this.addEntry(entry, subagent);
+    }
+  }
+
+  private onSystem(event: Json): void {
+    if (event.subtype === 'init') {
+      const session = nonEmptyString(event.session_id);
+      // The init line names the session this job runs in; it wins over any earlier stray line.
+      if (session !== null && !this.sessionFromInit) {
+        this.session = session;
+        this.sessionFromInit = true;
+      }
+      this.initInfo = {
+        model: stringOrNull(event.model),
+        cwd: stringOrNull(event.cwd),
+        permissionMode: stringOrNull(event.permissionMode),
+        claudeVersion: stringOrNull(event.claude_code_version),
+        tools: Array.isArray(event.tools) ? event.tools.filter((t): t is string => typeof t === 'string') : [],
+      };
+    } else if (event.subtype === 'api_retry') {
+      this.onApiRetry(event);
+    }
+  }
+
+  /**
+   * Claude Code 2.1 writes `{subtype:"api_retry", attempt, max_retries, retry_delay_ms,
+   * error_status, error}` with `error` a category ("overloaded", "rate_limit", "server_error" …).
+   * Read liberally: other versions may nest the error or name the fields differently.
+   */
+  private onApiRetry(event: Json): void {
+    const error = event.error;
+    const nested = isRecord(error) ? error : null;
+    const retry: ApiRetry = {
+      status: numberOrNull(event.error_status) ?? numberOrNull(event.status) ?? numberOrNull(nested?.status),
+      error: stringOrNull(error) ?? stringOrNull(nested?.message) ?? stringOrNull(nested?.type) ?? stringOrNull(event.error_message),
+      attempt: numberOrNull(event.attempt) ?? numberOrNull(event.retry_attempt),
+      maxRetries: numberOrNull(event.max_retries),
+      retryDelayMs: numberOrNull(event.retry_delay_ms) ?? numberOrNull(event.retry_in_ms),
+    };
+    this.retries++;
+    this.lastRetry = retry;
+    const what = [retry.status === null ? null : String(retry.status), retry.error].filter((s) => s !== null).join(' ');
+    const attempt = retry.attempt === null ? '' : retry.maxRetries === null ? ` ${retry.attempt}` : ` ${retry.attempt}/${retry.maxRetries}`;
+    const wait = retry.retryDelayMs === null ? '' : ` in ${Math.round(retry.retryDelayMs / 100) / 10} s`;
+    const text = `API error${what === '' ? '' : ` (${what})`}: retry${attempt}${wait}`;
+    this.addEntry({ kind: 'notice', text: shorten(text, NOTICE_CHARS) }, nonEmptyString(event.parent_tool_use_id) !== null);
+  }
+
+  private onResult(event: Json): void {
+    const subtype = nonEmptyString(event.subtype) ?? 'unknown';
+    const errors = Array.isArray(event.errors) ? event.errors.filter((e): e is string => typeof e === 'string') : [];
+    const result: StreamResult = {
+      subtype,
+      isError: typeof event.is_error === 'boolean' ? event.is_error : subtype !== 'success',
+      text: stringOrNull(event.result),
+      numTurns: numberOrNull(event.num_turns),
+      durationMs: numberOrNull(event.duration_ms),
+      usage: usageOf(event.usage),
+      apiErrorStatus: numberOrNull(event.api_error_status),
+      errors,
+      modelUsage: modelUsageOf(event.modelUsage),
+    };
+    this.resultInfo = result;
+    if (!result.isError && subtype === 'success') return;
+    const status = result.apiErrorStatus === null ? '' : ` (API status ${result.apiErrorStatus})`;
+    const detail = errors.length > 0 ? errors.join('; ') : result.isError && result.text !== null ? result.text : null;
+    const text = `${subtype}${status}${detail === null ? '' : `: ${detail}`}`;
+    this.ring.push({ kind: 'notice', text: shorten(text, NOTICE_CHARS), isError: true });
+  }
+}

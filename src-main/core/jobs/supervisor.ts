@@ -1,0 +1,762 @@
+/**
+ * The job supervisor (DESIGN.md §4): starts delegated `claude -p` sessions, follows their streams,
+ * prices them, enforces budgets and timeouts, kills whole process trees, and survives its own
+ * restarts: jobs are files first, processes second.
+ */
+import { randomUUID } from 'node:crypto';
+import { ServiceError, isActive } from '../../contract/index.js';
+import type {
+  Balance,
+  JobList,
+  JobRecord,
+  JobResult,
+  JobState,
+  JobView,
+  ParsedRequestOf,
+  Settings,
+} from '../../contract/index.js';
+import type { CatalogModel, CatalogPricing } from '../catalog/parse.js';
+import { scrubSecrets } from '../openrouter/client.js';
+import type { GenerationRecord } from '../openrouter/client.js';
+import { checkBudget, jobCostUsd, localDayKey, reservationOf, spentOnDay } from './budget.js';
+import { claudeArgs } from './claude-args.js';
+import { estimateCostUsd, fetchBilledCost } from './cost.js';
+import { promptPreview, resolveDirectory, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
+import type { JobStore } from './job-store.js';
+import { isSameProcess, killTree, spawnDetached } from './process-tree.js';
+import { StreamParser } from './stream-parser.js';
+import { StreamTail, readStreamFile } from './stream-tail.js';
+
+type StartRequest = ParsedRequestOf<'jobs.start'>;
+type FollowupRequest = ParsedRequestOf<'jobs.followup'>;
+
+export interface SupervisorDeps {
+  store: JobStore;
+  settings: () => Settings;
+  /** The catalog, for prices and the policy check. */
+  models: () => Promise<CatalogModel[]>;
+  apiKey: () => { value: string; source: string } | null;
+  balance: (options: { refresh: boolean }) => Promise<Balance>;
+  getGeneration: (key: string, id: string) => Promise<GenerationRecord | null>;
+  /** The environment of a delegate on this model (the key inside; see child-env.ts). */
+  childEnv: (model: string, apiKey: string, callerPath: string | undefined) => Record<string, string>;
+  locateClaude: (callerPath: string | undefined) => Promise<string>;
+  onChange?: (job: JobRecord) => void;
+  log?: (line: string) => void;
+  now?: () => number;
+  /** How often an adopted job (not our child: no exit event) is checked for life. */
+  adoptedPollMs?: number;
+  killGraceMs?: number;
+  /** Billing retry schedule (the generation record appears a few seconds late). */
+  billingDelaysMs?: number[];
+  /** Injected by tests of the failure paths; the real ones by default. */
+  spawn?: typeof spawnDetached;
+}
+
+/** Why a job is being stopped by us rather than ending by itself. */
+type Termination = Extract<JobState, 'cancelled' | 'timed_out' | 'budget_exceeded'>;
+
+interface LiveJob {
+  record: JobRecord;
+  parser: StreamParser | null;
+  tail: StreamTail | null;
+  pricing: CatalogPricing | null;
+  apiKey: string | null;
+  callerPath: string | undefined;
+  terminating: Termination | null;
+  terminationReason: string | null;
+  timers: Set<NodeJS.Timeout>;
+  waiters: Set<() => void>;
+  finishing: Promise<void> | null;
+}
+
+const TAIL_LIMIT_DEFAULT = 15;
+const LOST_REASON =
+  'The job\'s process ended while the service was not running, and its stream has no result. What it did is in its stream file.';
+const FINAL_PERSIST_THROTTLE_MS = 2000;
+
+export class Supervisor {
+  private readonly deps: SupervisorDeps;
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  private readonly jobs = new Map<string, LiveJob>();
+  private readonly queue: string[] = [];
+  private unreadable: Array<{ dir: string; problem: string }> = [];
+  private running = 0;
+  private stopped = false;
+  private readonly billing = new AbortController();
+  private readonly background = new Set<Promise<unknown>>();
+
+  constructor(deps: SupervisorDeps) {
+    this.deps = deps;
+    this.now = deps.now ?? Date.now;
+    this.log = deps.log ?? (() => undefined);
+  }
+
+  /** Loads the history; re-adopts live jobs and finishes the ones whose process is gone. */
+  async start(): Promise<void> {
+    const { records, unreadable } = await this.deps.store.loadAll();
+    this.unreadable = unreadable;
+    for (const problem of unreadable) this.log(`jobs: cannot read ${problem.dir}: ${problem.problem}`);
+    records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    for (const record of records) this.jobs.set(record.id, this.live(record));
+    for (const job of this.jobs.values()) {
+      if (job.record.state === 'running') await this.recover(job);
+      else if (job.record.state === 'queued') this.queue.push(job.record.id);
+      else if (job.record.billing === 'pending' && job.record.generationIds.length > 0) this.bill(job);
+    }
+    await this.prune();
+    this.pump();
+  }
+
+  /** Stops following jobs. Their processes keep running and are re-adopted by the next start. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.billing.abort();
+    for (const job of this.jobs.values()) {
+      job.tail?.stop();
+      job.tail = null;
+      for (const timer of job.timers) clearTimeout(timer);
+      job.timers.clear();
+      this.wake(job);
+    }
+    await Promise.allSettled([...this.background]);
+  }
+
+  // ── requests ──────────────────────────────────────────────────────────────────────────────
+
+  async startJob(request: StartRequest, client: string): Promise<JobView> {
+    const settings = this.deps.settings();
+    this.assertDelegationOn(settings);
+    const callerCwd = request.caller.cwd;
+    const prompt = await resolvePrompt(request, callerCwd);
+    const cwd = await resolveDirectory(request.cwd ?? callerCwd, callerCwd, 'cwd');
+    const addDirs = await Promise.all((request.addDirs ?? []).map((d) => resolveDirectory(d, callerCwd, 'add_dirs entry')));
+    const model = resolveModel(request.model, await this.deps.models(), settings);
+    const permissionMode = resolvePermission(request.permissionMode, settings);
+    const timeoutMinutes = resolveTimeout(request.timeoutMinutes, settings);
+    const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
+    const key = this.requireKey();
+    await this.deps.locateClaude(request.caller.path);
+    const record = this.newRecord({
+      sessionId: randomUUID(),
+      turn: 1,
+      previousJobId: null,
+      model: model.id,
+      permissionMode,
+      cwd,
+      addDirs,
+      allowedTools: request.allowedTools ?? [],
+      disallowedTools: request.disallowedTools ?? [],
+      appendSystemPrompt: request.appendSystemPrompt ?? null,
+      maxTurns: request.maxTurns ?? null,
+      maxCostUsd,
+      timeoutMinutes,
+      promptPreview: promptPreview(prompt),
+      client,
+    });
+    const job = await this.admit(record, prompt, model.pricing, key, request.caller.path, settings);
+    return this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
+  }
+
+  async followup(request: FollowupRequest, client: string): Promise<JobView> {
+    const settings = this.deps.settings();
+    this.assertDelegationOn(settings);
+    if ((request.jobId === undefined) === (request.sessionId === undefined)) {
+      throw new ServiceError('invalid_request', 'Give either job_id or session_id of the conversation to continue.');
+    }
+    const previous = request.jobId !== undefined ? this.find(request.jobId).record : this.latestOfSession(request.sessionId ?? '');
+    const latest = this.latestOfSession(previous.sessionId);
+    if (isActive(latest.state)) {
+      throw new ServiceError(
+        'conflict',
+        `The previous turn of this conversation (job ${latest.id}) is still ${latest.state}. Wait for it with delegate_result {"job_id": "${latest.id}", "wait_seconds": 120}, then follow up.`,
+      );
+    }
+    const prompt = await resolvePrompt(request, request.caller.cwd);
+    const model = resolveModel(latest.model, await this.deps.models(), settings);
+    const permissionMode = resolvePermission(request.permissionMode ?? latest.permissionMode, settings);
+    const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
+    const key = this.requireKey();
+    await this.deps.locateClaude(request.caller.path);
+    await resolveDirectory(latest.cwd, latest.cwd, 'The conversation\'s directory');
+    const record = this.newRecord({
+      sessionId: latest.sessionId,
+      turn: latest.turn + 1,
+      previousJobId: latest.id,
+      model: model.id,
+      permissionMode,
+      cwd: latest.cwd,
+      addDirs: latest.addDirs,
+      allowedTools: latest.allowedTools,
+      disallowedTools: latest.disallowedTools,
+      appendSystemPrompt: latest.appendSystemPrompt,
+      maxTurns: request.maxTurns ?? latest.maxTurns,
+      maxCostUsd,
+      timeoutMinutes: Math.min(latest.timeoutMinutes, settings.jobTimeoutMinutes),
+      promptPreview: promptPreview(prompt),
+      client,
+    });
+    const job = await this.admit(record, prompt, model.pricing, key, request.caller.path, settings);
+    return this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
+  }
+
+  async status(request: ParsedRequestOf<'jobs.status'>): Promise<JobView> {
+    return this.view(this.find(request.jobId), { waitSeconds: request.waitSeconds, progressLimit: request.progressLimit });
+  }
+
+  async result(request: ParsedRequestOf<'jobs.result'>): Promise<JobResult> {
+    const job = this.find(request.jobId);
+    const view = await this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
+    if (isActive(job.record.state)) return { ...view, resultText: null, truncatedAt: null };
+    const text = await this.deps.store.readResult(job.record.id);
+    if (text === null) return { ...view, resultText: null, truncatedAt: null };
+    const truncated = text.length > request.maxChars;
+    return { ...view, resultText: truncated ? text.slice(0, request.maxChars) : text, truncatedAt: truncated ? request.maxChars : null };
+  }
+
+  async cancel(jobId: string): Promise<JobView> {
+    const job = this.find(jobId);
+    await this.terminate(job, 'cancelled', 'Cancelled on request.');
+    return this.view(job, { waitSeconds: 0, progressLimit: TAIL_LIMIT_DEFAULT });
+  }
+
+  /** Cancels every queued and running job; resolves once their trees are gone. */
+  async killAll(): Promise<number> {
+    const active = [...this.jobs.values()].filter((j) => isActive(j.record.state));
+    await Promise.all(active.map((j) => this.terminate(j, 'cancelled', 'Cancelled by kill-all.')));
+    return active.length;
+  }
+
+  list(request: ParsedRequestOf<'jobs.list'>): JobList {
+    const all = [...this.jobs.values()].map((j) => j.record).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+    const matching = request.state ? all.filter((r) => r.state === request.state) : all;
+    const shown = matching.slice(0, request.limit);
+    const conversations = new Map<string, JobList['conversations'][number]>();
+    for (const record of shown) {
+      let conversation = conversations.get(record.sessionId);
+      if (!conversation) {
+        conversation = { sessionId: record.sessionId, model: record.model, cwd: record.cwd, jobs: [], costUsd: 0 };
+        conversations.set(record.sessionId, conversation);
+      }
+      conversation.jobs.push(record);
+      conversation.costUsd += jobCostUsd(record);
+    }
+    const settings = this.deps.settings();
+    return {
+      conversations: [...conversations.values()],
+      shownJobs: shown.length,
+      totalJobs: matching.length,
+      totalCostUsd: shown.reduce((sum, r) => sum + jobCostUsd(r), 0),
+      spentTodayUsd: this.spentToday(),
+      dailyBudgetUsd: settings.budgets.perDayUsd,
+      running: all.filter((r) => r.state === 'running').length,
+      queued: all.filter((r) => r.state === 'queued').length,
+      unreadable: this.unreadable,
+    };
+  }
+
+  /** Active jobs, for the tray and kill-all confirmations. */
+  activeJobs(): JobRecord[] {
+    return [...this.jobs.values()].filter((j) => isActive(j.record.state)).map((j) => j.record);
+  }
+
+  spentToday(): number {
+    return spentOnDay(
+      [...this.jobs.values()].map((j) => j.record),
+      localDayKey(this.now()),
+    );
+  }
+
+  // ── admission ─────────────────────────────────────────────────────────────────────────────
+
+  private assertDelegationOn(settings: Settings): void {
+    if (settings.mode === 'off') {
+      throw new ServiceError(
+        'delegation_off',
+        'Delegation is turned off in the user\'s OpenRouter Delegate settings, so nothing was started. Only the user can turn it on (mode "ondemand" or "auto"); tell them if delegating would help.',
+      );
+    }
+  }
+
+  private requireKey(): string {
+    const key = this.deps.apiKey();
+    if (!key) throw new ServiceError('no_key', 'No OpenRouter key is set, so nothing was started. The user can add one with `openrouter-delegate key set`.');
+    return key.value;
+  }
+
+  private reservedUsd(): number {
+    let total = 0;
+    for (const job of this.jobs.values()) if (isActive(job.record.state)) total += reservationOf(job.record);
+    return total;
+  }
+
+  /** The balance a new job may draw on; refuses at once when OpenRouter has rejected the key. */
+  private async remainingBalance(): Promise<number | null> {
+    const balance = await this.deps.balance({ refresh: false });
+    if (balance.keyProblemCode === 'openrouter_unauthorized' || balance.keyProblemCode === 'openrouter_payment_required') {
+      // Claude Code would retry a dead key for minutes before giving up: say it now instead.
+      throw new ServiceError(balance.keyProblemCode, `Nothing was started: ${balance.keyProblem ?? 'OpenRouter refused the key.'}`);
+    }
+    if (balance.key?.remainingUsd !== null && balance.key?.remainingUsd !== undefined) return balance.key.remainingUsd;
+    if (balance.credits) return balance.credits.remainingUsd;
+    return null;
+  }
+
+  /** Budget check and reservation in one synchronous step, then the files, then the queue. */
+  private async admit(record: JobRecord, prompt: string, pricing: CatalogPricing, key: string, callerPath: string | undefined, settings: Settings): Promise<LiveJob> {
+    if (estimateCostUsd([], pricing) === null) {
+      throw new ServiceError('policy_refused', `${record.model} has no fixed price (a router), so its cost cannot be capped. Pick a model with list prices.`);
+    }
+    const remainingUsd = await this.remainingBalance();
+    // No await between the check and the insertion below: concurrent starts see each other's reservation.
+    checkBudget({ settings, spentTodayUsd: this.spentToday(), reservedUsd: this.reservedUsd(), maxCostUsd: record.maxCostUsd, remainingUsd });
+    const job = this.live(record);
+    job.pricing = pricing;
+    job.apiKey = key;
+    job.callerPath = callerPath;
+    this.jobs.set(record.id, job);
+    try {
+      await this.deps.store.create(record, prompt);
+    } catch (error) {
+      this.jobs.delete(record.id);
+      throw new ServiceError('io_error', error instanceof Error ? error.message : String(error));
+    }
+    this.queue.push(record.id);
+    this.emit(job);
+    this.pump();
+    return job;
+  }
+
+  private newRecord(fields: Pick<JobRecord, 'sessionId' | 'turn' | 'previousJobId' | 'model' | 'permissionMode' | 'cwd' | 'addDirs' | 'allowedTools' | 'disallowedTools' | 'appendSystemPrompt' | 'maxTurns' | 'maxCostUsd' | 'timeoutMinutes' | 'promptPreview' | 'client'>): JobRecord {
+    return {
+      version: 1,
+      id: this.deps.store.newJobId(),
+      ...fields,
+      state: 'queued',
+      createdAt: new Date(this.now()).toISOString(),
+      startedAt: null,
+      endedAt: null,
+      claudePath: null,
+      pid: null,
+      pidStartTime: null,
+      exitCode: null,
+      signal: null,
+      endReason: null,
+      resultSubtype: null,
+      isError: null,
+      toolCalls: 0,
+      numTurns: null,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      estimatedCostUsd: 0,
+      billedCostUsd: null,
+      billing: 'pending',
+      generationIds: [],
+    };
+  }
+
+  private live(record: JobRecord): LiveJob {
+    return {
+      record,
+      parser: null,
+      tail: null,
+      pricing: null,
+      apiKey: null,
+      callerPath: undefined,
+      terminating: null,
+      terminationReason: null,
+      timers: new Set(),
+      waiters: new Set(),
+      finishing: null,
+    };
+  }
+
+  // ── running ───────────────────────────────────────────────────────────────────────────────
+
+  /** Starts queued jobs while there is room under the concurrency limit. */
+  private pump(): void {
+    if (this.stopped) return;
+    const limit = this.deps.settings().concurrency;
+    while (this.running < limit && this.queue.length > 0) {
+      const id = this.queue.shift() ?? '';
+      const job = this.jobs.get(id);
+      if (!job || job.record.state !== 'queued') continue;
+      this.running++;
+      this.track(this.launch(job));
+    }
+  }
+
+  private track(promise: Promise<unknown>): void {
+    const tracked = promise.catch((error: unknown) => this.log(`jobs: ${error instanceof Error ? error.message : String(error)}`));
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
+  }
+
+  private async launch(job: LiveJob): Promise<void> {
+    const record = job.record;
+    const paths = this.deps.store.paths(record.id);
+    try {
+      // A job re-queued after a restart lost its in-memory key and prices: look them up again.
+      job.apiKey ??= this.requireKey();
+      job.pricing ??= resolveModel(record.model, await this.deps.models(), this.deps.settings()).pricing;
+      const command = await this.deps.locateClaude(job.callerPath);
+      const spawn = this.deps.spawn ?? spawnDetached;
+      const child = await spawn({
+        command,
+        args: claudeArgs(record),
+        cwd: record.cwd,
+        env: this.deps.childEnv(record.model, job.apiKey, job.callerPath),
+        stdinFile: paths.prompt,
+        stdoutFile: paths.stream,
+        stderrFile: paths.stderr,
+      });
+      if (job.terminating) {
+        // Cancelled while spawning: the process exists now, so end it like any other.
+        record.pid = child.pid;
+        record.pidStartTime = child.startTime;
+      }
+      Object.assign(record, { state: 'running', startedAt: new Date(this.now()).toISOString(), claudePath: command, pid: child.pid, pidStartTime: child.startTime });
+      await this.persist(job);
+      this.emit(job);
+      this.follow(job);
+      this.armTimeout(job);
+      void child.exited.then(({ code, signal }) => this.finish(job, { code, signal }));
+      if (job.terminating) void this.kill(job);
+    } catch (error) {
+      this.running--;
+      record.state = 'failed';
+      record.endedAt = new Date(this.now()).toISOString();
+      record.endReason = error instanceof ServiceError || error instanceof Error ? error.message : String(error);
+      record.billing = 'unavailable';
+      await this.persist(job);
+      this.emit(job);
+      this.wake(job);
+      this.pump();
+    }
+  }
+
+  /** Tails the job's stream into its parser, pricing each assistant message as it arrives. */
+  private follow(job: LiveJob): void {
+    const parser = (job.parser = new StreamParser());
+    let lastPersist = 0;
+    job.tail = new StreamTail({
+      file: this.deps.store.paths(job.record.id).stream,
+      onLine: (line) => {
+        parser.push(line);
+        this.absorb(job);
+        if (job.record.state !== 'running') return;
+        if (job.record.estimatedCostUsd > job.record.maxCostUsd && !job.terminating) {
+          void this.terminate(
+            job,
+            'budget_exceeded',
+            `Stopped: the estimated cost passed the job's cap of $${job.record.maxCostUsd.toFixed(2)}.`,
+          );
+        } else if (this.now() - lastPersist > FINAL_PERSIST_THROTTLE_MS) {
+          lastPersist = this.now();
+          void this.persist(job);
+        }
+      },
+    });
+    job.tail.start();
+  }
+
+  /** Copies what the stream has told so far into the record. */
+  private absorb(job: LiveJob): void {
+    const parser = job.parser;
+    if (!parser) return;
+    const record = job.record;
+    record.toolCalls = parser.toolCalls;
+    // Live, the stream under-reports output tokens (each message's usage is a snapshot taken as it
+    // began); the result line's totals correct that at the end. bestUsage is the larger of the two.
+    record.usage = parser.bestUsage;
+    record.generationIds = [...parser.generationIds];
+    if (job.pricing) record.estimatedCostUsd = estimateCostUsd([parser.bestUsage], job.pricing) ?? record.estimatedCostUsd;
+    const result = parser.result;
+    if (result) {
+      record.resultSubtype = result.subtype;
+      record.isError = result.isError;
+      record.numTurns = result.numTurns;
+    }
+  }
+
+  private armTimeout(job: LiveJob): void {
+    const started = Date.parse(job.record.startedAt ?? job.record.createdAt);
+    const remaining = Math.max(0, started + job.record.timeoutMinutes * 60_000 - this.now());
+    const timer = setTimeout(() => {
+      job.timers.delete(timer);
+      void this.terminate(job, 'timed_out', `Stopped: the job ran longer than its timeout of ${job.record.timeoutMinutes} minutes.`);
+    }, remaining);
+    timer.unref();
+    job.timers.add(timer);
+  }
+
+  private async terminate(job: LiveJob, state: Termination, reason: string): Promise<void> {
+    const record = job.record;
+    if (!isActive(record.state)) return;
+    if (!job.terminating) {
+      job.terminating = state;
+      job.terminationReason = reason;
+    }
+    if (record.state === 'queued') {
+      const index = this.queue.indexOf(record.id);
+      if (index >= 0) {
+        this.queue.splice(index, 1);
+        Object.assign(record, { state, endedAt: new Date(this.now()).toISOString(), endReason: reason, billing: 'unavailable' });
+        await this.persist(job);
+        this.emit(job);
+        this.wake(job);
+        return;
+      }
+      // Being spawned right now: launch() sees `terminating` and kills it once it exists.
+      return;
+    }
+    await this.kill(job);
+    await this.waitUntilFinal(job);
+  }
+
+  private async kill(job: LiveJob): Promise<void> {
+    const { pid, pidStartTime } = job.record;
+    if (pid === null) return;
+    const outcome = await killTree(pid, { startTime: pidStartTime, ...(this.deps.killGraceMs !== undefined ? { graceMs: this.deps.killGraceMs } : {}), log: this.log });
+    if (outcome.survivors.length > 0) this.log(`jobs: ${job.record.id}: processes survived the kill: ${outcome.survivors.join(', ')}`);
+  }
+
+  private waitUntilFinal(job: LiveJob): Promise<void> {
+    if (!isActive(job.record.state)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!isActive(job.record.state) || this.stopped) {
+          job.waiters.delete(check);
+          resolve();
+        }
+      };
+      job.waiters.add(check);
+    });
+  }
+
+  /** The process ended: read the rest of its stream and settle the job's outcome. */
+  private finish(job: LiveJob, exit: { code: number | null; signal: string | null }, lostReason?: string): Promise<void> {
+    job.finishing ??= (async () => {
+      if (this.stopped) return;
+      job.tail?.flush();
+      job.tail?.stop();
+      job.tail = null;
+      for (const timer of job.timers) clearTimeout(timer);
+      job.timers.clear();
+      this.absorb(job);
+      const record = job.record;
+      const stderrTail = await this.deps.store.readStderrTail(record.id).catch(() => '');
+      Object.assign(record, { exitCode: exit.code, signal: exit.signal, endedAt: new Date(this.now()).toISOString() });
+      const outcome = lostReason ? { state: 'lost' as const, endReason: lostReason } : this.outcome(job, exit, stderrTail);
+      Object.assign(record, { state: outcome.state, endReason: outcome.endReason === null ? null : this.redact(outcome.endReason) });
+      const raw = job.parser?.result?.text ?? job.parser?.lastAssistantText ?? null;
+      const text = raw === null ? null : this.redact(raw);
+      if (text !== null) await this.deps.store.writeResult(record.id, text).catch((e: unknown) => this.log(`jobs: ${record.id}: result not saved: ${String(e)}`));
+      record.billing = record.generationIds.length > 0 ? 'pending' : 'unavailable';
+      await this.persist(job);
+      this.running = Math.max(0, this.running - 1);
+      this.emit(job);
+      this.wake(job);
+      this.pump();
+      if (record.billing === 'pending') this.bill(job);
+    })();
+    return job.finishing;
+  }
+
+  private outcome(job: LiveJob, exit: { code: number | null; signal: string | null }, stderrTail: string): Pick<JobRecord, 'state' | 'endReason'> {
+    if (job.terminating) return { state: job.terminating, endReason: job.terminationReason };
+    const result = job.parser?.result;
+    if (result) {
+      if (!result.isError && result.subtype === 'success') return { state: 'succeeded', endReason: null };
+      return { state: 'failed', endReason: describeFailure(result, stderrTail) };
+    }
+    const how = exit.signal ? `was killed by ${exit.signal}` : exit.code === null ? 'ended' : `exited with code ${exit.code}`;
+    const detail = lastLine(stderrTail);
+    return { state: 'failed', endReason: `Claude Code ${how} without a result.${detail ? ` Its last words: ${detail}` : ''}` };
+  }
+
+  /** Asks OpenRouter what the job really cost (the records appear a few seconds late). */
+  private bill(job: LiveJob): void {
+    const key = job.apiKey ?? this.deps.apiKey()?.value ?? null;
+    if (!key) {
+      job.record.billing = 'unavailable';
+      void this.persist(job);
+      return;
+    }
+    this.track(
+      (async () => {
+        const billed = await fetchBilledCost({
+          getGeneration: (id) => this.deps.getGeneration(key, id),
+          ids: job.record.generationIds,
+          ...(this.deps.billingDelaysMs ? { delaysMs: this.deps.billingDelaysMs } : {}),
+          signal: this.billing.signal,
+        });
+        if (this.stopped) return;
+        job.record.billedCostUsd = billed.billedUsd;
+        job.record.billing = billed.state;
+        await this.persist(job);
+        this.emit(job);
+      })(),
+    );
+  }
+
+  // ── recovery ──────────────────────────────────────────────────────────────────────────────
+
+  /** A job the last service left running: adopt its process if it is still the same one, else finish it from its stream. */
+  private async recover(job: LiveJob): Promise<void> {
+    const { pid, pidStartTime } = job.record;
+    const alive = pid !== null && pidStartTime !== null && (await isSameProcess(pid, pidStartTime));
+    job.pricing = await this.deps
+      .models()
+      .then((models) => models.find((m) => m.id === job.record.model)?.pricing ?? null)
+      .catch(() => null);
+    job.apiKey = this.deps.apiKey()?.value ?? null;
+    if (alive) {
+      this.log(`jobs: re-adopting ${job.record.id} (pid ${pid})`);
+      this.running++;
+      this.follow(job);
+      this.armTimeout(job);
+      this.watchAdopted(job);
+      return;
+    }
+    // The process is gone: whatever it wrote is in the stream file.
+    const parser = (job.parser = new StreamParser());
+    await readStreamFile(this.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => undefined);
+    this.running++;
+    await this.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
+  }
+
+  /** An adopted process is not our child, so no exit event: check on it until it is gone. */
+  private watchAdopted(job: LiveJob): void {
+    const { pid, pidStartTime } = job.record;
+    const poll = () => {
+      const timer = setTimeout(() => {
+        job.timers.delete(timer);
+        if (this.stopped) return;
+        void isSameProcess(pid ?? 0, pidStartTime ?? '').then((alive) => {
+          if (alive) poll();
+          else void this.finish(job, { code: null, signal: null });
+        });
+      }, this.deps.adoptedPollMs ?? 500);
+      job.timers.add(timer);
+    };
+    poll();
+  }
+
+  private async prune(): Promise<void> {
+    const settings = this.deps.settings();
+    const { removed } = await this.deps.store.prune({ retentionDays: settings.retentionDays, isActive: (r) => isActive(r.state) });
+    for (const id of removed) this.jobs.delete(id);
+  }
+
+  // ── views ─────────────────────────────────────────────────────────────────────────────────
+
+  private find(jobId: string): LiveJob {
+    const job = this.jobs.get(jobId);
+    if (!job) {
+      throw new ServiceError('not_found', `No job "${jobId.slice(0, 100)}". delegate_list shows the jobs there are.`);
+    }
+    return job;
+  }
+
+  private latestOfSession(sessionId: string): JobRecord {
+    let latest: JobRecord | null = null;
+    for (const { record } of this.jobs.values()) if (record.sessionId === sessionId && (!latest || record.turn > latest.turn)) latest = record;
+    if (!latest) throw new ServiceError('not_found', `No conversation with session_id "${sessionId.slice(0, 100)}". delegate_list shows the sessions there are.`);
+    return latest;
+  }
+
+  private async wait(job: LiveJob, seconds: number): Promise<boolean> {
+    if (seconds <= 0 || !isActive(job.record.state)) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      this.waitUntilFinal(job).then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), seconds * 1000);
+      }),
+    ]);
+    clearTimeout(timer);
+    return timedOut && isActive(job.record.state);
+  }
+
+  private async view(job: LiveJob, options: { waitSeconds: number; progressLimit: number }): Promise<JobView> {
+    const waitTimedOut = await this.wait(job, options.waitSeconds);
+    const record = job.record;
+    if (!job.parser && !isActive(record.state)) {
+      // A finished job from history: its tail is in its stream file.
+      const parser = new StreamParser();
+      await readStreamFile(this.deps.store.paths(record.id).stream, (line) => parser.push(line)).catch(() => undefined);
+      job.parser = parser;
+    }
+    const paths = this.deps.store.paths(record.id);
+    const end = record.endedAt ? Date.parse(record.endedAt) : this.now();
+    const start = record.startedAt ? Date.parse(record.startedAt) : end;
+    const view: JobView = {
+      job: record,
+      elapsedSeconds: Math.max(0, Math.round((end - start) / 1000)),
+      unverified: !isActive(record.state) && record.toolCalls === 0,
+      tail: (job.parser?.tail(options.progressLimit) ?? []).map((entry) => ({ ...entry, text: this.redact(entry.text) })),
+      queuePosition: record.state === 'queued' ? this.queue.indexOf(record.id) + 1 || null : null,
+      files: { dir: paths.dir, prompt: paths.prompt, stream: paths.stream, stderr: paths.stderr, result: paths.result },
+      waitTimedOut,
+    };
+    if (record.state === 'failed' || record.state === 'lost') {
+      const stderr = await this.deps.store.readStderrTail(record.id, 2000).catch(() => '');
+      if (stderr.trim()) view.stderrTail = this.redact(stderr);
+    }
+    return view;
+  }
+
+  // ── plumbing ──────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A delegate can print its own environment (`env`), key included. What it wrote to its stream
+   * stays in the job's private folder; what the service hands out never carries the key.
+   */
+  private redact(text: string): string {
+    return scrubSecrets(text, this.deps.apiKey()?.value);
+  }
+
+  private async persist(job: LiveJob): Promise<void> {
+    try {
+      await this.deps.store.write(job.record);
+    } catch (error) {
+      this.log(`jobs: ${job.record.id}: job.json not saved: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private emit(job: LiveJob): void {
+    this.deps.onChange?.(job.record);
+  }
+
+  private wake(job: LiveJob): void {
+    for (const waiter of [...job.waiters]) waiter();
+  }
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split('\n');
+  return (lines[lines.length - 1] ?? '').slice(0, 300);
+}
+
+function describeFailure(result: NonNullable<StreamParser['result']>, stderrTail: string): string {
+  const status = result.apiErrorStatus;
+  const said = result.text ? ` Claude Code said: ${result.text.slice(0, 500)}` : '';
+  switch (status) {
+    case 401:
+      return `OpenRouter rejected the key (401). The user can set a valid one with \`openrouter-delegate key set\`.${said}`;
+    case 402:
+      return `OpenRouter says the account is out of credits (402). Top up at https://openrouter.ai/settings/credits.${said}`;
+    case 429:
+      return `OpenRouter rate-limited the model (429) and Claude Code gave up retrying. Try again later or pick another model.${said}`;
+    case 529:
+    case 502:
+    case 503:
+      return `The model's provider is overloaded or unavailable (${status}). Try again later or pick another model.${said}`;
+    default:
+      break;
+  }
+  if (result.subtype === 'error_max_turns') return `The delegate used up its max_turns before finishing.${said}`;
+  if (result.subtype === 'error_during_execution') return `Claude Code stopped with an error during execution.${said}${stderrTail ? ` ${lastLine(stderrTail)}` : ''}`;
+  return `The delegate ended with an error (${result.subtype}${status ? `, HTTP ${status}` : ''}).${said}`;
+}

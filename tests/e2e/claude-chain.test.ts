@@ -1,0 +1,121 @@
+/**
+ * The whole chain as users run it: a real `claude -p` is the MCP client, with the bridge registered
+ * through --mcp-config; its own model is played by the fake, scripted to call delegate_start and then
+ * delegate_result with the job id it was given. Its final answer must carry the delegate's text.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { BRIDGE } from '../support/built.js';
+import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
+import type { ModelRequest } from '../support/fake-anthropic.js';
+import { DelegationWorld, KEY, MODEL } from '../support/delegation.js';
+
+let world: DelegationWorld;
+beforeEach(() => {
+  world = new DelegationWorld();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+function lastToolResult(request: ModelRequest): string {
+  return toolResults(request).at(-1)?.text ?? '';
+}
+
+/**
+ * Claude Code hands the model a tool's structuredContent (as JSON) when there is one, else its text:
+ * read the answer from whichever arrived.
+ */
+function answerIn(toolResult: string): string {
+  try {
+    const structured = JSON.parse(toolResult) as { resultText?: string | null; next?: string };
+    expect(structured.next).toMatch(/delegate_followup/);
+    return structured.resultText ?? '(no answer in the result)';
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return /--- answer ---\n([\s\S]*?)\n--- end of answer ---/.exec(toolResult)?.[1] ?? '(no answer seen)';
+  }
+}
+
+function runOuterClaude(prompt: string, env: NodeJS.ProcessEnv, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLAUDE_CLI, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(prompt);
+  });
+}
+
+it('a real claude -p delegates through the bridge and answers with the delegate\'s text', async () => {
+  await world.start();
+  world.model.script('inner', [{ text: 'Hello from the delegate, 7 files counted.' }]);
+  world.model.script('outer', [
+    { toolUse: { name: 'mcp__openrouter__delegate_start', input: { prompt: `${ScriptedModel.marker('inner')} Count the files.`, wait_seconds: 60 } } },
+    {
+      dynamic: (request) => {
+        const jobId = /job_\d{8}T\d{6}Z_[a-z0-9]+/.exec(lastToolResult(request))?.[0] ?? 'no-job-id-seen';
+        return { toolUse: { name: 'mcp__openrouter__delegate_result', input: { job_id: jobId, wait_seconds: 60 } } };
+      },
+    },
+    {
+      dynamic: (request) => {
+        const answer = answerIn(lastToolResult(request));
+        return { text: `The delegate reports: ${answer}` };
+      },
+    },
+  ]);
+
+  const outerConfig = path.join(world.home, 'outer-claude-config');
+  await mkdir(outerConfig, { recursive: true });
+  const bridgeEnv = Object.fromEntries(
+    Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  const mcpConfig = JSON.stringify({ mcpServers: { openrouter: { type: 'stdio', command: process.execPath, args: [BRIDGE], env: bridgeEnv } } });
+  const outerEnv: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    TMPDIR: world.env.TMPDIR,
+    ANTHROPIC_BASE_URL: world.fake.baseUrl,
+    ANTHROPIC_AUTH_TOKEN: KEY,
+    ANTHROPIC_API_KEY: '',
+    ANTHROPIC_MODEL: MODEL,
+    ANTHROPIC_DEFAULT_OPUS_MODEL: MODEL,
+    ANTHROPIC_DEFAULT_SONNET_MODEL: MODEL,
+    ANTHROPIC_DEFAULT_HAIKU_MODEL: MODEL,
+    CLAUDE_CONFIG_DIR: outerConfig,
+    CLAUDE_CODE_MAX_RETRIES: '0',
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+  const outer = await runOuterClaude(
+    `${ScriptedModel.marker('outer')} Delegate counting the files, then tell me what the delegate found.`,
+    outerEnv,
+    [
+      '-p',
+      '--output-format',
+      'json',
+      '--model',
+      MODEL,
+      '--strict-mcp-config',
+      '--mcp-config',
+      mcpConfig,
+      '--allowedTools=mcp__openrouter__delegate_start',
+      '--allowedTools=mcp__openrouter__delegate_result',
+    ],
+    world.project,
+  );
+  expect(outer.code, outer.stderr).toBe(0);
+  const final = JSON.parse(outer.stdout) as { result: string; is_error: boolean };
+  expect(final.is_error).toBe(false);
+  expect(final.result).toBe('The delegate reports: Hello from the delegate, 7 files counted.');
+  // Three outer turns (start, result, answer); the delegate ran its own, separate conversation.
+  expect(world.model.requestsFor('outer')).toHaveLength(3);
+  expect(world.model.requestsFor('inner')).toHaveLength(1);
+  expect(JSON.stringify(world.model.requestsFor('inner')[0]?.messages)).not.toContain('Delegate counting the files');
+}, 120_000);

@@ -1,0 +1,151 @@
+/**
+ * Everything an end-to-end delegation test needs: a fake OpenRouter that also plays the model, a
+ * home with settings, the real `claude` CLI, and the built bridge connected the way Claude Code
+ * connects it.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { expect } from 'vitest';
+import { BRIDGE, runCli, testEnv } from './built.js';
+import { CLAUDE_CLI, ScriptedModel } from './fake-anthropic.js';
+import { FakeOpenRouter } from './fake-openrouter.js';
+import { makeTempHome } from './temp-home.js';
+
+export const KEY = `sk-or-v1-${'5eed'.repeat(16)}`;
+export const MODEL = 'deepseek/deepseek-v4-flash-0731';
+
+export interface ToolAnswer<T = Record<string, unknown>> {
+  isError: boolean;
+  text: string;
+  structured: T;
+}
+
+export class DelegationWorld {
+  readonly fake = new FakeOpenRouter();
+  readonly model: ScriptedModel;
+  home = '';
+  project = '';
+  env: NodeJS.ProcessEnv = {};
+  private readonly cleanups: Array<() => Promise<unknown>> = [];
+
+  constructor() {
+    this.model = new ScriptedModel(this.fake, { apiKey: KEY });
+  }
+
+  /** Starts the fake and makes a home whose settings.json holds `settings`. */
+  async start(settings: Record<string, unknown> = {}, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+    this.fake.addKey(KEY, { limit: 100, limitRemaining: 90, usage: 10 });
+    await this.fake.start();
+    const { home, cleanup } = await makeTempHome('ord-deleg-');
+    this.home = home;
+    this.project = path.join(home, 'project');
+    const tmp = path.join(home, 'tmp');
+    await mkdir(this.project, { recursive: true });
+    await mkdir(tmp, { recursive: true });
+    await mkdir(path.join(home, 'config'), { recursive: true, mode: 0o700 });
+    // No retries by default: a scripted error should end the job at once, not after minutes.
+    await writeFile(path.join(home, 'config', 'settings.json'), JSON.stringify({ delegateMaxRetries: 0, ...settings }, null, 2), { mode: 0o600 });
+    this.env = testEnv(home, this.fake.baseUrl, { OPENROUTER_API_KEY: KEY, OPENROUTER_DELEGATE_CLAUDE: CLAUDE_CLI, TMPDIR: tmp, ...extraEnv });
+    this.cleanups.push(cleanup, () => this.fake.stop(), async () => this.model.stop());
+  }
+
+  /** Ends every job and the service, then removes the home. */
+  async stop(): Promise<void> {
+    await runCli(['stop', '--kill-jobs'], this.env);
+    while (this.cleanups.length) await this.cleanups.pop()?.();
+  }
+
+  async bridge(extraEnv: NodeJS.ProcessEnv = {}): Promise<Client> {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BRIDGE],
+      env: { ...this.env, ...extraEnv } as Record<string, string>,
+      cwd: this.project,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'delegation-test', version: '1.0.0' });
+    await client.connect(transport);
+    this.cleanups.push(() => client.close());
+    return client;
+  }
+
+  async serviceStatus(): Promise<{ pid: number }> {
+    const result = await runCli(['status', '--json'], this.env);
+    return (JSON.parse(result.stdout) as { service: { pid: number } }).service;
+  }
+}
+
+export async function call<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<ToolAnswer<T>> {
+  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
+  const text = (result.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? '').join('\n');
+  return { isError: result.isError === true, text, structured: (result.structuredContent ?? {}) as T };
+}
+
+export async function callOk<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<ToolAnswer<T>> {
+  const answer = await call<T>(client, name, args);
+  expect(answer.isError, answer.text).toBe(false);
+  return answer;
+}
+
+export interface JobShape {
+  id: string;
+  sessionId: string;
+  state: string;
+  model: string;
+  turn: number;
+  pid: number | null;
+  endReason: string | null;
+  estimatedCostUsd: number;
+  billedCostUsd: number | null;
+  billing: string;
+  toolCalls: number;
+  usage: { inputTokens: number; outputTokens: number };
+  generationIds: string[];
+  maxCostUsd: number;
+}
+
+export interface ViewShape {
+  job: JobShape;
+  tail: Array<{ kind: string; tool?: string; text: string; isError?: boolean }>;
+  files: { dir: string; stream: string; result: string };
+  resultText?: string | null;
+  stderrTail?: string;
+}
+
+/** Waits (through delegate_status) until the job has left queued/running. */
+export async function waitForEnd(client: Client, jobId: string): Promise<ViewShape> {
+  const { structured } = await callOk<ViewShape>(client, 'delegate_status', { job_id: jobId, wait_seconds: 90 });
+  expect(['queued', 'running']).not.toContain(structured.job.state);
+  return structured;
+}
+
+/** Processes whose command line is exactly these arguments (e.g. ['sleep', '317']). */
+export async function processesRunning(argv: string[]): Promise<number[]> {
+  const wanted = `${argv.join('\0')}\0`;
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const [cmdline, stat] = await Promise.all([readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => ''), readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '')]);
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (cmdline === wanted && state !== 'Z') pids.push(Number(entry));
+  }
+  return pids;
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie has ended; it only waits for its parent to notice.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
