@@ -15,6 +15,7 @@ import { defaultSettings } from '../src-main/contract/index.js';
 import { FakeOpenRouter, readJsonFixture } from '../tests/support/fake-openrouter.js';
 import { coldStartMs, initialize, startStdioServer } from './lib/mcp-stdio.js';
 import { median, ms, percentile, printTable } from './lib/stats.js';
+import { startOverheadBench, streamingMemoryBench } from './delegation.js';
 import { streamReaderBench } from './stream-reader.js';
 import type { BudgetRow } from './lib/stats.js';
 
@@ -133,7 +134,14 @@ async function main(): Promise<void> {
   const stopService = await startService(env);
   try {
     console.log(`OpenRouter Delegate bench — ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, ${new Date().toISOString()}\n`);
-    const rows = [await coldStart(env, baselineEnv), ...(await roundTrip(env)), catalog(), await streamReaderBench()];
+    const rows = [
+      await coldStart(env, baselineEnv),
+      ...(await roundTrip(env)),
+      catalog(),
+      await streamReaderBench(),
+      await startOverheadBench(),
+      await streamingMemoryBench(),
+    ];
     printTable(rows);
     if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;
   } finally {

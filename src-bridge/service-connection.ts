@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { APP_VERSION, ServiceError } from '../src-main/contract/index.js';
+import { APP_VERSION, CONTRACT, ServiceError } from '../src-main/contract/index.js';
 import type { EventName, EventOf, MethodName, RequestOf, ResponseOf } from '../src-main/contract/index.js';
 import { IpcClient } from '../src-main/ipc/client.js';
 import type { Locations } from '../src-main/ipc/locations.js';
@@ -38,9 +38,27 @@ export class ServiceConnection {
     this.options = options;
   }
 
+  /**
+   * Calls the service, connecting (or starting it) first. When the connection turns out to be dead
+   * (the service was restarted or killed), a call that changes nothing is retried once on a fresh
+   * connection; one that changes state is not, since the service may have carried it out.
+   */
   async call<M extends MethodName>(method: M, params: RequestOf<M>): Promise<ResponseOf<M>> {
     const client = await this.connect();
-    return client.call(method, params);
+    try {
+      return await client.call(method, params);
+    } catch (error) {
+      if (!(error instanceof ServiceError) || error.code !== 'unavailable' || this.closed) throw error;
+      if (this.client === client) this.client = null;
+      client.close();
+      if (CONTRACT[method].changes) {
+        throw new ServiceError(
+          'unavailable',
+          `${error.message}. The service may or may not have done it: check with delegate_list (or \`openrouter-delegate status\`) before trying again.`,
+        );
+      }
+      return (await this.connect()).call(method, params);
+    }
   }
 
   on<E extends EventName>(event: E, listener: (data: EventOf<E>) => void): void {

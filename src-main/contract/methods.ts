@@ -149,8 +149,12 @@ export type ServiceStatus = z.infer<typeof ServiceStatusSchema>;
 
 const empty = z.object({}).strict();
 
-function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, summary: string) {
-  return { request, response, summary };
+/**
+ * `changes`: the call changes state (starts a job, stores a key …). A caller that lost the
+ * connection mid-call may retry only the calls that do not: the others may already have happened.
+ */
+function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, summary: string, changes = false) {
+  return { request, response, summary, changes };
 }
 
 export const CONTRACT = {
@@ -159,6 +163,7 @@ export const CONTRACT = {
     z.object({ killJobs: z.boolean().default(false) }).strict(),
     z.object({ stopping: z.literal(true), killedJobs: z.number() }),
     'Stop the service. Jobs keep running (and are re-adopted by the next start) unless killJobs.',
+    true,
   ),
   'settings.get': method(empty, SettingsSchema, 'The current settings.'),
   'secrets.status': method(empty, SecretsStatusSchema, 'Which keys are present and where they come from (never the keys).'),
@@ -168,8 +173,9 @@ export const CONTRACT = {
       .strict(),
     SecretsStatusSchema,
     'Store a key in the OS keychain, after checking it with OpenRouter.',
+    true,
   ),
-  'secrets.remove': method(z.object({ kind: SecretKindSchema }).strict(), SecretsStatusSchema, 'Remove a key from the OS keychain.'),
+  'secrets.remove': method(z.object({ kind: SecretKindSchema }).strict(), SecretsStatusSchema, 'Remove a key from the OS keychain.', true),
   'balance.get': method(z.object({ refresh: z.boolean().default(false) }).strict(), BalanceSchema, 'Key limit, remaining, usage; credits with a management key.'),
   'models.list': method(
     z
@@ -183,13 +189,13 @@ export const CONTRACT = {
     ModelsReportSchema,
     'Tool-capable models with prices and context, the policy, the balance and the delegate environment.',
   ),
-  'jobs.start': method(StartJobRequestSchema, JobViewSchema, 'Start a delegated Claude Code session on an OpenRouter model.'),
-  'jobs.followup': method(FollowupRequestSchema, JobViewSchema, 'Continue a delegated session with a new turn.'),
+  'jobs.start': method(StartJobRequestSchema, JobViewSchema, 'Start a delegated Claude Code session on an OpenRouter model.', true),
+  'jobs.followup': method(FollowupRequestSchema, JobViewSchema, 'Continue a delegated session with a new turn.', true),
   'jobs.status': method(StatusRequestSchema, JobViewSchema, 'A job with its live tail; optionally wait for it to end.'),
   'jobs.result': method(ResultRequestSchema, JobResultSchema, 'A job\'s answer, tokens and cost; optionally wait for it.'),
   'jobs.cancel': method(CancelRequestSchema, JobViewSchema, 'Cancel a job and its whole process tree.'),
   'jobs.list': method(ListRequestSchema, JobListSchema, 'Jobs newest first, grouped by conversation, with costs.'),
-  'jobs.killAll': method(z.object({}).strict(), z.object({ killed: z.number() }), 'Cancel every queued and running job.'),
+  'jobs.killAll': method(z.object({}).strict(), z.object({ killed: z.number() }), 'Cancel every queued and running job.', true),
 } as const;
 
 export type Contract = typeof CONTRACT;

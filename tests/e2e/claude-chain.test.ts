@@ -3,11 +3,10 @@
  * through --mcp-config; its own model is played by the fake, scripted to call delegate_start and then
  * delegate_result with the job id it was given. Its final answer must carry the delegate's text.
  */
-import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { BRIDGE } from '../support/built.js';
+import { BRIDGE, runProcess } from '../support/built.js';
 import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest } from '../support/fake-anthropic.js';
 import { DelegationWorld, KEY, MODEL } from '../support/delegation.js';
@@ -39,18 +38,6 @@ function answerIn(toolResult: string): string {
   }
 }
 
-function runOuterClaude(prompt: string, env: NodeJS.ProcessEnv, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(CLAUDE_CLI, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(prompt);
-  });
-}
 
 it('a real claude -p delegates through the bridge and answers with the delegate\'s text', async () => {
   await world.start();
@@ -93,9 +80,8 @@ it('a real claude -p delegates through the bridge and answers with the delegate\
     DISABLE_TELEMETRY: '1',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   };
-  const outer = await runOuterClaude(
-    `${ScriptedModel.marker('outer')} Delegate counting the files, then tell me what the delegate found.`,
-    outerEnv,
+  const outer = await runProcess(
+    CLAUDE_CLI,
     [
       '-p',
       '--output-format',
@@ -108,7 +94,7 @@ it('a real claude -p delegates through the bridge and answers with the delegate\
       '--allowedTools=mcp__openrouter__delegate_start',
       '--allowedTools=mcp__openrouter__delegate_result',
     ],
-    world.project,
+    { env: outerEnv, cwd: world.project, input: `${ScriptedModel.marker('outer')} Delegate counting the files, then tell me what the delegate found.` },
   );
   expect(outer.code, outer.stderr).toBe(0);
   const final = JSON.parse(outer.stdout) as { result: string; is_error: boolean };

@@ -4,6 +4,7 @@
  */
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { resolveLocations } from '../../src-main/ipc/locations.js';
 import { runCli } from '../support/built.js';
@@ -240,13 +241,20 @@ describe('supervision', () => {
     await world.start();
     const store = new JobStore({ dir: resolveLocations(world.env).jobsDir });
     const record = (id: string) => ({
-      version: 1 as const, id, sessionId: crypto.randomUUID(), turn: 1, previousJobId: null, state: 'running' as const, model: MODEL,
-      permissionMode: 'acceptEdits' as const, cwd: world.project, addDirs: [], allowedTools: [], disallowedTools: [], appendSystemPrompt: null,
-      maxTurns: null, maxCostUsd: 0.5, timeoutMinutes: 30, promptPreview: 'left running', client: 'test', createdAt: new Date().toISOString(),
-      startedAt: new Date().toISOString(), endedAt: null, claudePath: '/usr/bin/claude', pid: 999_999, pidStartTime: 'not-a-live-process',
-      exitCode: null, signal: null, endReason: null, resultSubtype: null, isError: null, toolCalls: 0, numTurns: null,
-      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, estimatedCostUsd: 0, billedCostUsd: null,
-      billing: 'pending' as const, generationIds: [],
+      ...newJobRecord(
+        id,
+        {
+          sessionId: crypto.randomUUID(), turn: 1, previousJobId: null, model: MODEL, permissionMode: 'acceptEdits', cwd: world.project,
+          addDirs: [], allowedTools: [], disallowedTools: [], appendSystemPrompt: null, maxTurns: null, maxCostUsd: 0.5, timeoutMinutes: 30,
+          promptPreview: 'left running', client: 'test',
+        },
+        Date.now(),
+      ),
+      // As the last service left it: running, with a process that no longer exists.
+      state: 'running' as const,
+      startedAt: new Date().toISOString(),
+      pid: 999_999,
+      pidStartTime: 'not-a-live-process',
     });
     const finishedId = store.newJobId();
     const finished = await store.create(record(finishedId), 'prompt');

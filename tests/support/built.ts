@@ -22,8 +22,14 @@ export interface RunResult {
 
 /** Runs the built CLI to completion with the given environment and stdin. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<RunResult> {
+  return runProcess(process.execPath, [CLI, ...args], { env, input });
+}
+
+/** Runs a program to completion, feeding `input` on stdin and collecting what it prints. */
+export function runProcess(command: string, args: string[], options: { env: NodeJS.ProcessEnv; input?: string | undefined; cwd?: string }): Promise<RunResult> {
+  const { env, input, cwd } = options;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

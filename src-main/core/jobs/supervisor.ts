@@ -20,6 +20,8 @@ import { scrubSecrets } from '../openrouter/client.js';
 import type { GenerationRecord } from '../openrouter/client.js';
 import { checkBudget, jobCostUsd, localDayKey, reservationOf, spentOnDay } from './budget.js';
 import { claudeArgs } from './claude-args.js';
+import { newJobRecord } from './job-record.js';
+import type { JobRequestFields } from './job-record.js';
 import { estimateCostUsd, fetchBilledCost } from './cost.js';
 import { promptPreview, resolveDirectory, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
 import type { JobStore } from './job-store.js';
@@ -328,31 +330,8 @@ export class Supervisor {
     return job;
   }
 
-  private newRecord(fields: Pick<JobRecord, 'sessionId' | 'turn' | 'previousJobId' | 'model' | 'permissionMode' | 'cwd' | 'addDirs' | 'allowedTools' | 'disallowedTools' | 'appendSystemPrompt' | 'maxTurns' | 'maxCostUsd' | 'timeoutMinutes' | 'promptPreview' | 'client'>): JobRecord {
-    return {
-      version: 1,
-      id: this.deps.store.newJobId(),
-      ...fields,
-      state: 'queued',
-      createdAt: new Date(this.now()).toISOString(),
-      startedAt: null,
-      endedAt: null,
-      claudePath: null,
-      pid: null,
-      pidStartTime: null,
-      exitCode: null,
-      signal: null,
-      endReason: null,
-      resultSubtype: null,
-      isError: null,
-      toolCalls: 0,
-      numTurns: null,
-      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
-      estimatedCostUsd: 0,
-      billedCostUsd: null,
-      billing: 'pending',
-      generationIds: [],
-    };
+  private newRecord(fields: JobRequestFields): JobRecord {
+    return newJobRecord(this.deps.store.newJobId(), fields, this.now());
   }
 
   private live(record: JobRecord): LiveJob {

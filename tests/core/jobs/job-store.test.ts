@@ -4,7 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../../src-main/contract/jobs.js';
-import { isActive, ZERO_USAGE } from '../../../src-main/contract/jobs.js';
+import { isActive } from '../../../src-main/contract/jobs.js';
+import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import type { JobRequestFields } from '../../../src-main/core/jobs/job-record.js';
 import { ServiceError } from '../../../src-main/contract/protocol.js';
 import { InvalidJobIdError, JobNotFoundError, JobStore, UnreadableJobError } from '../../../src-main/core/jobs/job-store.js';
 
@@ -28,13 +30,10 @@ afterEach(async () => {
 });
 
 function record(id: string, overrides: Partial<JobRecord> = {}): JobRecord {
-  return {
-    version: 1,
-    id,
+  const fields: JobRequestFields = {
     sessionId: '6f1c2a8e-4b1d-4c8e-9a51-0d2f3e4a5b6c',
     turn: 1,
     previousJobId: null,
-    state: 'queued',
     model: 'qwen/qwen3-coder',
     permissionMode: 'acceptEdits',
     cwd: '/home/dev/project',
@@ -47,26 +46,8 @@ function record(id: string, overrides: Partial<JobRecord> = {}): JobRecord {
     timeoutMinutes: 30,
     promptPreview: 'Fix the failing test',
     client: 'test',
-    createdAt: new Date(NOW).toISOString(),
-    startedAt: null,
-    endedAt: null,
-    claudePath: null,
-    pid: null,
-    pidStartTime: null,
-    exitCode: null,
-    signal: null,
-    endReason: null,
-    resultSubtype: null,
-    isError: null,
-    toolCalls: 0,
-    numTurns: null,
-    usage: ZERO_USAGE,
-    estimatedCostUsd: 0,
-    billedCostUsd: null,
-    billing: 'pending',
-    generationIds: [],
-    ...overrides,
   };
+  return { ...newJobRecord(id, fields, NOW), ...overrides };
 }
 
 async function mode(file: string): Promise<number> {
