@@ -210,6 +210,32 @@ describe('the delegate\'s environment', () => {
 });
 
 describe('supervision', () => {
+  it('queues jobs beyond the concurrency limit and runs them in turn', async () => {
+    await world.start({ concurrency: 1 });
+    world.model.script('first', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 2"', description: 'Hold' } } }, { text: 'first done' }]);
+    world.model.script('second', [{ text: 'second done' }]);
+    const client = await world.bridge();
+    const a = await callOk<ViewShape & { queuePosition: number | null }>(client, 'delegate_start', { prompt: `${m('first')} a`, allowed_tools: ['Bash'] });
+    const b = await callOk<ViewShape & { queuePosition: number | null }>(client, 'delegate_start', { prompt: `${m('second')} b` });
+    expect(b.structured.job.state).toBe('queued');
+    expect(b.structured.queuePosition).toBe(1);
+    expect(b.text).toContain('#1 in the queue');
+    const second = await callOk<ViewShape>(client, 'delegate_result', { job_id: b.structured.job.id, wait_seconds: 60 });
+    expect(second.structured.resultText).toBe('second done');
+    const first = await callOk<ViewShape>(client, 'delegate_result', { job_id: a.structured.job.id });
+    expect(first.structured.job.state).toBe('succeeded');
+    // One at a time: the second started only after the first ended.
+    expect(Date.parse((second.structured.job as unknown as { startedAt: string }).startedAt)).toBeGreaterThanOrEqual(Date.parse((first.structured.job as unknown as { endedAt: string }).endedAt));
+  });
+
+  it('a missing claude CLI fails the start with how to install it', async () => {
+    await world.start({}, { OPENROUTER_DELEGATE_CLAUDE: '/nonexistent/claude' });
+    const client = await world.bridge();
+    const answer = await call(client, 'delegate_start', { prompt: 'x' });
+    expect(answer.isError).toBe(true);
+    expect(answer.text).toMatch(/OPENROUTER_DELEGATE_CLAUDE points at \/nonexistent\/claude.*npm install -g @anthropic-ai\/claude-code/);
+  });
+
   it('a job that runs past its timeout ends timed_out, its tree killed', async () => {
     await world.start();
     world.model.script('forever', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 319"', description: 'Never finish' } } }]);

@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
+import { checkBudget, jobCostUsd, localDayKey, reservationOf, spentOnDay } from '../../../src-main/core/jobs/budget.js';
+import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+
+const settings = { ...defaultSettings(), budgets: { perJobUsd: 0.5, perDayUsd: 2, reserveUsd: 1 } };
+
+function refusal(input: Parameters<typeof checkBudget>[0]): string {
+  try {
+    checkBudget(input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).code).toBe('budget_refused');
+    return (error as ServiceError).message;
+  }
+  throw new Error('expected a refusal');
+}
+
+const record = (createdAtMs: number, estimated: number, billed: number | null) => ({
+  ...newJobRecord('job_20261130T000000Z_aaaaaa', {
+    sessionId: 's', turn: 1, previousJobId: null, model: 'm/m', permissionMode: 'acceptEdits', cwd: '/', addDirs: [], allowedTools: [],
+    disallowedTools: [], appendSystemPrompt: null, maxTurns: null, maxCostUsd: 0.5, timeoutMinutes: 30, promptPreview: '', client: 't',
+  }, createdAtMs),
+  estimatedCostUsd: estimated,
+  billedCostUsd: billed,
+});
+
+describe('budgets', () => {
+  it('lets a job start within every budget', () => {
+    expect(() => checkBudget({ settings, spentTodayUsd: 0.5, reservedUsd: 0.5, maxCostUsd: 0.5, remainingUsd: 10 })).not.toThrow();
+  });
+
+  it('refuses a job cap above the per-job budget', () => {
+    expect(refusal({ settings, spentTodayUsd: 0, reservedUsd: 0, maxCostUsd: 0.75, remainingUsd: 10 })).toMatch(/above the user's per-job budget of \$0\.50/);
+  });
+
+  it('counts what running jobs may still spend against the daily cap, and says how much is left', () => {
+    const message = refusal({ settings, spentTodayUsd: 1, reservedUsd: 0.75, maxCostUsd: 0.5, remainingUsd: 10 });
+    expect(message).toMatch(/daily budget of \$2\.00/);
+    expect(message).toMatch(/max_cost_usd ≤ \$0\.25/);
+  });
+
+  it('keeps the reserve: a job that could eat into it does not start', () => {
+    expect(refusal({ settings, spentTodayUsd: 0, reservedUsd: 0.25, maxCostUsd: 0.5, remainingUsd: 1.5 })).toMatch(/keeps \$1\.00 in reserve/);
+  });
+
+  it('has no reserve check when OpenRouter sets no limit', () => {
+    expect(() => checkBudget({ settings, spentTodayUsd: 0, reservedUsd: 0, maxCostUsd: 0.5, remainingUsd: null })).not.toThrow();
+  });
+
+  it('a job reserves its cap minus what it has spent, never less than nothing', () => {
+    expect(reservationOf({ maxCostUsd: 0.5, estimatedCostUsd: 0.2 })).toBeCloseTo(0.3, 9);
+    expect(reservationOf({ maxCostUsd: 0.5, estimatedCostUsd: 0.7 })).toBe(0);
+  });
+
+  it('a job costs its billed amount once known, else its estimate', () => {
+    expect(jobCostUsd({ estimatedCostUsd: 0.1, billedCostUsd: 0.12 })).toBe(0.12);
+    expect(jobCostUsd({ estimatedCostUsd: 0.1, billedCostUsd: null })).toBe(0.1);
+  });
+
+  it('sums today\'s jobs by local day', () => {
+    const now = new Date(2026, 10, 30, 12, 0).getTime();
+    const yesterday = new Date(2026, 10, 29, 23, 59).getTime();
+    const records = [record(now, 0.1, 0.2), record(now - 3600_000, 0.3, null), record(yesterday, 5, 5)];
+    expect(spentOnDay(records, localDayKey(now))).toBeCloseTo(0.5, 9);
+    expect(localDayKey(now)).toBe('2026-11-30');
+  });
+});

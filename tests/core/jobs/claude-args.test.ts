@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { claudeArgs } from '../../../src-main/core/jobs/claude-args.js';
+
+const job = {
+  turn: 1,
+  sessionId: '3ffdc202-a70e-411b-bf58-59da5dff5b08',
+  model: 'qwen/qwen3-coder',
+  permissionMode: 'acceptEdits' as const,
+  allowedTools: ['Read', 'Bash(npm test:*)'],
+  disallowedTools: ['WebFetch'],
+  appendSystemPrompt: null,
+  maxTurns: null,
+  addDirs: ['/data/shared'],
+};
+
+describe('the claude command line', () => {
+  it('runs headless, streams JSON, pins the model and permission mode, and starts a new session', () => {
+    const args = claudeArgs(job);
+    expect(args.slice(0, 8)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--model', 'qwen/qwen3-coder', '--permission-mode', 'acceptEdits']);
+    expect(args).toContain('--session-id');
+    expect(args).not.toContain('--resume');
+  });
+
+  it('resumes the session for a follow-up', () => {
+    const args = claudeArgs({ ...job, turn: 2 });
+    expect(args[args.indexOf('--resume') + 1]).toBe(job.sessionId);
+    expect(args).not.toContain('--session-id');
+  });
+
+  it('gives the delegate no MCP servers and no project settings', () => {
+    const args = claudeArgs(job);
+    expect(args).toContain('--strict-mcp-config');
+    expect(args[args.indexOf('--mcp-config') + 1]).toBe('{"mcpServers":{}}');
+    expect(args[args.indexOf('--setting-sources') + 1]).toBe('user');
+  });
+
+  it('passes tools and directories as single arguments, so patterns with spaces stay whole', () => {
+    const args = claudeArgs(job);
+    expect(args).toContain('--allowedTools=Bash(npm test:*)');
+    expect(args).toContain('--disallowedTools=WebFetch');
+    expect(args).toContain('--add-dir=/data/shared');
+  });
+
+  it('never carries the prompt', () => {
+    expect(claudeArgs({ ...job, appendSystemPrompt: 'Be brief.', maxTurns: 5 })).toEqual(expect.arrayContaining(['--append-system-prompt', 'Be brief.', '--max-turns', '5']));
+  });
+});
