@@ -13,6 +13,7 @@ const NATIVE_EXTERNALS = ['@napi-rs/keyring', 'electron'];
 
 export const ENTRIES = [
   { name: 'cli', input: 'src-main/cli/openrouter-delegate.ts', outDir: 'dist/cli', fileName: 'openrouter-delegate.js', format: 'es', bin: true },
+  { name: 'config', input: 'src-main/cli/openrouter-mcp-config.ts', outDir: 'dist/cli', fileName: 'openrouter-mcp-config.js', format: 'es', bin: true },
   // The bridge is CommonJS so its launcher can compile it with V8's code cache (src-bridge/launcher.ts).
   { name: 'bridge', input: 'src-bridge/main.ts', outDir: 'dist/bridge', fileName: 'bridge.cjs', format: 'cjs', bin: false },
   { name: 'bridge-launcher', input: 'src-bridge/launcher.ts', outDir: 'dist/bridge', fileName: 'openrouter-delegate-mcp.js', format: 'es', bin: true },

@@ -1,7 +1,7 @@
 /** `delegate_start`: start a headless Claude Code session on an OpenRouter model. */
 import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { PERMISSION_MODES } from '../../src-main/contract/index.js';
+import { MAX_INLINE_PROMPT_CHARS, MAX_SYSTEM_PROMPT_CHARS, PERMISSION_MODES } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { renderJobView } from '../../src-main/contract/present/jobs.js';
 import { JobViewOutputSchema, caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
@@ -11,7 +11,7 @@ import type { ToolDeps } from './tool-deps.js';
 export const DELEGATE_START_TOOL = 'delegate_start';
 
 export const promptInput = {
-  prompt: z.string().min(1).max(1_000_000).optional().describe('The task, complete and self-contained: the delegate sees nothing of this conversation. Give exactly one of prompt / prompt_file.'),
+  prompt: z.string().min(1).max(MAX_INLINE_PROMPT_CHARS).optional().describe('The task, complete and self-contained: the delegate sees nothing of this conversation. Give exactly one of prompt / prompt_file (for more than 200,000 characters).'),
   prompt_file: z.string().min(1).max(4096).optional().describe('Path of a file holding the task (relative to this project), for long prompts.'),
 };
 export const waitInput = z
@@ -30,7 +30,7 @@ export const delegateStartInput = {
   permission_mode: permissionInput,
   allowed_tools: z.array(z.string().min(1).max(200)).max(100).optional().describe('Tools the delegate may use without asking, e.g. ["Read", "Grep", "Bash(npm test:*)"].'),
   disallowed_tools: z.array(z.string().min(1).max(200)).max(100).optional().describe('Tools the delegate may not use.'),
-  append_system_prompt: z.string().min(1).max(100_000).optional().describe('Extra system instructions for the delegate.'),
+  append_system_prompt: z.string().min(1).max(MAX_SYSTEM_PROMPT_CHARS).optional().describe('Extra system instructions for the delegate.'),
   max_turns: z.number().int().min(1).max(1000).optional().describe('Stop after this many agent turns.'),
   add_dirs: z.array(z.string().min(1).max(4096)).max(50).optional().describe('More directories the delegate may access.'),
   max_cost_usd: z.number().positive().max(10_000).optional().describe('Stop the job when its estimated cost passes this (default and ceiling: the user\'s per-job budget).'),

@@ -4,3 +4,4 @@ export * from './methods.js';
 export * from './version.js';
 export * from './environment.js';
 export * from './jobs.js';
+export * from './model-patterns.js';

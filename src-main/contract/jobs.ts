@@ -129,7 +129,10 @@ export type JobList = z.infer<typeof JobListSchema>;
 
 const waitSeconds = z.number().int().min(0).max(600);
 const toolNames = z.array(z.string().min(1).max(200)).max(100);
-const promptText = z.string().min(1).max(1_000_000);
+/** Inline prompts stay well under the IPC frame cap (1 MiB) even in 3-byte UTF-8; longer ones go in prompt_file. */
+export const MAX_INLINE_PROMPT_CHARS = 200_000;
+export const MAX_SYSTEM_PROMPT_CHARS = 20_000;
+const promptText = z.string().min(1).max(MAX_INLINE_PROMPT_CHARS);
 const path = z.string().min(1).max(4096);
 
 /** Context the bridge adds: the caller's directory and PATH (a GUI app's own PATH is often bare). */
@@ -144,7 +147,7 @@ export const StartJobRequestSchema = z
     permissionMode: PermissionModeSchema.optional(),
     allowedTools: toolNames.optional(),
     disallowedTools: toolNames.optional(),
-    appendSystemPrompt: z.string().min(1).max(100_000).optional(),
+    appendSystemPrompt: z.string().min(1).max(MAX_SYSTEM_PROMPT_CHARS).optional(),
     maxTurns: z.number().int().min(1).max(1000).optional(),
     addDirs: z.array(path).max(50).optional(),
     maxCostUsd: z.number().positive().max(10_000).optional(),
@@ -174,7 +177,7 @@ export const StatusRequestSchema = z
   .object({ jobId: z.string().min(1).max(200), waitSeconds: waitSeconds.default(0), progressLimit: z.number().int().min(1).max(100).default(15) })
   .strict();
 export const ResultRequestSchema = z
-  .object({ jobId: z.string().min(1).max(200), waitSeconds: waitSeconds.default(0), maxChars: z.number().int().min(100).max(1_000_000).default(50_000) })
+  .object({ jobId: z.string().min(1).max(200), waitSeconds: waitSeconds.default(0), maxChars: z.number().int().min(100).max(200_000).default(50_000) })
   .strict();
 export const CancelRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
 export const ListRequestSchema = z.object({ state: JobStateSchema.optional(), limit: z.number().int().min(1).max(500).default(20) }).strict();

@@ -17,7 +17,7 @@ import {
   StatusRequestSchema,
 } from './jobs.js';
 import { ErrorCodeSchema } from './protocol.js';
-import { DelegationModeSchema, PermissionModeSchema, SettingsSchema } from './settings.js';
+import { DelegationModeSchema, PermissionModeSchema, SettingsPatchSchema, SettingsSchema } from './settings.js';
 
 export const MODEL_SORTS = ['price', 'context', 'newest', 'name'] as const;
 export const ModelSortSchema = z.enum(MODEL_SORTS);
@@ -166,6 +166,12 @@ export const CONTRACT = {
     true,
   ),
   'settings.get': method(empty, SettingsSchema, 'The current settings.'),
+  'settings.update': method(
+    z.object({ patch: SettingsPatchSchema }).strict(),
+    SettingsSchema,
+    'Change some settings (the user\'s: the CLI and the settings window call this, never the bridge).',
+    true,
+  ),
   'secrets.status': method(empty, SecretsStatusSchema, 'Which keys are present and where they come from (never the keys).'),
   'secrets.set': method(
     z

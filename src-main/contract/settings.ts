@@ -3,6 +3,7 @@
  * defaults and validation: the service, the CLI and the settings window all parse with it.
  */
 import { z } from 'zod';
+import { matchesPattern } from './model-patterns.js';
 
 export const DELEGATION_MODES = ['off', 'ondemand', 'auto'] as const;
 export const DelegationModeSchema = z.enum(DELEGATION_MODES);
@@ -28,19 +29,17 @@ export const ModelPatternSchema = z
 const usd = z.number().finite().nonnegative();
 const perMillionUsd = z.number().finite().nonnegative().nullable();
 
-export const BudgetsSchema = z
-  .object({
-    /** Ceiling for one job's `max_cost_usd`, and its default. */
-    perJobUsd: usd.default(0.5),
-    /** Spend across all jobs in one local day. */
-    perDayUsd: usd.default(5),
-    /** No job starts when the key's remaining balance is below this. */
-    reserveUsd: usd.default(0.5),
-  })
-  .strict();
+const budgetsShape = {
+  /** Ceiling for one job's `max_cost_usd`, and its default. */
+  perJobUsd: usd.default(0.5),
+  /** Spend across all jobs in one local day. */
+  perDayUsd: usd.default(5),
+  /** No job starts when the key's remaining balance is below this. */
+  reserveUsd: usd.default(0.5),
+};
+export const BudgetsSchema = z.object(budgetsShape).strict();
 
-export const SettingsSchema = z
-  .object({
+const settingsShape = {
     mode: DelegationModeSchema.default('ondemand'),
     defaultModel: ModelPatternSchema.refine((s) => !s.endsWith('/*'), 'the default model must be a model id, not a pattern').default(DEFAULT_MODEL),
     /** Empty = every tool-capable model. */
@@ -63,9 +62,24 @@ export const SettingsSchema = z
      * Claude Code's own default, 10, can keep a job waiting three minutes on a dead key or a rate limit.
      */
     delegateMaxRetries: z.number().int().min(0).max(10).default(3),
-  })
+};
+
+export const SettingsSchema = z
+  .object(settingsShape)
   .strict()
   .superRefine((s, ctx) => {
+    // The default model must itself be allowed, or every delegation without a model would be refused.
+    if (s.allowlist.length > 0 && !s.allowlist.some((p) => matchesPattern(s.defaultModel, p))) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['defaultModel'],
+        message: `"${s.defaultModel}" is not in the allowlist (${s.allowlist.join(', ')}); allow it or pick a default model from the allowlist`,
+      });
+    }
+    const blockedBy = s.blocklist.find((p) => matchesPattern(s.defaultModel, p));
+    if (blockedBy) {
+      ctx.addIssue({ code: 'custom', path: ['defaultModel'], message: `"${s.defaultModel}" is blocked by "${blockedBy}" in the blocklist` });
+    }
     if (PERMISSION_MODES.indexOf(s.defaultPermissionMode) > PERMISSION_MODES.indexOf(s.permissionCeiling)) {
       ctx.addIssue({
         code: 'custom',
@@ -76,6 +90,29 @@ export const SettingsSchema = z
   });
 
 export type Settings = z.infer<typeof SettingsSchema>;
+
+type Fields<S> = { [K in keyof S]: S[K] extends z.ZodDefault<infer T> ? z.ZodOptional<T> : never };
+
+/** The same fields without their defaults, all optional. */
+function withoutDefaults<S extends Record<string, z.ZodDefault<z.ZodType>>>(shape: S): Fields<S> {
+  return Object.fromEntries(Object.entries(shape).map(([key, field]) => [key, field.unwrap().optional()])) as unknown as Fields<S>;
+}
+
+const BudgetsPatchSchema = z.object(withoutDefaults(budgetsShape)).strict();
+
+/**
+ * A change to some settings, as a user (CLI, window) sends it: the same field rules without the
+ * defaults, so a missing field means "leave it" (budgets may change one figure at a time).
+ * The merged result is checked by SettingsSchema, cross-field rules included.
+ */
+export const SettingsPatchSchema = z.object({ ...withoutDefaults(settingsShape), budgets: BudgetsPatchSchema.optional() }).strict();
+export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
+
+/** The settings with a patch applied; throws zod's error when the result breaks a rule. */
+export function applySettingsPatch(current: Settings, patch: SettingsPatch): Settings {
+  const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+  return SettingsSchema.parse({ ...current, ...defined, budgets: { ...current.budgets, ...(patch.budgets ?? {}) } });
+}
 
 export function defaultSettings(): Settings {
   return SettingsSchema.parse({});

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'cli', 'openrouter-delegate.js');
 export const BRIDGE = path.join(ROOT, 'dist', 'bridge', 'openrouter-delegate-mcp.js');
+export const CONFIG_CLI = path.join(ROOT, 'dist', 'cli', 'openrouter-mcp-config.js');
 
 export function assertBuilt(): void {
   for (const file of [CLI, BRIDGE]) {

@@ -5,32 +5,14 @@
 import type { Settings } from '../../contract/settings.js';
 import type { CatalogModel } from './parse.js';
 import { formatPricePerM, formatTokens } from '../../contract/present/models-table.js';
+import { matchesPattern } from '../../contract/model-patterns.js';
+
+export { matchesPattern };
 
 export interface PolicyVerdict {
   allowed: boolean;
   /** A short sentence saying why not, e.g. "input $3.00/M is above your cap of $1.00/M". */
   reason?: string;
-}
-
-/** `vendor` of `vendor/model` or of the alias `~vendor/model-latest`. */
-function vendorOf(id: string): string {
-  const slash = id.indexOf('/');
-  const vendor = slash < 0 ? id : id.slice(0, slash);
-  return vendor.startsWith('~') ? vendor.slice(1) : vendor;
-}
-
-/**
- * Exact id, or `vendor/*` for all of a vendor's models. `vendor/*` also covers that vendor's
- * `~vendor/…-latest` aliases (a blocked vendor must not come back through an alias); `~vendor/*`
- * covers only the aliases. Case-insensitive, as OpenRouter ids are.
- */
-export function matchesPattern(id: string, pattern: string): boolean {
-  const wantedId = id.trim().toLowerCase();
-  const wanted = pattern.trim().toLowerCase();
-  if (!wanted.endsWith('/*')) return wantedId === wanted;
-  const patternVendor = wanted.slice(0, -2);
-  if (patternVendor.startsWith('~')) return wantedId.startsWith(`${patternVendor}/`);
-  return wantedId.includes('/') && vendorOf(wantedId) === patternVendor;
 }
 
 function firstMatch(ids: readonly string[], patterns: readonly string[]): string | undefined {

@@ -16,6 +16,7 @@ import { OpenRouterClient } from '../openrouter/client.js';
 import { ModelsCache } from '../openrouter/models-cache.js';
 import { SecretStore } from '../secrets/secret-store.js';
 import { SettingsStore } from '../settings/store.js';
+import { updateSettings } from '../settings/update.js';
 import { BalanceMonitor } from './balance.js';
 import { createDispatcher } from './dispatcher.js';
 import type { Dispatch, Handlers } from './dispatcher.js';
@@ -210,6 +211,7 @@ export class Service {
         return { stopping: true as const, killedJobs };
       },
       'settings.get': async () => this.settings.current,
+      'settings.update': async ({ patch }) => updateSettings(this.settings, patch),
       'secrets.status': async () => this.secrets.status(),
       'secrets.set': async ({ kind, value, validate }) => {
         const status = await storeSecret(secretDeps, kind, value, validate);
