@@ -21,7 +21,7 @@ const ipc = { group: ['**/ipc/**', '**/ipc'], message: 'The contract is pure; th
 const node = { group: ['node:*'], message: 'The contract is pure: no Node built-ins (the renderer imports it).' };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'release/**'] },
+  { ignores: ['dist/**', 'dist.building/**', 'node_modules/**', 'coverage/**', 'release/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,7 +2,7 @@
 // Builds one bundle per entry with Vite (Rollup underneath): the service CLI and the MCP bridge.
 // `--if-needed` skips the build when every output is newer than every source and config file,
 // so `npm start` and `npm test` build on a fresh clone and stay fast afterwards.
-import { chmod, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -92,8 +92,12 @@ async function main() {
   if (ifNeeded && (await oldestOutput()) > (await newestMtime([...SOURCE_DIRS, ...SOURCE_FILES]))) return;
   const { build } = await import('vite');
   const started = Date.now();
+  // Build beside dist/ and swap at the end: a failed build leaves the last good one in place.
+  const staging = path.join(root, 'dist.building');
+  await rm(staging, { recursive: true, force: true });
+  for (const entry of ENTRIES) await buildEntry(build, { ...entry, outDir: entry.outDir.replace(/^dist/, 'dist.building') });
   await rm(path.join(root, 'dist'), { recursive: true, force: true });
-  for (const entry of ENTRIES) await buildEntry(build, entry);
+  await rename(staging, path.join(root, 'dist'));
   console.error(`built ${ENTRIES.map((e) => `${e.outDir}/${e.fileName}`).join(', ')} in ${Date.now() - started} ms`);
 }
 

@@ -1,7 +1,9 @@
 /**
- * `openrouter-delegate`: run, stop and inspect the service; manage the OpenRouter key.
- * Every command says what to do next when something is missing.
+ * `openrouter-delegate`: run, stop and inspect the service; manage the OpenRouter key; connect Claude
+ * Code and check the whole set-up. Every command says what to do next when something is missing.
  */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { APP_VERSION, ServiceError } from '../contract/index.js';
 import type { SecretKind, SecretsStatus } from '../contract/index.js';
@@ -13,6 +15,10 @@ import { OpenRouterClient } from '../core/openrouter/client.js';
 import { SecretStore } from '../core/secrets/secret-store.js';
 import { removeSecret, storeSecret } from '../core/service/secret-ops.js';
 import { ATTRIBUTION, Service, baseUrlFrom } from '../core/service/service.js';
+import { createSetupContext } from '../core/setup/context.js';
+import type { SetupContext } from '../core/setup/context.js';
+import { runDoctor } from '../core/setup/doctor.js';
+import { describeInstall, describeUninstall, renderDoctorLines } from '../core/setup/present.js';
 import { readSecret } from './read-secret.js';
 
 const USAGE = `openrouter-delegate ${APP_VERSION}
@@ -27,9 +33,13 @@ Usage:
                                         store the OpenRouter key (read from stdin) in the OS keychain
   openrouter-delegate key remove [--management]
   openrouter-delegate key status [--json]
+  openrouter-delegate install           register the MCP bridge with Claude Code (user scope, as "openrouter")
+  openrouter-delegate uninstall         remove that registration
+  openrouter-delegate doctor [--json]   check claude, the registration, the service, the key, OpenRouter …
+                                        (exit 1 when a check fails)
 
-The MCP bridge for Claude Code is \`openrouter-delegate-mcp\`:
-  claude mcp add --scope user openrouter -- openrouter-delegate-mcp
+The MCP bridge Claude Code starts is \`openrouter-delegate-mcp\`; \`install\` registers it with absolute paths.
+Exit codes: 0 done, 1 failed, 2 bad usage, 3 (status) the service is not running.
 `;
 
 class UsageError extends Error {}
@@ -173,6 +183,34 @@ async function key(locations: Locations, action: string | undefined, kind: Secre
   }
 }
 
+/** The built bridge beside this bundled CLI: dist/cli/openrouter-delegate.js → dist/bridge/openrouter-delegate-mcp.js. */
+function bridgeScript(): string {
+  return path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bridge', 'openrouter-delegate-mcp.js');
+}
+
+function setupContext(locations: Locations): Promise<SetupContext> {
+  return createSetupContext({ env: process.env, locations, nodePath: process.execPath, bridgeScript: bridgeScript(), clientName: `cli/${APP_VERSION}` });
+}
+
+async function install(locations: Locations): Promise<number> {
+  const registration = await (await setupContext(locations)).registration();
+  for (const line of describeInstall(await registration.install())) out(line);
+  return 0;
+}
+
+async function uninstall(locations: Locations): Promise<number> {
+  const registration = await (await setupContext(locations)).registration();
+  for (const line of describeUninstall(await registration.uninstall())) out(line);
+  return 0;
+}
+
+async function doctor(locations: Locations, json: boolean): Promise<number> {
+  const report = await runDoctor((await setupContext(locations)).doctorDeps());
+  if (json) out(JSON.stringify(report, null, 2));
+  else for (const line of renderDoctorLines(report)) out(line);
+  return report.ok ? 0 : 1;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -208,6 +246,12 @@ export async function main(argv: string[]): Promise<number> {
       return stop(locations, values['kill-jobs']);
     case 'status':
       return status(locations, values.json);
+    case 'install':
+      return install(locations);
+    case 'uninstall':
+      return uninstall(locations);
+    case 'doctor':
+      return doctor(locations, values.json);
     case 'key':
       return key(locations, action, values.management ? 'management' : 'api', { validate: !values['no-validate'], json: values.json });
     default:

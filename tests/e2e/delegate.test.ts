@@ -220,12 +220,19 @@ describe('supervision', () => {
     expect(b.structured.job.state).toBe('queued');
     expect(b.structured.queuePosition).toBe(1);
     expect(b.text).toContain('#1 in the queue');
+    // A queued job that is cancelled never starts.
+    world.model.script('third', [{ text: 'never' }]);
+    const c = await callOk<ViewShape>(client, 'delegate_start', { prompt: `${m('third')} c` });
+    const cancelled = await callOk<ViewShape>(client, 'delegate_cancel', { job_id: c.structured.job.id });
+    expect(cancelled.structured.job.state).toBe('cancelled');
+    expect(cancelled.structured.job.pid).toBeNull();
     const second = await callOk<ViewShape>(client, 'delegate_result', { job_id: b.structured.job.id, wait_seconds: 60 });
     expect(second.structured.resultText).toBe('second done');
     const first = await callOk<ViewShape>(client, 'delegate_result', { job_id: a.structured.job.id });
     expect(first.structured.job.state).toBe('succeeded');
     // One at a time: the second started only after the first ended.
     expect(Date.parse((second.structured.job as unknown as { startedAt: string }).startedAt)).toBeGreaterThanOrEqual(Date.parse((first.structured.job as unknown as { endedAt: string }).endedAt));
+    expect(world.model.requestsFor('third')).toEqual([]);
   });
 
   it('a missing claude CLI fails the start with how to install it', async () => {

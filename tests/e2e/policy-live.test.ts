@@ -9,6 +9,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { resolveLocations } from '../../src-main/ipc/locations.js';
+import { CONFIG_CLI, runProcess } from '../support/built.js';
 import { DelegationWorld, call } from '../support/delegation.js';
 
 let world: DelegationWorld;
@@ -53,6 +54,23 @@ it('a hand edit of the settings reaches a connected bridge as tools/list_changed
   const start = (await client.listTools()).tools.find((t) => t.name === 'delegate_start');
   expect(start?.description).toContain('bulk work');
   expect(start?.description).toContain('real money');
+});
+
+it('openrouter-mcp-config --mode off reaches a connected bridge at once; --mode auto brings the tools back', async () => {
+  await world.start({ mode: 'ondemand' });
+  const client = await world.bridge();
+  expect((await client.listTools()).tools).toHaveLength(7);
+  const changed = new Promise<void>((resolve) => {
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => resolve());
+  });
+  const off = await runProcess(process.execPath, [CONFIG_CLI, '--mode', 'off'], { env: world.env });
+  expect(off.code, off.stderr).toBe(0);
+  // The CLI went through the running service, which told the bridge, which told its client.
+  await changed;
+  expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['openrouter_models']);
+  expect((await runProcess(process.execPath, [CONFIG_CLI, '--mode', 'auto'], { env: world.env })).code).toBe(0);
+  await expect.poll(async () => (await client.listTools()).tools.length, { timeout: 5000 }).toBe(7);
+  expect((await client.listTools()).tools.find((t) => t.name === 'delegate_start')?.description).toContain('bulk work');
 });
 
 it('nothing a model sends through the bridge changes a setting', async () => {

@@ -379,6 +379,12 @@ export class Supervisor {
       job.apiKey ??= this.requireKey();
       job.pricing ??= resolveModel(record.model, await this.deps.models(), this.deps.settings()).pricing;
       const command = await this.deps.locateClaude(job.callerPath);
+      if (job.terminating) {
+        // Cancelled before it was spawned: nothing to kill.
+        this.running = Math.max(0, this.running - 1);
+        await this.settleUnstarted(job, job.terminating, job.terminationReason);
+        return;
+      }
       const spawn = this.deps.spawn ?? spawnDetached;
       const child = await spawn({
         command,
@@ -389,29 +395,27 @@ export class Supervisor {
         stdoutFile: paths.stream,
         stderrFile: paths.stderr,
       });
-      if (job.terminating) {
-        // Cancelled while spawning: the process exists now, so end it like any other.
-        record.pid = child.pid;
-        record.pidStartTime = child.startTime;
-      }
       Object.assign(record, { state: 'running', startedAt: new Date(this.now()).toISOString(), claudePath: command, pid: child.pid, pidStartTime: child.startTime });
       await this.persist(job);
       this.emit(job);
       this.follow(job);
       this.armTimeout(job);
       void child.exited.then(({ code, signal }) => this.finish(job, { code, signal }));
+      // Cancelled while it was being spawned: the process exists now, so end it like any other.
       if (job.terminating) void this.kill(job);
     } catch (error) {
-      this.running--;
-      record.state = 'failed';
-      record.endedAt = new Date(this.now()).toISOString();
-      record.endReason = error instanceof ServiceError || error instanceof Error ? error.message : String(error);
-      record.billing = 'unavailable';
-      await this.persist(job);
-      this.emit(job);
-      this.wake(job);
-      this.pump();
+      this.running = Math.max(0, this.running - 1);
+      await this.settleUnstarted(job, 'failed', error instanceof Error ? error.message : String(error));
     }
+  }
+
+  /** A job that ends without ever having run (refused at launch, or cancelled first). */
+  private async settleUnstarted(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
+    Object.assign(job.record, { state, endedAt: new Date(this.now()).toISOString(), endReason: reason, billing: 'unavailable' });
+    await this.persist(job);
+    this.emit(job);
+    this.wake(job);
+    this.pump();
   }
 
   /** Tails the job's stream into its parser, pricing each assistant message as it arrives. */
@@ -480,13 +484,11 @@ export class Supervisor {
       const index = this.queue.indexOf(record.id);
       if (index >= 0) {
         this.queue.splice(index, 1);
-        Object.assign(record, { state, endedAt: new Date(this.now()).toISOString(), endReason: reason, billing: 'unavailable' });
-        await this.persist(job);
-        this.emit(job);
-        this.wake(job);
+        await this.settleUnstarted(job, state, reason);
         return;
       }
       // Being spawned right now: launch() sees `terminating` and kills it once it exists.
+      await this.waitUntilFinal(job);
       return;
     }
     await this.kill(job);

@@ -67,7 +67,7 @@ describe('loading', () => {
   });
 
   it('reads what update() wrote, as pretty JSON with a trailing newline', async () => {
-    await makeStore().update({ mode: 'auto', allowlist: ['anthropic/*'] });
+    await makeStore().update({ mode: 'auto', allowlist: ['anthropic/*'], defaultModel: 'anthropic/claude-sonnet-4' });
     const text = await readFile(file, 'utf8');
     expect(text.endsWith('}\n')).toBe(true);
     expect(text).toContain('\n  "mode": "auto",\n');

@@ -1,0 +1,165 @@
+/**
+ * Where `openrouter-mcp-config` reads and changes the settings and keys. Two paths, one set of rules:
+ * through the running service (`settings.update`, `secrets.set` …) when one answers, else directly
+ * (SettingsStore + updateSettings, storeSecret/removeSecret), which run the same code the service runs.
+ * This never starts a service: a service started later reads the file and the keychain.
+ */
+import { APP_VERSION, ServiceError } from '../contract/index.js';
+import type { ModelRow, SecretKind, SecretsStatus, Settings, SettingsPatch } from '../contract/index.js';
+import { IpcClient } from '../ipc/client.js';
+import type { Locations } from '../ipc/locations.js';
+import { queryModels } from '../core/catalog/query.js';
+import { OpenRouterClient } from '../core/openrouter/client.js';
+import { ModelsCache } from '../core/openrouter/models-cache.js';
+import { SecretStore } from '../core/secrets/secret-store.js';
+import { removeSecret, storeSecret, validateSecret } from '../core/service/secret-ops.js';
+import { ATTRIBUTION, baseUrlFrom } from '../core/service/service.js';
+import { SettingsStore } from '../core/settings/store.js';
+import { updateSettings } from '../core/settings/update.js';
+
+/** The most rows `models.list` returns: the whole tool-capable catalog fits. */
+const CATALOG_LIMIT = 500;
+
+export interface SettingsState {
+  settings: Settings;
+  file: string;
+  /** OPENROUTER_DELEGATE_HOME, or null for the OS default locations. */
+  home: string | null;
+  /** Why the settings file is not being used (it is broken); changes are refused until it is fixed. */
+  problem?: string;
+}
+
+export interface ModelChoices {
+  rows: ModelRow[];
+  warning?: string;
+}
+
+export interface ConfigBackend {
+  /** 'service': through the running service (its pid); 'file': the settings file and keychain directly. */
+  readonly via: 'service' | 'file';
+  readonly servicePid: number | null;
+  state(): Promise<SettingsState>;
+  update(patch: SettingsPatch): Promise<Settings>;
+  secrets(): Promise<SecretsStatus>;
+  /** Checks the key with OpenRouter, then stores it; a refused key is not stored. */
+  setSecret(kind: SecretKind, value: string): Promise<SecretsStatus>;
+  removeSecret(kind: SecretKind): Promise<SecretsStatus>;
+  /** Tool-capable models, cheapest first, with the policy's verdict on each. */
+  models(): Promise<ModelChoices>;
+  close(): void;
+}
+
+function openRouterClient(env: NodeJS.ProcessEnv): OpenRouterClient {
+  return new OpenRouterClient({ baseUrl: baseUrlFrom(env), appTitle: ATTRIBUTION.title, appUrl: ATTRIBUTION.url });
+}
+
+/**
+ * Asks OpenRouter whether a key is good, without storing it (the interactive flow checks a key as soon
+ * as it is typed; saving checks it again). Uses this process's OPENROUTER_BASE_URL.
+ */
+export function checkKey(env: NodeJS.ProcessEnv, kind: SecretKind, value: string): Promise<void> {
+  return validateSecret(openRouterClient(env), kind, value);
+}
+
+class ServiceBackend implements ConfigBackend {
+  readonly via = 'service' as const;
+  constructor(private readonly client: IpcClient) {}
+
+  get servicePid(): number {
+    return this.client.server.pid;
+  }
+
+  async state(): Promise<SettingsState> {
+    const [settings, status] = await Promise.all([this.client.call('settings.get', {}), this.client.call('service.status', {})]);
+    // The service reports "(OS default locations)" when OPENROUTER_DELEGATE_HOME is not set.
+    const home = status.home.startsWith('(') ? null : status.home;
+    return { settings, file: status.paths.settingsFile, home, ...(status.settingsProblem ? { problem: status.settingsProblem } : {}) };
+  }
+
+  update(patch: SettingsPatch): Promise<Settings> {
+    return this.client.call('settings.update', { patch });
+  }
+
+  secrets(): Promise<SecretsStatus> {
+    return this.client.call('secrets.status', {});
+  }
+
+  setSecret(kind: SecretKind, value: string): Promise<SecretsStatus> {
+    return this.client.call('secrets.set', { kind, value, validate: true });
+  }
+
+  removeSecret(kind: SecretKind): Promise<SecretsStatus> {
+    return this.client.call('secrets.remove', { kind });
+  }
+
+  async models(): Promise<ModelChoices> {
+    const report = await this.client.call('models.list', { limit: CATALOG_LIMIT, sort: 'price' });
+    return { rows: report.models, ...(report.catalog.warning ? { warning: report.catalog.warning } : {}) };
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+class FileBackend implements ConfigBackend {
+  readonly via = 'file' as const;
+  readonly servicePid = null;
+  private readonly store: SettingsStore;
+  private readonly secretStore: SecretStore;
+  private readonly openRouter: OpenRouterClient;
+
+  constructor(
+    private readonly locations: Locations,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    this.store = new SettingsStore({ file: locations.settingsFile });
+    this.secretStore = new SecretStore({ service: locations.keychainService, env });
+    this.openRouter = openRouterClient(env);
+  }
+
+  async state(): Promise<SettingsState> {
+    const settings = await this.store.load();
+    const problem = this.store.problem;
+    return { settings, file: this.locations.settingsFile, home: this.locations.home, ...(problem ? { problem } : {}) };
+  }
+
+  update(patch: SettingsPatch): Promise<Settings> {
+    return updateSettings(this.store, patch);
+  }
+
+  async secrets(): Promise<SecretsStatus> {
+    return this.secretStore.status();
+  }
+
+  setSecret(kind: SecretKind, value: string): Promise<SecretsStatus> {
+    return storeSecret({ secrets: this.secretStore, client: this.openRouter }, kind, value, true);
+  }
+
+  async removeSecret(kind: SecretKind): Promise<SecretsStatus> {
+    return removeSecret({ secrets: this.secretStore, client: this.openRouter }, kind);
+  }
+
+  async models(): Promise<ModelChoices> {
+    const settings = await this.store.load();
+    const cache = new ModelsCache({ client: this.openRouter, file: this.locations.modelsCacheFile, ttlMs: settings.modelsCacheTtlMinutes * 60_000 });
+    const snapshot = await cache.get();
+    const result = queryModels(snapshot.models, { sort: 'price', limit: CATALOG_LIMIT }, settings);
+    return { rows: result.rows, ...(snapshot.warning ? { warning: snapshot.warning } : {}) };
+  }
+
+  close(): void {}
+}
+
+/** The running service when one answers; otherwise the files and the keychain of these locations. */
+export async function openBackend(locations: Locations, env: NodeJS.ProcessEnv): Promise<ConfigBackend> {
+  try {
+    const client = await IpcClient.connect({ locations, clientName: `config-cli/${APP_VERSION}` });
+    return new ServiceBackend(client);
+  } catch (error) {
+    // Only "nothing answers" falls back to the files: a service that refuses us (wrong token, other
+    // version) is running, and must be fixed rather than worked around.
+    if (error instanceof ServiceError && error.code === 'unavailable') return new FileBackend(locations, env);
+    throw error;
+  }
+}

@@ -1,0 +1,471 @@
+/**
+ * The interactive flow of `openrouter-mcp-config` (no arguments, at a terminal), with @clack/prompts.
+ * Every edit goes into a draft; nothing is stored until the user reviews the changes and confirms,
+ * and then the draft is applied as one patch through the same validation as the flags. A refused value
+ * is explained and the user goes back to the menu to fix it. Ctrl-C or Esc at any prompt changes nothing.
+ */
+import { autocomplete, cancel, confirm, intro, isCancel, log, multiselect, note, outro, password, select, text } from '@clack/prompts';
+import { DELEGATION_MODES, PERMISSION_MODES, ServiceError } from '../contract/index.js';
+import type { ModelRow, SecretKind, SecretsStatus, Settings } from '../contract/index.js';
+import { InvalidValuesError, checkPatternValue, checkSettingValue, previewPatch } from './config-args.js';
+import { checkKey } from './config-backend.js';
+import type { ConfigBackend, SettingsState } from './config-backend.js';
+import {
+  LIST_SETTINGS,
+  MODE_EXPLANATIONS,
+  PERMISSION_EXPLANATIONS,
+  SCALAR_SETTINGS,
+  describeChanges,
+  formatSetting,
+  formatTokens,
+  formatUsd,
+  getSetting,
+  patchBetween,
+  withSettingValue,
+} from './config-fields.js';
+import type { ListSetting, SettingPath } from './config-fields.js';
+import { KEY_LABELS, describeKeySource, describeState, shownState } from './config-present.js';
+
+export interface InteractiveDeps {
+  backend: ConfigBackend;
+  env: NodeJS.ProcessEnv;
+  /** The keychain entry's service name, to say where a key is stored. */
+  keychainService: string;
+}
+
+/** Thrown when the user cancels a prompt; caught once, at the top. */
+class Cancelled extends Error {}
+
+async function ask<T>(prompt: Promise<T>): Promise<Exclude<T, symbol>> {
+  const answer = await prompt;
+  if (isCancel(answer)) throw new Cancelled();
+  return answer as Exclude<T, symbol>;
+}
+
+type PendingKey = { action: 'set'; value: string } | { action: 'remove' };
+
+interface Session {
+  deps: InteractiveDeps;
+  state: SettingsState;
+  secrets: SecretsStatus;
+  draft: Settings;
+  keys: Map<SecretKind, PendingKey>;
+}
+
+type MenuItem = 'key' | 'mode' | 'model' | 'allowlist' | 'blocklist' | 'budgets' | 'permissions' | 'limits' | 'save' | 'quit';
+
+function scalar(path: SettingPath) {
+  const setting = SCALAR_SETTINGS.find((s) => s.path === path);
+  if (!setting) throw new Error(`no setting ${path}`);
+  return setting;
+}
+
+function changedMark(session: Session, paths: readonly (SettingPath | ListSetting['path'])[]): string {
+  const before = session.state.settings;
+  const changed = paths.some((path) =>
+    path === 'allowlist' || path === 'blocklist'
+      ? JSON.stringify(before[path]) !== JSON.stringify(session.draft[path])
+      : getSetting(before, path) !== getSetting(session.draft, path),
+  );
+  return changed ? ' (changed)' : '';
+}
+
+function keySummary(session: Session): string {
+  const pending = session.keys.get('api');
+  if (pending?.action === 'set') return 'new key, stored when you save';
+  if (pending?.action === 'remove') return 'removed when you save';
+  return describeKeySource(session.secrets, 'api');
+}
+
+function pendingChangeCount(session: Session): number {
+  return describeChanges(session.state.settings, session.draft).length + session.keys.size;
+}
+
+function menuOptions(session: Session): Array<{ value: MenuItem; label: string }> {
+  const d = session.draft;
+  const usd = formatUsd;
+  const count = pendingChangeCount(session);
+  return [
+    { value: 'key', label: `OpenRouter key: ${keySummary(session)}` },
+    { value: 'mode', label: `Mode: ${d.mode}${changedMark(session, ['mode'])}` },
+    { value: 'model', label: `Default model: ${d.defaultModel}${changedMark(session, ['defaultModel'])}` },
+    { value: 'allowlist', label: `Allowlist: ${formatSetting('allowlist', d.allowlist)}${changedMark(session, ['allowlist'])}` },
+    { value: 'blocklist', label: `Blocklist: ${formatSetting('blocklist', d.blocklist)}${changedMark(session, ['blocklist'])}` },
+    {
+      value: 'budgets',
+      label: `Budgets: ${usd(d.budgets.perJobUsd)} per job, ${usd(d.budgets.perDayUsd)} per day, ${usd(d.budgets.reserveUsd)} reserve${changedMark(session, ['budgets.perJobUsd', 'budgets.perDayUsd', 'budgets.reserveUsd'])}`,
+    },
+    {
+      value: 'permissions',
+      label: `Permissions: ceiling ${d.permissionCeiling}, default ${d.defaultPermissionMode}${changedMark(session, ['permissionCeiling', 'defaultPermissionMode'])}`,
+    },
+    {
+      value: 'limits',
+      label: `Limits: prices, context, concurrency ${d.concurrency}, timeout ${d.jobTimeoutMinutes} min${changedMark(session, ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'])}`,
+    },
+    { value: 'save', label: count === 0 ? 'Done (nothing changed)' : `Review and save (${count} change${count === 1 ? '' : 's'})` },
+    { value: 'quit', label: 'Quit without saving' },
+  ];
+}
+
+// ---- the editors: each changes the draft only --------------------------------------------------
+
+async function editMode(session: Session): Promise<void> {
+  const width = Math.max(...DELEGATION_MODES.map((m) => m.length));
+  session.draft = withSettingValue(
+    session.draft,
+    'mode',
+    await ask(
+      select({
+        message: 'Delegation mode',
+        options: DELEGATION_MODES.map((mode) => ({ value: mode, label: `${mode.padEnd(width)}  ${MODE_EXPLANATIONS[mode]}` })),
+        initialValue: session.draft.mode,
+      }),
+    ),
+  );
+}
+
+/** A typed value for one setting; Enter keeps the current one. */
+async function editValue(session: Session, path: SettingPath, message: string): Promise<void> {
+  const setting = scalar(path);
+  const current = getSetting(session.draft, path);
+  const shown = current === null ? 'none' : String(current);
+  const noneHint = setting.kind.endsWith('OrNone') ? ', "none" for no limit' : '';
+  const raw = await ask(
+    text({
+      message: `${message} (Enter keeps ${current === null ? 'none' : formatSetting(path, current)}${noneHint})`,
+      placeholder: shown,
+      defaultValue: shown,
+      validate: (value) => {
+        if (value === undefined || value.trim() === '') return undefined;
+        const checked = checkSettingValue(setting, value);
+        return 'problem' in checked ? checked.problem : undefined;
+      },
+    }),
+  );
+  const checked = checkSettingValue(setting, raw.trim() === '' ? shown : raw);
+  if ('value' in checked) session.draft = withSettingValue(session.draft, path, checked.value);
+}
+
+async function editBudgets(session: Session): Promise<void> {
+  await editValue(session, 'budgets.perJobUsd', 'Budget per job in $');
+  await editValue(session, 'budgets.perDayUsd', 'Budget per day in $');
+  await editValue(session, 'budgets.reserveUsd', 'Reserve in $: no job starts below this balance');
+}
+
+async function editLimits(session: Session): Promise<void> {
+  await editValue(session, 'maxPriceInputPerM', 'Max input price in $ per million tokens');
+  await editValue(session, 'maxPriceOutputPerM', 'Max output price in $ per million tokens');
+  await editValue(session, 'minContext', 'Smallest context window in tokens');
+  await editValue(session, 'concurrency', 'Jobs at once (1-32)');
+  await editValue(session, 'jobTimeoutMinutes', 'Job timeout in minutes');
+}
+
+async function editPermissions(session: Session): Promise<void> {
+  const width = Math.max(...PERMISSION_MODES.map((m) => m.length));
+  const option = (mode: Settings['permissionCeiling']) => ({ value: mode, label: `${mode.padEnd(width)}  ${PERMISSION_EXPLANATIONS[mode]}` });
+  const ceiling = await ask(
+    select({ message: 'Permission ceiling: the most a delegated session may be given', options: PERMISSION_MODES.map(option), initialValue: session.draft.permissionCeiling }),
+  );
+  const allowed = PERMISSION_MODES.slice(0, PERMISSION_MODES.indexOf(ceiling) + 1);
+  const current = allowed.includes(session.draft.defaultPermissionMode) ? session.draft.defaultPermissionMode : ceiling;
+  const mode = await ask(select({ message: 'Default permission mode (when a delegation names none)', options: allowed.map(option), initialValue: current }));
+  session.draft = withSettingValue(withSettingValue(session.draft, 'permissionCeiling', ceiling), 'defaultPermissionMode', mode);
+}
+
+function splitEntries(raw: string): string[] {
+  return raw.split(/[\s,]+/).filter((entry) => entry !== '');
+}
+
+async function editList(session: Session, list: ListSetting): Promise<void> {
+  for (;;) {
+    const entries = session.draft[list.path];
+    const noun = list.label.toLowerCase();
+    const action = await ask(
+      select({
+        message: `${list.label}: ${formatSetting(list.path, entries)}`,
+        options: [
+          { value: 'add' as const, label: `Add model ids or vendor/* patterns` },
+          { value: 'remove' as const, label: 'Remove entries', disabled: entries.length === 0 },
+          { value: 'clear' as const, label: `Empty the ${noun}`, disabled: entries.length === 0 },
+          { value: 'done' as const, label: 'Done' },
+        ],
+        initialValue: 'add' as const,
+      }),
+    );
+    if (action === 'done') return;
+    if (action === 'clear') {
+      session.draft = withSettingValue(session.draft, list.path, []);
+    } else if (action === 'remove') {
+      const removed = await ask(multiselect({ message: `Remove which entries? (Space selects, Enter confirms)`, options: entries.map((e) => ({ value: e, label: e })), required: false }));
+      session.draft = withSettingValue(
+        session.draft,
+        list.path,
+        entries.filter((e) => !removed.includes(e)),
+      );
+    } else {
+      const raw = await ask(
+        text({
+          message: `Add to the ${noun} (separate several with spaces)`,
+          placeholder: list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : 'openai/*',
+          validate: (value) => {
+            const problems = splitEntries(value ?? '').flatMap((entry) => {
+              const checked = checkPatternValue(entry);
+              return 'problem' in checked ? [`${entry}: ${checked.problem}`] : [];
+            });
+            return problems.length > 0 ? problems.join('; ') : undefined;
+          },
+        }),
+      );
+      const added = splitEntries(raw).filter((entry) => !entries.some((e) => e.toLowerCase() === entry.toLowerCase()));
+      session.draft = withSettingValue(session.draft, list.path, [...entries, ...added]);
+    }
+  }
+}
+
+/** "$0.14/$0.28 per M · 128k context". */
+function describeRow(row: ModelRow): string {
+  const price =
+    row.variablePricing || row.priceInputPerM === null || row.priceOutputPerM === null
+      ? 'price varies'
+      : `${formatUsd(row.priceInputPerM)}/${formatUsd(row.priceOutputPerM)} per M in/out`;
+  const context = row.contextLength === null ? '' : ` · ${formatTokens(row.contextLength)} context`;
+  return `${price}${context}`;
+}
+
+const TYPE_AN_ID = '\u0000type-an-id';
+
+async function typeModelId(session: Session): Promise<string> {
+  const setting = scalar('defaultModel');
+  return ask(
+    text({
+      message: 'Default model id (e.g. deepseek/deepseek-v4-flash-0731)',
+      placeholder: session.draft.defaultModel,
+      defaultValue: session.draft.defaultModel,
+      validate: (value) => {
+        if (value === undefined || value.trim() === '') return undefined;
+        const checked = checkSettingValue(setting, value);
+        return 'problem' in checked ? checked.problem : undefined;
+      },
+    }),
+  );
+}
+
+async function editModel(session: Session): Promise<void> {
+  log.step('Loading the model list…');
+  let rows: ModelRow[];
+  try {
+    const choices = await session.deps.backend.models();
+    rows = choices.rows;
+    if (choices.warning) log.warn(choices.warning);
+  } catch (error) {
+    log.warn(`Could not load the model list (${messageOf(error)}). Type the id instead.`);
+    session.draft = withSettingValue(session.draft, 'defaultModel', (await typeModelId(session)).trim());
+    return;
+  }
+  const idWidth = Math.min(44, Math.max(0, ...rows.map((row) => row.id.length)));
+  const options = [
+    ...rows.map((row) => ({
+      value: row.id,
+      label: `${row.id.padEnd(idWidth)}  ${describeRow(row)}${row.allowed ? '' : '  (not allowed now)'}`,
+      hint: row.allowed ? row.name : `${row.name}; ${row.notAllowedReason ?? 'not allowed by the policy'}`,
+    })),
+    { value: TYPE_AN_ID, label: 'Type a model id that is not listed…' },
+  ];
+  const chosen = await ask(
+    autocomplete({
+      message: `Default model: type to search ${rows.length} tool-capable models (cheapest first)`,
+      options,
+      maxItems: 8,
+      placeholder: 'e.g. deepseek flash',
+      ...(rows.some((row) => row.id === session.draft.defaultModel) ? { initialValue: session.draft.defaultModel } : {}),
+      filter: (search, option) => {
+        if (option.value === TYPE_AN_ID) return true;
+        const haystack = `${option.value} ${option.hint ?? ''}`.toLowerCase();
+        return search
+          .toLowerCase()
+          .split(/\s+/)
+          .every((word) => haystack.includes(word));
+      },
+    }),
+  );
+  const id = chosen === TYPE_AN_ID ? (await typeModelId(session)).trim() : chosen;
+  session.draft = withSettingValue(session.draft, 'defaultModel', id);
+}
+
+function messageOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+}
+
+async function enterKey(session: Session, kind: SecretKind): Promise<void> {
+  const label = KEY_LABELS[kind];
+  if (!session.secrets.keychain.available) {
+    // Asking for a key that cannot be kept would only lose it at save time.
+    log.error(`The OS keychain cannot be used, so the key cannot be stored: ${session.secrets.keychain.problem ?? 'no reason given'}`);
+    return;
+  }
+  const value = (
+    await ask(
+      password({
+        message: `${label} (input hidden; Enter with nothing keeps the current one)`,
+        mask: '•',
+      }),
+    )
+  ).trim();
+  if (value === '') return;
+  log.step(kind === 'api' ? 'Checking the key with OpenRouter (/key)…' : 'Checking the management key with OpenRouter (/credits)…');
+  try {
+    await checkKey(session.deps.env, kind, value);
+  } catch (error) {
+    if (error instanceof ServiceError && (error.code === 'openrouter_unauthorized' || error.code === 'openrouter_forbidden')) {
+      log.error(`${error.message}\nThe key was not kept.`);
+      return;
+    }
+    log.warn(`Could not check the key now (${messageOf(error)}). It is checked again when you save.`);
+    session.keys.set(kind, { action: 'set', value });
+    return;
+  }
+  session.keys.set(kind, { action: 'set', value });
+  log.success(
+    `OpenRouter accepted the key. When you save, it is stored in the OS keychain (${session.secrets.keychain.backend}, ` +
+      `service "${session.deps.keychainService}"), never in a file.`,
+  );
+  if (kind === 'api' && session.secrets.apiKey.source === 'environment') {
+    log.warn("OPENROUTER_API_KEY is set in the service's environment and takes precedence over the keychain.");
+  }
+}
+
+async function editKeys(session: Session): Promise<void> {
+  const present = (kind: SecretKind) => {
+    const pending = session.keys.get(kind);
+    if (pending) return pending.action === 'set';
+    return (kind === 'api' ? session.secrets.apiKey : session.secrets.managementKey).source === 'keychain';
+  };
+  const action = await ask(
+    select({
+      message: `OpenRouter key: ${keySummary(session)}. Management key: ${describeKeySource(session.secrets, 'management')}`,
+      options: [
+        { value: 'set-api' as const, label: present('api') ? 'Replace the OpenRouter key' : 'Set the OpenRouter key' },
+        { value: 'set-management' as const, label: present('management') ? 'Replace the management key' : 'Set a management key (optional: shows account credits)' },
+        { value: 'remove-api' as const, label: 'Remove the OpenRouter key from the keychain', disabled: !present('api') },
+        { value: 'remove-management' as const, label: 'Remove the management key from the keychain', disabled: !present('management') },
+        { value: 'back' as const, label: 'Back' },
+      ],
+    }),
+  );
+  if (action === 'set-api') await enterKey(session, 'api');
+  else if (action === 'set-management') await enterKey(session, 'management');
+  else if (action === 'remove-api') session.keys.set('api', { action: 'remove' });
+  else if (action === 'remove-management') session.keys.set('management', { action: 'remove' });
+}
+
+// ---- review and save ---------------------------------------------------------------------------
+
+function keyChangeLines(session: Session): string[] {
+  return [...session.keys].map(([kind, pending]) =>
+    pending.action === 'set'
+      ? `${KEY_LABELS[kind]}: checked with OpenRouter, then stored in the OS keychain (${session.secrets.keychain.backend})`
+      : `${KEY_LABELS[kind]}: removed from the OS keychain`,
+  );
+}
+
+/** Applies the draft; false (with the reason shown) sends the user back to the menu. */
+async function save(session: Session): Promise<boolean> {
+  const { backend } = session.deps;
+  const before = session.state.settings;
+  let after: Settings;
+  try {
+    after = previewPatch(before, patchBetween(before, session.draft), 'label');
+  } catch (error) {
+    if (!(error instanceof InvalidValuesError)) throw error;
+    log.error(`These settings cannot be saved:\n${error.problems.join('\n')}\nFix them, then save again.`);
+    return false;
+  }
+  const lines = [...describeChanges(before, after), ...keyChangeLines(session)];
+  note(lines.join('\n'), `Changes, ${backend.via === 'service' ? 'through the running service' : `to ${session.state.file}`}`);
+  if (!(await ask(confirm({ message: 'Save these changes?', initialValue: true })))) return false;
+  if (session.state.problem && describeChanges(before, after).length > 0) {
+    log.error(`${session.state.problem}\nThe settings cannot be saved until the file is fixed.`);
+    return false;
+  }
+  for (const [kind, pending] of [...session.keys]) {
+    try {
+      session.secrets = pending.action === 'set' ? await backend.setSecret(kind, pending.value) : await backend.removeSecret(kind);
+      session.keys.delete(kind);
+      log.success(pending.action === 'set' ? `${KEY_LABELS[kind]} stored in the OS keychain.` : `${KEY_LABELS[kind]} removed from the OS keychain.`);
+    } catch (error) {
+      if (pending.action === 'set') session.keys.delete(kind);
+      log.error(`${error instanceof Error ? error.message : String(error)}\n${pending.action === 'set' ? 'The key was not stored; ' : ''}the settings were not saved.`);
+      return false;
+    }
+  }
+  if (describeChanges(before, after).length > 0) {
+    try {
+      const saved = await backend.update(patchBetween(before, session.draft));
+      session.state = { ...session.state, settings: saved };
+      session.draft = saved;
+    } catch (error) {
+      log.error(`${error instanceof Error ? error.message : String(error)}\nFix it, then save again.`);
+      return false;
+    }
+  }
+  return true;
+}
+
+export async function runInteractive(deps: InteractiveDeps): Promise<number> {
+  const { backend } = deps;
+  intro('openrouter-mcp-config');
+  const [state, secrets] = await Promise.all([backend.state(), backend.secrets()]);
+  const session: Session = { deps, state, secrets, draft: state.settings, keys: new Map() };
+  note(describeState(shownState(backend.servicePid, state, secrets), false).join('\n'), 'Current settings');
+  try {
+    let focus: MenuItem = 'key';
+    for (;;) {
+      focus = await ask(select({ message: 'What would you like to change?', options: menuOptions(session), initialValue: focus, maxItems: 12 }));
+      switch (focus) {
+        case 'key':
+          await editKeys(session);
+          break;
+        case 'mode':
+          await editMode(session);
+          break;
+        case 'model':
+          await editModel(session);
+          break;
+        case 'allowlist':
+        case 'blocklist':
+          await editList(session, LIST_SETTINGS.find((l) => l.path === focus) as ListSetting);
+          break;
+        case 'budgets':
+          await editBudgets(session);
+          break;
+        case 'permissions':
+          await editPermissions(session);
+          break;
+        case 'limits':
+          await editLimits(session);
+          break;
+        case 'quit':
+          if (pendingChangeCount(session) > 0 && !(await ask(confirm({ message: 'Discard your changes?', initialValue: false })))) break;
+          outro('Nothing changed.');
+          return 0;
+        case 'save':
+          if (pendingChangeCount(session) === 0) {
+            outro('Nothing changed.');
+            return 0;
+          }
+          if (await save(session)) {
+            outro(backend.via === 'service' ? 'Saved. The running service uses the new settings now.' : `Saved to ${session.state.file}. The service reads it when it starts.`);
+            return 0;
+          }
+          break;
+      }
+    }
+  } catch (error) {
+    if (error instanceof Cancelled) {
+      cancel('Cancelled: nothing changed.');
+      return 130;
+    }
+    throw error;
+  }
+}

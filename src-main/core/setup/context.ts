@@ -1,0 +1,103 @@
+/**
+ * The real wiring of install, uninstall and doctor: where `claude` is, which config file Claude Code
+ * uses, what this installation's bridge command is, and live clients for the service, the keychain
+ * and OpenRouter. Each host (the CLI now, the settings window later) says only where its Node and its
+ * bridge script are.
+ */
+import { access } from 'node:fs/promises';
+import os from 'node:os';
+import { APP_VERSION, ServiceError } from '../../contract/index.js';
+import { IpcClient } from '../../ipc/client.js';
+import type { Locations } from '../../ipc/locations.js';
+import { locateClaude } from '../jobs/claude-locator.js';
+import { OpenRouterClient } from '../openrouter/client.js';
+import { SecretStore } from '../secrets/secret-store.js';
+import { ATTRIBUTION, baseUrlFrom } from '../service/service.js';
+import { SettingsStore } from '../settings/store.js';
+import { ClaudeRegistration, bridgeCommand, claudeRunner, claudeUserConfigFile, lookupRegistration } from './claude-registration.js';
+import type { StdioCommand } from './claude-registration.js';
+import type { DoctorDeps } from './doctor.js';
+
+export interface SetupContextInput {
+  env: NodeJS.ProcessEnv;
+  locations: Locations;
+  /** The Node.js that runs the bridge. */
+  nodePath: string;
+  /** Absolute path of this installation's dist/bridge/openrouter-delegate-mcp.js. */
+  bridgeScript: string;
+  /** Default: os.homedir() (what Claude Code uses). */
+  homeDir?: string;
+  /** Name this client gives the service. */
+  clientName?: string;
+}
+
+export interface SetupContext {
+  expected: StdioCommand;
+  claudeConfigFile: string;
+  settings: SettingsStore;
+  /** `claude`, found as the service finds it; throws `claude_missing` with how to install it. */
+  locateClaude(): Promise<string>;
+  /** Install/uninstall through `claude mcp`; finds `claude` first (and throws when it is missing). */
+  registration(): Promise<ClaudeRegistration>;
+  bridgeScriptExists(): Promise<boolean>;
+  doctorDeps(): DoctorDeps;
+}
+
+export async function createSetupContext(input: SetupContextInput): Promise<SetupContext> {
+  const { env, locations } = input;
+  const expected = bridgeCommand({ nodePath: input.nodePath, bridgeScript: input.bridgeScript, home: locations.home });
+  const claudeConfigFile = await claudeUserConfigFile(env, input.homeDir ?? os.homedir());
+  // A broken settings file still loads (the defaults stay in force); `problem` says what is wrong.
+  const settings = new SettingsStore({ file: locations.settingsFile });
+  const unreadable = await settings.load().then(
+    () => undefined,
+    (error: unknown) => `Settings file ${locations.settingsFile} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+  );
+  const locate = () => locateClaude({ env, setting: settings.current.claudePath });
+  const bridgeScriptExists = () => access(input.bridgeScript).then(
+    () => true,
+    () => false,
+  );
+  const runnerFor = (claudePath: string) => claudeRunner({ claudePath, env });
+  return {
+    expected,
+    claudeConfigFile,
+    settings,
+    locateClaude: locate,
+    bridgeScriptExists,
+    async registration() {
+      if (!(await bridgeScriptExists())) {
+        throw new Error(`The bridge is not built: ${input.bridgeScript} is missing. Run \`npm run build\` (or reinstall), then try again.`);
+      }
+      return new ClaudeRegistration({ runner: runnerFor(await locate()), configFile: claudeConfigFile, expected });
+    },
+    doctorDeps: () => ({
+      locations,
+      env,
+      locateClaude: locate,
+      claudeRunner: runnerFor,
+      lookupRegistration: () => lookupRegistration({ configFile: claudeConfigFile, expected }),
+      expectedBridge: expected,
+      bridgeScriptExists,
+      connectService: async () => {
+        try {
+          return await IpcClient.connect({ locations, clientName: input.clientName ?? `doctor/${APP_VERSION}` });
+        } catch (error) {
+          if (error instanceof ServiceError && error.code === 'unavailable') return null;
+          throw error;
+        }
+      },
+      secrets: new SecretStore({ service: locations.keychainService, env }),
+      openRouter: new OpenRouterClient({ baseUrl: baseUrlFrom(env), appTitle: ATTRIBUTION.title, appUrl: ATTRIBUTION.url }),
+      baseUrl: baseUrlFrom(env),
+      loadSettings: async () => ({
+        file: settings.file,
+        exists: await access(settings.file).then(
+          () => true,
+          () => false,
+        ),
+        problem: unreadable ?? settings.problem,
+      }),
+    }),
+  };
+}

@@ -1,0 +1,568 @@
+/**
+ * `openrouter-mcp-config` as a user runs it, built: every flag round-trips, through the running service
+ * and straight to the file; refused values change nothing and name their flag; keys reach the real
+ * keychain only once OpenRouter accepts them and never appear in any output or file; the interactive
+ * flow, driven through a real pseudo-terminal (util-linux `script`), saves on confirm and changes
+ * nothing on Ctrl-C.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { defaultSettings } from '../../src-main/contract/index.js';
+import type { SecretsStatus, Settings } from '../../src-main/contract/index.js';
+import { CLI, CONFIG_CLI, assertBuilt, runCli, runProcess, testEnv } from '../support/built.js';
+import type { RunResult } from '../support/built.js';
+import { FakeOpenRouter } from '../support/fake-openrouter.js';
+import { filesContaining, makeTempHome } from '../support/temp-home.js';
+
+const KEY = `sk-or-v1-${'c0ffee42'.repeat(8)}`;
+const MANAGEMENT_KEY = `sk-or-v1-${'5eed1e55'.repeat(8)}`;
+const REFUSED_KEY = `sk-or-v1-${'deadbeef'.repeat(8)}`;
+const SECRETS = [KEY, MANAGEMENT_KEY, REFUSED_KEY];
+
+const fake = new FakeOpenRouter();
+beforeAll(async () => {
+  assertBuilt();
+  if (!existsSync(CONFIG_CLI)) throw new Error(`${CONFIG_CLI} is missing: run \`npm run build\`.`);
+  await fake.start();
+  fake.addKey(KEY);
+  fake.addKey(MANAGEMENT_KEY, { management: true });
+});
+afterAll(() => fake.stop());
+
+/** Everything any run printed, checked for keys at the end of each key test. */
+const outputs: RunResult[] = [];
+
+function config(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<RunResult> {
+  return runProcess(process.execPath, [CONFIG_CLI, ...args], { env, input }).then((result) => {
+    outputs.push(result);
+    return result;
+  });
+}
+
+interface Shown {
+  service: { running: boolean; pid: number | null };
+  settingsFile: string;
+  home: string | null;
+  settings: Settings;
+  secrets: SecretsStatus;
+}
+
+async function show(env: NodeJS.ProcessEnv): Promise<Shown> {
+  const result = await config(['--show', '--json'], env);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as Shown;
+}
+
+/** Starts `serve` in the foreground and resolves once it says it is ready. */
+function serve(env: NodeJS.ProcessEnv): Promise<{ pid: number; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) resolve({ pid: child.pid ?? 0, exited });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+}
+
+type Route = 'through the running service' | 'without a service';
+const ROUTES: Route[] = ['through the running service', 'without a service'];
+
+interface Home {
+  home: string;
+  env: NodeJS.ProcessEnv;
+  settingsFile: string;
+  servicePid: number | null;
+  close(): Promise<void>;
+}
+
+async function openHome(route: Route): Promise<Home> {
+  const { home, cleanup } = await makeTempHome('ord-config-');
+  const env = testEnv(home, fake.baseUrl);
+  const service = route === 'through the running service' ? await serve(env) : null;
+  return {
+    home,
+    env,
+    settingsFile: path.join(home, 'config', 'settings.json'),
+    servicePid: service?.pid ?? null,
+    async close() {
+      await config(['--remove-key', '--remove-management-key'], env);
+      if (service) {
+        await runCli(['stop'], env);
+        await service.exited;
+      }
+      await cleanup();
+    },
+  };
+}
+
+async function bytesOf(file: string): Promise<Buffer | null> {
+  return readFile(file).catch(() => null);
+}
+
+function expectNoSecrets(results: readonly RunResult[], transcript = ''): void {
+  for (const secret of SECRETS) {
+    for (const { stdout, stderr } of results) {
+      expect(stdout).not.toContain(secret);
+      expect(stderr).not.toContain(secret);
+    }
+    expect(transcript).not.toContain(secret);
+  }
+}
+
+const defaults = defaultSettings();
+
+interface RoundTrip {
+  /** Calls made in order; each must succeed. */
+  calls: string[][];
+  expected: Partial<Settings>;
+}
+
+const budgets = (change: Partial<Settings['budgets']>): Partial<Settings> => ({ budgets: { ...defaults.budgets, ...change } });
+
+const ROUND_TRIPS: Record<string, RoundTrip> = {
+  '--mode': { calls: [['--mode', 'auto']], expected: { mode: 'auto' } },
+  '--mode off': { calls: [['--mode', 'off']], expected: { mode: 'off' } },
+  '--default-model': { calls: [['--default-model', 'qwen/qwen3-coder']], expected: { defaultModel: 'qwen/qwen3-coder' } },
+  '--allow (repeated)': { calls: [['--allow', 'qwen/*', '--allow', 'deepseek/*']], expected: { allowlist: ['qwen/*', 'deepseek/*'] } },
+  '--unallow': { calls: [['--allow', 'qwen/*', '--allow', 'deepseek/*'], ['--unallow', 'qwen/*']], expected: { allowlist: ['deepseek/*'] } },
+  '--clear-allowlist': { calls: [['--allow', 'deepseek/*'], ['--clear-allowlist']], expected: { allowlist: [] } },
+  '--block (repeated)': { calls: [['--block', 'openai/*', '--block', 'x-ai/grok-4']], expected: { blocklist: ['openai/*', 'x-ai/grok-4'] } },
+  '--unblock': { calls: [['--block', 'openai/*', '--block', 'x-ai/*'], ['--unblock', 'x-ai/*']], expected: { blocklist: ['openai/*'] } },
+  '--clear-blocklist': { calls: [['--block', 'openai/*'], ['--clear-blocklist']], expected: { blocklist: [] } },
+  '--max-price-in': { calls: [['--max-price-in', '0.3']], expected: { maxPriceInputPerM: 0.3 } },
+  '--max-price-in none': { calls: [['--max-price-in', '0.3'], ['--max-price-in', 'none']], expected: { maxPriceInputPerM: null } },
+  '--max-price-out': { calls: [['--max-price-out', '1.25']], expected: { maxPriceOutputPerM: 1.25 } },
+  '--max-price-out none': { calls: [['--max-price-out', '1.25'], ['--max-price-out', 'none']], expected: { maxPriceOutputPerM: null } },
+  '--min-context': { calls: [['--min-context', '64000']], expected: { minContext: 64000 } },
+  '--min-context none': { calls: [['--min-context', '64000'], ['--min-context', 'none']], expected: { minContext: null } },
+  '--budget-job': { calls: [['--budget-job', '0.25']], expected: budgets({ perJobUsd: 0.25 }) },
+  '--budget-day': { calls: [['--budget-day', '2']], expected: budgets({ perDayUsd: 2 }) },
+  '--reserve': { calls: [['--reserve', '0']], expected: budgets({ reserveUsd: 0 }) },
+  '--max-permission': { calls: [['--max-permission', 'bypassPermissions']], expected: { permissionCeiling: 'bypassPermissions' } },
+  '--permission-mode': { calls: [['--permission-mode', 'plan']], expected: { defaultPermissionMode: 'plan' } },
+  '--concurrency': { calls: [['--concurrency', '8']], expected: { concurrency: 8 } },
+  '--timeout': { calls: [['--timeout', '90']], expected: { jobTimeoutMinutes: 90 } },
+  '--retention-days': { calls: [['--retention-days', '7']], expected: { retentionDays: 7 } },
+  '--max-retries': { calls: [['--max-retries', '0']], expected: { delegateMaxRetries: 0 } },
+  '--models-cache-ttl': { calls: [['--models-cache-ttl', '15']], expected: { modelsCacheTtlMinutes: 15 } },
+  '--claude-path': { calls: [['--claude-path', '/opt/claude/bin/claude']], expected: { claudePath: '/opt/claude/bin/claude' } },
+  '--claude-path none': { calls: [['--claude-path', '/opt/claude/bin/claude'], ['--claude-path', 'none']], expected: { claudePath: null } },
+  'several flags in one call': {
+    calls: [['--mode', 'off', '--budget-day', '1.5', '--concurrency', '1', '--allow', 'qwen/*', '--default-model', 'qwen/qwen3-coder', '--max-permission', 'plan', '--permission-mode', 'plan']],
+    expected: { mode: 'off', budgets: { ...defaults.budgets, perDayUsd: 1.5 }, concurrency: 1, allowlist: ['qwen/*'], defaultModel: 'qwen/qwen3-coder', permissionCeiling: 'plan', defaultPermissionMode: 'plan' },
+  },
+};
+
+/** [arguments, the flag the message must name, a fragment of what is wrong] */
+const INVALID: Array<[string[], string, string]> = [
+  [['--budget-day', 'abc'], '--budget-day', 'not a number'],
+  [['--budget-day', '-1'], '--budget-day', 'negative'],
+  [['--budget-job', '1e999'], '--budget-job', 'exponent notation'],
+  [['--reserve', '$5'], '--reserve', 'without "$"'],
+  [['--max-price-in', 'cheap'], '--max-price-in', 'not a number'],
+  [['--max-price-out', '-0.5'], '--max-price-out', 'negative'],
+  [['--min-context', '0'], '--min-context', 'Too small'],
+  [['--concurrency', '0'], '--concurrency', 'Too small'],
+  [['--concurrency', '2.5'], '--concurrency', 'not a whole number'],
+  [['--timeout', '99999999999999999999999'], '--timeout', 'too large'],
+  [['--timeout', '5000'], '--timeout', 'Too big'],
+  [['--max-retries', '11'], '--max-retries', 'Too big'],
+  [['--mode', 'fast'], '--mode', 'expected one of: off, ondemand, auto'],
+  [['--max-permission', 'root'], '--max-permission', 'expected one of: plan'],
+  [['--permission-mode', 'bypassPermissions'], '--permission-mode', 'above the permission ceiling "acceptEdits"'],
+  [['--default-model', 'qwen/*'], '--default-model', 'not a pattern'],
+  [['--default-model', 'qwen'], '--default-model', 'expected a model id'],
+  [['--allow', 'qwen'], '--allow', 'expected a model id'],
+  [['--allow', ''], '--allow', 'expected a model id'],
+  [['--unallow', 'qwen/*'], '--unallow', 'not in the allowlist'],
+  [['--unblock', 'openai/*'], '--unblock', 'not in the blocklist'],
+  [['--claude-path', ''], '--claude-path', 'Too small'],
+  // One bad value refuses the whole call, the good flags included.
+  [['--mode', 'off', '--concurrency', '5', '--budget-day', 'abc'], '--budget-day', 'not a number'],
+];
+
+const DOWN = '\x1b[B';
+const UP = '\x1b[A';
+const ENTER = '\r';
+const CTRL_C = '\x03';
+/** The main menu, in order (src-main/cli/config-interactive.ts). */
+const MENU = ['key', 'mode', 'model', 'allowlist', 'blocklist', 'budgets', 'permissions', 'limits', 'save', 'quit'] as const;
+function move(from: (typeof MENU)[number], to: (typeof MENU)[number]): string {
+  return DOWN.repeat(MENU.indexOf(to) - MENU.indexOf(from));
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][A-Za-z0-9]|\r/g, '');
+}
+
+/** The config CLI on a real pseudo-terminal: keys go in, the screen text comes out. */
+class Terminal {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private raw = '';
+  /** How far into the (stripped) screen text earlier waits have matched. */
+  private seen = 0;
+  private waiters = new Set<() => void>();
+  readonly exited: Promise<number | null>;
+
+  constructor(env: NodeJS.ProcessEnv) {
+    const command = `stty cols 220 rows 80 && exec ${shellQuote(process.execPath)} ${shellQuote(CONFIG_CLI)}`;
+    this.child = spawn('script', ['-qfec', command, '/dev/null'], { env: { ...env, TERM: 'xterm-256color' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout.on('data', (d: Buffer) => this.onOutput(d.toString()));
+    this.child.stderr.on('data', (d: Buffer) => this.onOutput(d.toString()));
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+    void this.exited.then(() => this.onOutput(''));
+  }
+
+  get transcript(): string {
+    return stripAnsi(this.raw);
+  }
+
+  /** Resolves once `text` appears after what the previous wait matched (the screen is redrawn often). */
+  waitFor(text: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const at = this.transcript.indexOf(text, this.seen);
+        if (at >= 0) {
+          this.seen = at + text.length;
+          this.waiters.delete(check);
+          resolve();
+          return;
+        }
+        if (this.child.exitCode !== null || this.child.signalCode !== null) {
+          this.waiters.delete(check);
+          reject(new Error(`The program ended before showing ${JSON.stringify(text)}. Screen:\n${this.transcript}`));
+        }
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  /** Types into the terminal, once the prompt that should receive it is on screen. */
+  async answer(prompt: string, keys: string): Promise<void> {
+    await this.waitFor(prompt);
+    this.child.stdin.write(keys);
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+
+  private onOutput(text: string): void {
+    this.raw += text;
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}
+
+const terminals: Terminal[] = [];
+function terminal(env: NodeJS.ProcessEnv): Terminal {
+  const t = new Terminal(env);
+  terminals.push(t);
+  return t;
+}
+afterEach(() => {
+  while (terminals.length) terminals.pop()?.kill();
+});
+
+describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
+  let h: Home;
+  beforeAll(async () => {
+    h = await openHome(route);
+  });
+  afterAll(() => h.close());
+  beforeEach(async () => {
+    // Each test starts from the defaults and no keys (the service re-reads the file before every update).
+    await rm(h.settingsFile, { force: true });
+    expect((await config(['--remove-key', '--remove-management-key'], h.env)).code).toBe(0);
+  });
+
+  describe('round-trips every flag (set, then --show --json)', () => {
+    it.each(Object.entries(ROUND_TRIPS))('%s', async (_name, { calls, expected }) => {
+      let last: RunResult | undefined;
+      for (const args of calls) {
+        last = await config(args, h.env);
+        expect(last.code, last.stderr).toBe(0);
+      }
+      expect(last?.stdout).toContain(route === 'through the running service' ? `through the running service (pid ${h.servicePid})` : 'in the settings file');
+      const shown = await show(h.env);
+      expect(shown.service).toEqual({ running: route === 'through the running service', pid: h.servicePid });
+      expect(shown.settingsFile).toBe(h.settingsFile);
+      expect(shown.settings).toEqual({ ...defaults, ...expected });
+      // Both paths end in the one settings file.
+      expect(JSON.parse(await readFile(h.settingsFile, 'utf8'))).toEqual({ ...defaults, ...expected });
+    });
+  });
+
+  describe('refuses invalid values, naming the flag, and changes nothing', () => {
+    it.each(INVALID)('%j', async (args, flag, fragment) => {
+      expect((await config(['--mode', 'auto'], h.env)).code).toBe(0);
+      const before = await bytesOf(h.settingsFile);
+      const result = await config(args, h.env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(flag);
+      expect(result.stderr).toContain(fragment);
+      expect(result.stderr).toContain('Nothing was changed.');
+      expect(await bytesOf(h.settingsFile)).toEqual(before);
+      expect((await show(h.env)).settings).toEqual({ ...defaults, mode: 'auto' });
+    });
+  });
+
+  it('refuses a default model outside the allowlist, saying how to fix it', async () => {
+    expect((await config(['--budget-job', '0.2'], h.env)).code).toBe(0);
+    const before = await bytesOf(h.settingsFile);
+    const outside = await config(['--allow', 'qwen/*'], h.env);
+    expect(outside.code).toBe(1);
+    expect(outside.stderr).toContain('--default-model (defaultModel): "deepseek/deepseek-v4-flash-0731" is not in the allowlist (qwen/*)');
+    expect(outside.stderr).toContain('allow it or pick a default model from the allowlist');
+    const blocked = await config(['--block', 'deepseek/*'], h.env);
+    expect(blocked.code).toBe(1);
+    expect(blocked.stderr).toContain('is blocked by "deepseek/*"');
+    const direct = await config(['--default-model', 'x-ai/grok-4', '--allow', 'qwen/*'], h.env);
+    expect(direct.code).toBe(1);
+    expect(direct.stderr).toContain('"x-ai/grok-4" is not in the allowlist');
+    expect(await bytesOf(h.settingsFile)).toEqual(before);
+    // The same change with a default model from the allowlist, in one call, is accepted.
+    expect((await config(['--allow', 'qwen/*', '--default-model', 'qwen/qwen3-coder'], h.env)).code).toBe(0);
+    expect((await show(h.env)).settings).toMatchObject({ allowlist: ['qwen/*'], defaultModel: 'qwen/qwen3-coder' });
+  });
+
+  it('--set-key refuses a key OpenRouter rejects and stores nothing', async () => {
+    const result = await config(['--set-key'], h.env, REFUSED_KEY);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('OpenRouter rejected the key (401)');
+    expect(result.stderr).toContain('was not stored');
+    expect((await show(h.env)).secrets.apiKey).toEqual({ present: false, source: 'none' });
+    expect(fake.requestsTo('/api/v1/key').some((r) => r.headers.authorization === `Bearer ${REFUSED_KEY}`)).toBe(true);
+    expect(await filesContaining(h.home, REFUSED_KEY)).toEqual([]);
+    expectNoSecrets(outputs);
+  });
+
+  it('--set-key stores an accepted key in the keychain, --remove-key removes it, and the key is nowhere else', async () => {
+    const set = await config(['--set-key'], h.env, `${KEY}\n`);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain('accepted by OpenRouter and stored in the OS keychain');
+    const shown = await show(h.env);
+    expect(shown.secrets.apiKey).toEqual({ present: true, source: 'keychain' });
+    expect(shown.secrets.keychain.available).toBe(true);
+    const text = await config(['--show'], h.env);
+    expect(text.stdout).toMatch(/OpenRouter key:\s+in the OS keychain/);
+    expect(await filesContaining(h.home, KEY)).toEqual([]);
+
+    const removed = await config(['--remove-key'], h.env);
+    expect(removed.code).toBe(0);
+    expect(removed.stdout).toContain('removed from the OS keychain');
+    expect((await show(h.env)).secrets.apiKey).toEqual({ present: false, source: 'none' });
+    expectNoSecrets(outputs);
+  });
+
+  it('--set-management-key checks the key with /credits; --remove-management-key removes it', async () => {
+    const normal = await config(['--set-management-key'], h.env, KEY);
+    expect(normal.code).toBe(1);
+    expect(normal.stderr).toContain('not a management key');
+    expect((await show(h.env)).secrets.managementKey).toEqual({ present: false, source: 'none' });
+
+    const set = await config(['--set-management-key'], h.env, MANAGEMENT_KEY);
+    expect(set.code, set.stderr).toBe(0);
+    expect((await show(h.env)).secrets.managementKey).toEqual({ present: true, source: 'keychain' });
+    expect(await filesContaining(h.home, MANAGEMENT_KEY)).toEqual([]);
+    expect((await config(['--remove-management-key'], h.env)).code).toBe(0);
+    expect((await show(h.env)).secrets.managementKey).toEqual({ present: false, source: 'none' });
+    expectNoSecrets(outputs);
+  });
+
+  it('a key and settings in one call: all or nothing', async () => {
+    expect((await config(['--budget-job', '0.2'], h.env)).code).toBe(0);
+    const before = await bytesOf(h.settingsFile);
+    // A refused key stops the settings change too.
+    const refused = await config(['--set-key', '--mode', 'off'], h.env, REFUSED_KEY);
+    expect(refused.code).toBe(1);
+    expect(await bytesOf(h.settingsFile)).toEqual(before);
+    // An invalid setting stops the key: it is not even read.
+    const invalid = await config(['--set-key', '--budget-day', 'abc'], h.env, KEY);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('--budget-day');
+    expect((await show(h.env)).secrets.apiKey.present).toBe(false);
+    expect(await bytesOf(h.settingsFile)).toEqual(before);
+    // Both good: both applied.
+    const both = await config(['--set-key', '--mode', 'off'], h.env, KEY);
+    expect(both.code, both.stderr).toBe(0);
+    const shown = await show(h.env);
+    expect(shown.secrets.apiKey.source).toBe('keychain');
+    expect(shown.settings.mode).toBe('off');
+    expectNoSecrets(outputs);
+  });
+
+  it('--json keeps stdout to the JSON state, also after a change', async () => {
+    const result = await config(['--concurrency', '4', '--json'], h.env);
+    expect(result.code).toBe(0);
+    const state = JSON.parse(result.stdout) as Shown;
+    expect(state.settings.concurrency).toBe(4);
+    expect(result.stderr).toContain('Concurrency: 3 → 4');
+  });
+
+  describe('interactively, in a terminal', () => {
+    it('sets the mode and a budget, shows the changes and saves them on confirm', async () => {
+      const t = terminal(h.env);
+      await t.answer('What would you like to change?', move('key', 'mode') + ENTER);
+      await t.answer('Delegation mode', DOWN + ENTER); // ondemand → auto
+      await t.answer('Mode: auto (changed)', move('mode', 'budgets') + ENTER);
+      await t.answer('Budget per job in $', ENTER); // Enter keeps it
+      await t.answer('Budget per day in $', `2${ENTER}`);
+      await t.answer('Reserve in $', ENTER);
+      await t.answer('Review and save (2 changes)', move('budgets', 'save') + ENTER);
+      await t.waitFor('Mode: ondemand → auto');
+      await t.waitFor('Budget per day: $5.00 → $2.00');
+      await t.answer('Save these changes?', ENTER);
+      await t.waitFor('Saved');
+      expect(await t.exited).toBe(0);
+      expect((await show(h.env)).settings).toEqual({ ...defaults, mode: 'auto', budgets: { ...defaults.budgets, perDayUsd: 2 } });
+    });
+
+    it('changes nothing when cancelled with Ctrl-C, even at the final confirmation', async () => {
+      expect((await config(['--budget-job', '0.2'], h.env)).code).toBe(0);
+      const before = await bytesOf(h.settingsFile);
+      const t = terminal(h.env);
+      await t.answer('What would you like to change?', move('key', 'mode') + ENTER);
+      await t.answer('Delegation mode', DOWN + ENTER);
+      await t.answer('Mode: auto (changed)', move('mode', 'budgets') + ENTER);
+      await t.answer('Budget per job in $', `1${ENTER}`);
+      await t.answer('Budget per day in $', ENTER);
+      await t.answer('Reserve in $', ENTER);
+      await t.answer('Review and save', move('budgets', 'save') + ENTER);
+      await t.answer('Save these changes?', CTRL_C);
+      await t.waitFor('Cancelled: nothing changed.');
+      expect(await t.exited).toBe(130);
+      expect(await bytesOf(h.settingsFile)).toEqual(before);
+      expect((await show(h.env)).settings).toEqual({ ...defaults, budgets: { ...defaults.budgets, perJobUsd: 0.2 } });
+    });
+
+    it('takes the key hidden, checks it with OpenRouter, and stores it only on save', async () => {
+      const t = terminal(h.env);
+      await t.answer('What would you like to change?', ENTER); // OpenRouter key
+      await t.answer('Set the OpenRouter key', ENTER);
+      await t.answer('OpenRouter key (input hidden', `${KEY}${ENTER}`);
+      await t.waitFor('OpenRouter accepted the key');
+      // Not stored yet: nothing is until the user saves.
+      expect((await show(h.env)).secrets.apiKey.present).toBe(false);
+      await t.answer('What would you like to change?', move('key', 'save') + ENTER);
+      await t.answer('Save these changes?', ENTER);
+      await t.waitFor('Saved');
+      expect(await t.exited).toBe(0);
+      expect((await show(h.env)).secrets.apiKey).toEqual({ present: true, source: 'keychain' });
+      expect(await filesContaining(h.home, KEY)).toEqual([]);
+      expectNoSecrets(outputs, t.transcript);
+    });
+
+    it('explains a refused change, lets the user fix it by picking a model from the catalog, then saves', async () => {
+      const t = terminal(h.env);
+      await t.answer('What would you like to change?', move('key', 'allowlist') + ENTER);
+      await t.answer('Add model ids or vendor/* patterns', ENTER);
+      await t.answer('Add to the allowlist', `qwen/*${ENTER}`);
+      await t.answer('Allowlist: qwen/*', DOWN.repeat(3) + ENTER); // Add, Remove, Empty, Done
+      await t.answer('Review and save (1 change)', move('allowlist', 'save') + ENTER);
+      await t.waitFor('These settings cannot be saved');
+      await t.waitFor('Default model: "deepseek/deepseek-v4-flash-0731" is not in the allowlist (qwen/*)');
+      expect(await bytesOf(h.settingsFile)).toBeNull();
+      // Back in the menu: search the live catalog for a model the allowlist allows.
+      await t.answer('What would you like to change?', UP.repeat(MENU.indexOf('save') - MENU.indexOf('model')) + ENTER);
+      await t.answer('Default model: type to search', `qwen3-coder-flash${ENTER}`);
+      await t.answer('Default model: qwen/qwen3-coder-flash (changed)', move('model', 'save') + ENTER);
+      await t.waitFor('Default model: deepseek/deepseek-v4-flash-0731 → qwen/qwen3-coder-flash');
+      await t.answer('Save these changes?', ENTER);
+      await t.waitFor('Saved');
+      expect(await t.exited).toBe(0);
+      expect((await show(h.env)).settings).toEqual({ ...defaults, allowlist: ['qwen/*'], defaultModel: 'qwen/qwen3-coder-flash' });
+    });
+  });
+});
+
+describe('openrouter-mcp-config', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    while (cleanups.length) await cleanups.pop()?.();
+  });
+  async function fileHome(): Promise<Home> {
+    const h = await openHome('without a service');
+    cleanups.push(() => h.close());
+    return h;
+  }
+
+  it('treats unknown flags, missing values and repeated flags as usage errors (exit 2), changing nothing', async () => {
+    const h = await fileHome();
+    expect((await config(['--mode', 'auto'], h.env)).code).toBe(0);
+    const before = await bytesOf(h.settingsFile);
+    for (const [args, fragment] of [
+      [['--colour'], "Unknown option '--colour'"],
+      [['--mode'], "Option '--mode <value>' argument missing"],
+      [['--mode', 'off', '--mode', 'auto'], '--mode is given twice'],
+      [['stray'], "Unexpected argument 'stray'"],
+      [['--set-key', '--remove-key'], 'not both at once'],
+    ] as const) {
+      const result = await config([...args], h.env);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain(fragment);
+      expect(result.stderr).toContain('--help');
+    }
+    expect(await bytesOf(h.settingsFile)).toEqual(before);
+  });
+
+  it('--set-key without a key says how to give one and stores nothing', async () => {
+    const h = await fileHome();
+    const result = await config(['--set-key'], h.env, '');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('No key given');
+    expect((await show(h.env)).secrets.apiKey.present).toBe(false);
+  });
+
+  it('without arguments and without a terminal prints the help and exits 2', async () => {
+    const h = await fileHome();
+    const result = await config([], h.env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('Usage:');
+    expect(result.stderr).toContain('--set-key');
+    expect(await bytesOf(h.settingsFile)).toBeNull();
+  });
+
+  it('reports a settings file broken by hand and refuses changes without touching it', async () => {
+    const h = await fileHome();
+    await mkdir(path.dirname(h.settingsFile), { recursive: true });
+    await writeFile(h.settingsFile, '{\n  "mode": "auto",\n}\n');
+    const before = await bytesOf(h.settingsFile);
+    const shown = await config(['--show'], h.env);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`Settings problem: Settings file ${h.settingsFile}:3:1 is not valid JSON`);
+    const change = await config(['--mode', 'off'], h.env);
+    expect(change.code).toBe(1);
+    expect(change.stderr).toContain('Fix or delete the file');
+    expect(await bytesOf(h.settingsFile)).toEqual(before);
+  });
+
+  it('never starts a service', async () => {
+    const h = await fileHome();
+    expect((await config(['--mode', 'auto'], h.env)).code).toBe(0);
+    expect((await config(['--show'], h.env)).stdout).toContain('Service:          not running');
+    expect((await runCli(['status'], h.env)).code).toBe(3);
+  });
+
+  it('--help names a round-trip test for every settings flag it lists', async () => {
+    const h = await fileHome();
+    const help = (await config(['--help'], h.env)).stdout;
+    const settingsSection = help.slice(help.indexOf('Settings:'), help.indexOf('Keys ('));
+    const flags = [...settingsSection.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1] as string);
+    expect(flags.length).toBeGreaterThan(15);
+    const tested = Object.values(ROUND_TRIPS).flatMap((c) => c.calls.flat().filter((arg) => arg.startsWith('--')));
+    for (const flag of flags) expect(tested, flag).toContain(flag);
+  });
+});

@@ -1,0 +1,284 @@
+/**
+ * `openrouter-delegate install / uninstall / doctor` as a user runs them: the built CLI, the real
+ * Claude Code CLI, and a throwaway HOME and CLAUDE_CONFIG_DIR, so the real Claude config is never touched.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BRIDGE, CLI, assertBuilt, runCli, runProcess, testEnv } from '../support/built.js';
+import { CLAUDE_CLI } from '../support/fake-anthropic.js';
+import { FakeOpenRouter } from '../support/fake-openrouter.js';
+import { makeTempHome } from '../support/temp-home.js';
+
+const KEY = 'sk-or-v1-setup-e2e-0123456789abcdef';
+
+const fake = new FakeOpenRouter();
+beforeAll(async () => {
+  assertBuilt();
+  await fake.start();
+  fake.addKey(KEY);
+});
+afterAll(() => fake.stop());
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
+
+interface World {
+  home: string;
+  claudeConfigDir: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A fresh OPENROUTER_DELEGATE_HOME, HOME and CLAUDE_CONFIG_DIR; `claude` is the devDependency. */
+async function newWorld(extra: NodeJS.ProcessEnv = {}, baseUrl = fake.baseUrl): Promise<World> {
+  const { home: root, cleanup } = await makeTempHome('ord-setup-');
+  const home = path.join(root, 'ord');
+  const claudeConfigDir = path.join(root, 'claude-config');
+  const userHome = path.join(root, 'user');
+  await mkdir(claudeConfigDir, { recursive: true });
+  await mkdir(userHome, { recursive: true });
+  const env = testEnv(home, baseUrl, {
+    HOME: userHome,
+    CLAUDE_CONFIG_DIR: claudeConfigDir,
+    OPENROUTER_DELEGATE_CLAUDE: CLAUDE_CLI,
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    ...extra,
+  });
+  cleanups.push(async () => {
+    // `claude mcp get/list` health-check the bridge, which starts a service in this home.
+    await runCli(['stop'], env);
+    await cleanup();
+  });
+  return { home, claudeConfigDir, env };
+}
+
+function claude(world: World, args: string[]) {
+  return runProcess(CLAUDE_CLI, args, { env: world.env });
+}
+
+interface ConfigEntry {
+  type?: string;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
+/** The user-scope entry as Claude Code wrote it (CLAUDE_CONFIG_DIR/.claude.json), or undefined. */
+async function registeredEntry(world: World): Promise<ConfigEntry | undefined> {
+  const text = await readFile(path.join(world.claudeConfigDir, '.claude.json'), 'utf8').catch(() => '{}');
+  return (JSON.parse(text) as { mcpServers?: Record<string, ConfigEntry> }).mcpServers?.openrouter;
+}
+
+/** Each check line of `doctor` as title → symbol. */
+function doctorSymbols(stdout: string): Record<string, string> {
+  const symbols: Record<string, string> = {};
+  for (const line of stdout.split('\n')) {
+    const match = /^([✓!✗]) ([^:]+):/.exec(line);
+    if (match?.[1] && match[2]) symbols[match[2]] = match[1];
+  }
+  return symbols;
+}
+
+function doctorLine(stdout: string, title: string): string {
+  return stdout.split('\n').find((line) => line.slice(2).startsWith(`${title}:`)) ?? '';
+}
+
+const TITLES = ['Claude Code CLI', 'Bridge registered with Claude Code', 'Service', 'Socket folder and token', 'Settings file', 'Keychain', 'OpenRouter key', 'OpenRouter reachable'];
+
+describe('openrouter-delegate install', () => {
+  it('registers the bridge at user scope with absolute paths and this home, and Claude Code can start it', async () => {
+    const world = await newWorld();
+    const result = await runCli(['install'], world.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Registered the bridge as "openrouter"');
+    const entry = await registeredEntry(world);
+    expect(entry).toEqual({ type: 'stdio', command: process.execPath, args: [BRIDGE], env: { OPENROUTER_DELEGATE_HOME: world.home } });
+
+    // The registered command, spawned as Claude Code would, is a working bridge (it starts the service).
+    const transport = new StdioClientTransport({
+      command: entry?.command ?? '',
+      args: entry?.args ?? [],
+      env: { ...(world.env as Record<string, string>), ...entry?.env },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'setup-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    cleanups.push(() => client.close());
+    expect(client.getServerVersion()?.name).toBe('openrouter-delegate');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('openrouter_models');
+    expect(tools.map((t) => t.name)).toContain('delegate_start');
+    await client.close();
+
+    // Claude Code itself sees it at user scope, and its health check connects.
+    const get = await claude(world, ['mcp', 'get', 'openrouter']);
+    expect(get.code, get.stderr).toBe(0);
+    expect(get.stdout).toMatch(/Scope: User config/);
+    expect(get.stdout).toContain(`Command: ${process.execPath}`);
+    expect(get.stdout).toContain(`Args: ${BRIDGE}`);
+    expect(get.stdout).toContain(`OPENROUTER_DELEGATE_HOME=${world.home}`);
+    expect(get.stdout).toMatch(/Status: .*Connected/);
+    const list = await claude(world, ['mcp', 'list']);
+    expect(list.stdout).toMatch(new RegExp(`openrouter: ${process.execPath} ${BRIDGE} - .*Connected`));
+  });
+
+  it('is a no-op when the same command is already registered', async () => {
+    const world = await newWorld();
+    expect((await runCli(['install'], world.env)).code).toBe(0);
+    const before = await readFile(path.join(world.claudeConfigDir, '.claude.json'), 'utf8');
+    const again = await runCli(['install'], world.env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('already registered');
+    expect(again.stdout).toContain('nothing changed');
+    expect(await readFile(path.join(world.claudeConfigDir, '.claude.json'), 'utf8')).toBe(before);
+  });
+
+  it('replaces a registration with another command, saying what changed and keeping the user’s env entries', async () => {
+    const world = await newWorld();
+    const manual = await claude(world, ['mcp', 'add', '--scope', 'user', 'openrouter', '-e', 'OPENROUTER_API_KEY=sk-or-v1-manual', '--', 'openrouter-delegate-mcp', '--old']);
+    expect(manual.code, manual.stderr).toBe(0);
+    const result = await runCli(['install'], world.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Replaced the "openrouter" registration');
+    expect(result.stdout).toContain('was: openrouter-delegate-mcp --old');
+    expect(result.stdout).toContain(`now: ${process.execPath} ${BRIDGE}`);
+    expect(result.stdout).toContain('kept your env entries: OPENROUTER_API_KEY');
+    expect(result.stdout + result.stderr).not.toContain('sk-or-v1-manual');
+    expect(await registeredEntry(world)).toEqual({
+      type: 'stdio',
+      command: process.execPath,
+      args: [BRIDGE],
+      env: { OPENROUTER_API_KEY: 'sk-or-v1-manual', OPENROUTER_DELEGATE_HOME: world.home },
+    });
+  });
+
+  it('fails clearly when claude cannot be found, and registers nothing', async () => {
+    const world = await newWorld({ OPENROUTER_DELEGATE_CLAUDE: '/nonexistent' });
+    const result = await runCli(['install'], world.env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('/nonexistent');
+    expect(result.stderr).toContain('npm install -g @anthropic-ai/claude-code');
+    expect(await registeredEntry(world)).toBeUndefined();
+
+    const noPath = await newWorld({ OPENROUTER_DELEGATE_CLAUDE: undefined, PATH: path.join(world.home, 'no-such-dir') });
+    const onPath = await runCli(['install'], noPath.env);
+    expect(onPath.code).toBe(1);
+    expect(onPath.stderr).toContain('was not found on the PATH');
+    expect(onPath.stderr).toContain('npm install -g @anthropic-ai/claude-code');
+  });
+});
+
+describe('openrouter-delegate uninstall', () => {
+  it('removes the registration, then says it is not registered', async () => {
+    const world = await newWorld();
+    expect((await runCli(['install'], world.env)).code).toBe(0);
+    const removed = await runCli(['uninstall'], world.env);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout).toContain('Removed the "openrouter" MCP server');
+    expect(await registeredEntry(world)).toBeUndefined();
+    const get = await claude(world, ['mcp', 'get', 'openrouter']);
+    expect(get.code).not.toBe(0);
+    expect(get.stderr).toContain('No MCP server named "openrouter"');
+
+    const again = await runCli(['uninstall'], world.env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('not registered');
+  });
+});
+
+describe('openrouter-delegate doctor', () => {
+  it('passes every check with a good key and the bridge installed; a stopped service is only a warning', async () => {
+    const world = await newWorld({ OPENROUTER_API_KEY: KEY });
+    expect((await runCli(['install'], world.env)).code).toBe(0);
+    const result = await runCli(['doctor'], world.env);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(doctorSymbols(result.stdout)).toEqual(Object.fromEntries(TITLES.map((title) => [title, title === 'Service' ? '!' : '✓'])));
+    expect(doctorLine(result.stdout, 'Claude Code CLI')).toContain('version 2.1.332');
+    expect(doctorLine(result.stdout, 'Service')).toContain('the bridge starts it');
+    expect(doctorLine(result.stdout, 'OpenRouter key')).toContain('from OPENROUTER_API_KEY: accepted by OpenRouter');
+    expect(doctorLine(result.stdout, 'OpenRouter reachable')).toMatch(/GET \/v1\/models at 127\.0\.0\.1:\d+: \d+ models in \d+ ms\./);
+    expect(result.stdout).not.toContain(KEY);
+  });
+
+  it('--json gives the same checks as structured results', async () => {
+    const world = await newWorld({ OPENROUTER_API_KEY: KEY });
+    expect((await runCli(['install'], world.env)).code).toBe(0);
+    const text = await runCli(['doctor'], world.env);
+    const json = await runCli(['doctor', '--json'], world.env);
+    expect(json.code).toBe(0);
+    const report = JSON.parse(json.stdout) as { ok: boolean; checks: Array<{ id: string; title: string; status: string; summary: string; durationMs?: number }> };
+    expect(report.ok).toBe(true);
+    expect(report.checks.map((c) => c.id)).toEqual(['claude', 'registration', 'service', 'runtime', 'settings', 'keychain', 'key', 'openrouter']);
+    const symbol = { ok: '✓', warn: '!', fail: '✗' } as Record<string, string>;
+    expect(Object.fromEntries(report.checks.map((c) => [c.title, symbol[c.status]]))).toEqual(doctorSymbols(text.stdout));
+    expect(report.checks.find((c) => c.id === 'openrouter')?.durationMs).toEqual(expect.any(Number));
+  });
+
+  it('checks the key through a running service, and the socket folder and token it made', async () => {
+    const world = await newWorld({ OPENROUTER_API_KEY: KEY });
+    expect((await runCli(['install'], world.env)).code).toBe(0);
+    const serve = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env: world.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((resolve) => serve.once('exit', resolve));
+    cleanups.push(async () => {
+      await runCli(['stop'], world.env);
+      await exited;
+    });
+    await new Promise<void>((resolve, reject) => {
+      serve.stdout.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+      serve.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+    });
+    const result = await runCli(['doctor'], world.env);
+    expect(result.code, result.stdout).toBe(0);
+    expect(doctorSymbols(result.stdout)).toEqual(Object.fromEntries(TITLES.map((title) => [title, '✓'])));
+    expect(doctorLine(result.stdout, 'Service')).toContain(`pid ${serve.pid}`);
+    expect(doctorLine(result.stdout, 'OpenRouter key')).toContain("(the service's): accepted by OpenRouter");
+    expect(doctorLine(result.stdout, 'Socket folder and token')).toContain('0700, token 0600, socket 0600');
+  });
+
+  it('fails the key check with what to do when OpenRouter refuses the key', async () => {
+    const world = await newWorld({ OPENROUTER_API_KEY: 'sk-or-v1-unknown-to-openrouter' });
+    expect((await runCli(['install'], world.env)).code).toBe(0);
+    const result = await runCli(['doctor'], world.env);
+    expect(result.code).toBe(1);
+    const line = doctorLine(result.stdout, 'OpenRouter key');
+    expect(line.startsWith('✗')).toBe(true);
+    expect(line).toContain('rejected the key (401)');
+    expect(line).toContain('openrouter-delegate key set');
+    expect(doctorSymbols(result.stdout)['OpenRouter reachable']).toBe('✓');
+    expect(result.stdout).not.toContain('sk-or-v1-unknown-to-openrouter');
+  });
+
+  it('fails the OpenRouter check when it cannot be reached, and only warns about the key it could not check', async () => {
+    const gone = new FakeOpenRouter();
+    await gone.start();
+    const baseUrl = gone.baseUrl;
+    await gone.stop();
+    const world = await newWorld({ OPENROUTER_API_KEY: KEY }, baseUrl);
+    expect((await runCli(['install'], world.env)).code).toBe(0);
+    const result = await runCli(['doctor'], world.env);
+    expect(result.code).toBe(1);
+    const line = doctorLine(result.stdout, 'OpenRouter reachable');
+    expect(line.startsWith('✗')).toBe(true);
+    expect(line).toContain(`Cannot reach OpenRouter at ${new URL(baseUrl).host}`);
+    expect(line).toContain('Check your network connection');
+    expect(doctorSymbols(result.stdout)['OpenRouter key']).toBe('!');
+    const json = JSON.parse((await runCli(['doctor', '--json'], world.env)).stdout) as { ok: boolean; checks: Array<{ id: string; status: string }> };
+    expect(json.ok).toBe(false);
+    expect(json.checks.find((c) => c.id === 'openrouter')?.status).toBe('fail');
+  });
+
+  it('fails the registration and claude checks when claude is missing and nothing is registered', async () => {
+    const world = await newWorld({ OPENROUTER_API_KEY: KEY, OPENROUTER_DELEGATE_CLAUDE: '/nonexistent' });
+    const result = await runCli(['doctor'], world.env);
+    expect(result.code).toBe(1);
+    expect(doctorLine(result.stdout, 'Claude Code CLI')).toMatch(/^✗ .*npm install -g @anthropic-ai\/claude-code/);
+    expect(doctorLine(result.stdout, 'Bridge registered with Claude Code')).toMatch(/^✗ .*Run `openrouter-delegate install`\./);
+  });
+});
