@@ -217,8 +217,10 @@ export function isMethodName(name: string): name is MethodName {
 /** Server → client events. */
 export const EVENTS = {
   'settings.changed': SettingsSchema,
-  /** A job changed state (queued → running → a final state). */
+  /** A job changed state (queued → running → a final state), or its costs became known. */
   'job.changed': JobEventSchema,
+  /** The balance was read again (on a slow timer, after a job ended, or on request). */
+  'balance.changed': BalanceSchema,
 } as const;
 export type EventName = keyof typeof EVENTS;
 export type EventOf<E extends EventName> = z.output<(typeof EVENTS)[E]>;

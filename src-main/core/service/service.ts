@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { APP_VERSION, PROTOCOL_VERSION } from '../../contract/index.js';
-import type { EnvEntry, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
+import type { Balance, EnvEntry, EventName, EventOf, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
 import type { Locations } from '../../ipc/locations.js';
 import { IpcServer } from '../../ipc/server.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
@@ -32,6 +32,8 @@ export interface ServiceOptions {
   fetch?: typeof fetch;
   now?: () => number;
   log?: (line: string) => void;
+  /** How often the balance is read while the service runs (default 5 minutes). */
+  balancePollMs?: number;
 }
 
 export function baseUrlFrom(env: NodeJS.ProcessEnv): string {
@@ -70,6 +72,8 @@ export class Service {
   private readonly ipc: IpcServer;
   private readonly baseUrl: string;
   private startedAt = 0;
+  private readonly eventListeners = new Set<(event: EventName, data: unknown) => void>();
+  private balanceTimer: NodeJS.Timeout | null = null;
   private stopping: Promise<void> | null = null;
   private readonly stopListeners = new Set<() => void>();
 
@@ -81,7 +85,7 @@ export class Service {
     this.baseUrl = baseUrlFrom(options.env);
     this.settings = new SettingsStore({
       file: this.locations.settingsFile,
-      onChange: (s) => this.ipc.broadcast('settings.changed', s),
+      onChange: (s) => this.emit('settings.changed', s),
       log: this.log,
     });
     this.secrets = new SecretStore({ service: this.locations.keychainService, env: options.env });
@@ -114,9 +118,9 @@ export class Service {
       childEnv: (model, apiKey, callerPath) => this.childEnv(model, apiKey, callerPath),
       locateClaude: (callerPath) => locateClaude({ env: options.env, setting: this.settings.current.claudePath, callerPath }),
       onChange: (job) => {
-        this.ipc.broadcast('job.changed', { job });
-        // A job that ended has spent money: the next balance read should ask OpenRouter.
-        if (job.endedAt) this.balance.invalidate();
+        this.emit('job.changed', { job });
+        // A job that ended has spent money: read the balance again.
+        if (job.endedAt && (job.state !== 'queued' && job.state !== 'running')) void this.refreshBalance();
       },
       log: this.log,
       now: this.now,
@@ -137,6 +141,7 @@ export class Service {
     // After the socket is ours (so a second instance never adopts the same jobs), before serving requests.
     await this.supervisor.start();
     this.settings.watch();
+    this.pollBalance();
     this.startedAt = this.now();
     this.log(`openrouter-delegate ${APP_VERSION} serving on ${this.locations.socketPath} (pid ${process.pid})`);
   }
@@ -145,12 +150,48 @@ export class Service {
   stop(options: { killJobs?: boolean } = {}): Promise<void> {
     this.stopping ??= (async () => {
       if (options.killJobs) await this.supervisor.killAll();
+      if (this.balanceTimer) clearTimeout(this.balanceTimer);
+      this.balanceTimer = null;
       await this.supervisor.stop();
       await this.settings.stop();
       await this.ipc.stop();
       for (const listener of this.stopListeners) listener();
     })();
     return this.stopping;
+  }
+
+  /** Every event the service sends its clients, for a host in the same process (the tray app). */
+  onEvent(listener: (event: EventName, data: unknown) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  private emit<E extends EventName>(event: E, data: EventOf<E>): void {
+    this.ipc.broadcast(event, data);
+    for (const listener of this.eventListeners) listener(event, data);
+  }
+
+  /** Reads the balance from OpenRouter now and tells everyone. */
+  async refreshBalance(): Promise<Balance> {
+    const balance = await this.balance.get({ refresh: true });
+    this.emit('balance.changed', balance);
+    return balance;
+  }
+
+  /** The balance on a slow timer (DESIGN.md §5), while the service runs. */
+  private pollBalance(): void {
+    const every = this.options.balancePollMs ?? 5 * 60_000;
+    const tick = () => {
+      this.balanceTimer = setTimeout(() => {
+        void this.refreshBalance()
+          .catch(() => undefined)
+          .finally(() => {
+            if (this.balanceTimer) tick();
+          });
+      }, every);
+      this.balanceTimer.unref();
+    };
+    tick();
   }
 
   /** Called once the service has stopped (after `service.stop` or stop()). */
@@ -223,7 +264,7 @@ export class Service {
         this.balance.invalidate();
         return status;
       },
-      'balance.get': async ({ refresh }) => this.balance.get({ refresh }),
+      'balance.get': async ({ refresh }) => (refresh ? this.refreshBalance() : this.balance.get({ refresh: false })),
       'models.list': async ({ filter, limit, sort, refresh }) => this.modelsReport({ filter, limit, sort, refresh }),
       'jobs.start': async (request, ctx) => this.supervisor.startJob(request, ctx.client),
       'jobs.followup': async (request, ctx) => this.supervisor.followup(request, ctx.client),
