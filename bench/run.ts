@@ -16,6 +16,7 @@ import { FakeOpenRouter, readJsonFixture } from '../tests/support/fake-openroute
 import { coldStartMs, initialize, startStdioServer } from './lib/mcp-stdio.js';
 import { median, ms, percentile, printTable } from './lib/stats.js';
 import { startOverheadBench, streamingMemoryBench } from './delegation.js';
+import { policyLatencyBench } from './policy-latency.js';
 import { streamReaderBench } from './stream-reader.js';
 import type { BudgetRow } from './lib/stats.js';
 
@@ -141,6 +142,7 @@ async function main(): Promise<void> {
       await streamReaderBench(),
       await startOverheadBench(),
       await streamingMemoryBench(),
+      ...(await policyLatencyBench()),
     ];
     printTable(rows);
     if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;
