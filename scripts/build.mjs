@@ -17,6 +17,9 @@ export const ENTRIES = [
   // The bridge is CommonJS so its launcher can compile it with V8's code cache (src-bridge/launcher.ts).
   { name: 'bridge', input: 'src-bridge/main.ts', outDir: 'dist/bridge', fileName: 'bridge.cjs', format: 'cjs', bin: false },
   { name: 'bridge-launcher', input: 'src-bridge/launcher.ts', outDir: 'dist/bridge', fileName: 'openrouter-delegate-mcp.js', format: 'es', bin: true },
+  { name: 'electron-main', input: 'src-main/electron/main.ts', outDir: 'dist/electron', fileName: 'main.js', format: 'es', bin: false },
+  // A sandboxed preload may require only 'electron': one CommonJS file with everything else inlined.
+  { name: 'preload', input: 'src-main/electron/preload.ts', outDir: 'dist/electron', fileName: 'preload.cjs', format: 'cjs', bin: false },
 ];
 
 const SOURCE_DIRS = ['src-main', 'src-bridge', 'scripts'];

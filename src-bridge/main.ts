@@ -26,6 +26,11 @@ export interface BridgeHooks {
 }
 
 export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
+  // Claude Code passes no arguments; this one lets a user (and the packaged launchers' test) check an install.
+  if (process.argv.slice(2).includes('--version')) {
+    process.stdout.write(`${APP_VERSION}\n`);
+    return;
+  }
   if (Number.parseInt(process.env[ENV.depth] ?? '0', 10) > 0) {
     log('refusing to run inside a delegated session: delegated sessions may not delegate again.');
     process.exitCode = 1;

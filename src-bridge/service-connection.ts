@@ -1,30 +1,29 @@
 /**
- * The bridge's line to the service. Connects on first use; when no service answers it starts
- * one (headless) and waits for it to say it is ready, bounded; reconnects after the service restarts.
+ * The bridge's line to the service. Connects on first use; when no service answers it starts one
+ * (the tray app where it is installed and a display exists, else the headless service: see
+ * service-launch.ts) and waits for it, bounded; reconnects after the service restarts.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, closeSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { closeSync } from 'node:fs';
 import { APP_VERSION, CONTRACT, ServiceError } from '../src-main/contract/index.js';
 import type { EventName, EventOf, MethodName, RequestOf, ResponseOf } from '../src-main/contract/index.js';
 import { IpcClient } from '../src-main/ipc/client.js';
 import type { Locations } from '../src-main/ipc/locations.js';
+import { TrayAppExitedError, openServiceLog, spawnTrayApp, waitForService } from '../src-main/ipc/tray-app.js';
+import { detectServiceLaunch } from './service-launch.js';
+import type { HeadlessLaunch, ServiceLaunch, TrayAppLaunch } from './service-launch.js';
 
 export interface ServiceConnectionOptions {
   locations: Locations;
   env: NodeJS.ProcessEnv;
-  /** How long to wait for a service we started to be ready. */
+  /** How long to wait for a service we started to answer (default 15 s headless, 30 s for the tray app). */
   startTimeoutMs?: number;
   log: (line: string) => void;
-  /** The service CLI to start when none answers; defaults to the one shipped beside the bridge. */
-  serviceCommand?: { command: string; args: string[] };
+  /** What to start when no service answers; by default decided on this machine when first needed. */
+  launch?: () => ServiceLaunch;
 }
 
-function defaultServiceCommand(): { command: string; args: string[] } {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  return { command: process.execPath, args: [path.join(here, '..', 'cli', 'openrouter-delegate.js'), 'serve', '--notify-ready'] };
-}
+const CLIENT_NAME = `bridge/${APP_VERSION}`;
 
 export class ServiceConnection {
   private readonly options: ServiceConnectionOptions;
@@ -89,12 +88,7 @@ export class ServiceConnection {
   }
 
   private async establish(): Promise<IpcClient> {
-    let client = await this.tryConnect();
-    if (!client) {
-      await this.startService();
-      client = await this.tryConnect();
-      if (!client) throw new ServiceError('unavailable', 'The OpenRouter Delegate service started but does not answer. Run `openrouter-delegate status` to see why.');
-    }
+    const client = (await this.tryConnect()) ?? (await this.startService());
     this.adopt(client);
     return client;
   }
@@ -110,25 +104,55 @@ export class ServiceConnection {
 
   private async tryConnect(): Promise<IpcClient | null> {
     try {
-      return await IpcClient.connect({ locations: this.options.locations, clientName: `bridge/${APP_VERSION}` });
+      return await IpcClient.connect({ locations: this.options.locations, clientName: CLIENT_NAME });
     } catch (error) {
       if (error instanceof ServiceError && error.code === 'unavailable') return null;
       throw error;
     }
   }
 
-  /** Starts the headless service detached (it outlives this bridge) and waits for its "ready" line. */
-  private startService(): Promise<void> {
-    const { command, args } = this.options.serviceCommand ?? defaultServiceCommand();
-    const logDir = this.options.locations.logs;
-    mkdirSync(logDir, { recursive: true, mode: 0o700 });
-    const logFile = path.join(logDir, 'service.log');
-    const logFd = openSync(logFile, 'a', 0o600);
-    this.options.log(`no service answered; starting one (log: ${logFile})`);
-    const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', logFd], env: this.options.env, windowsHide: true });
-    closeSync(logFd);
+  private async startService(): Promise<IpcClient> {
+    const launch = (this.options.launch ?? (() => detectServiceLaunch(this.options.env)))();
+    if (launch.kind === 'headless') {
+      return this.startHeadless(launch, `no service answered; starting the headless service, not the tray app: ${launch.reason}`);
+    }
+    try {
+      return await this.startTrayApp(launch);
+    } catch (error) {
+      if (!(error instanceof TrayAppExitedError)) throw error;
+      // A tray app that cannot run here (a missing system library, a sandbox it may not set up) must not
+      // leave Claude Code without its tools: the headless service does the same work without a window.
+      return this.startHeadless(launch.fallback, `${error.message}; starting the headless service instead`);
+    }
+  }
+
+  /** Starts the tray app detached and waits for its service to answer on the socket (bounded). */
+  private async startTrayApp(launch: TrayAppLaunch): Promise<IpcClient> {
+    const log = openServiceLog(this.options.locations);
+    this.options.log(`no service answered; starting the tray app (${launch.command}; log: ${log.file})`);
+    const app = spawnTrayApp({ binary: launch.command, args: launch.args, env: this.options.env, logFd: log.fd });
+    closeSync(log.fd);
+    try {
+      return await waitForService({
+        locations: this.options.locations,
+        clientName: CLIENT_NAME,
+        timeoutMs: this.options.startTimeoutMs ?? 30_000,
+        exited: app.exited,
+        logFile: log.file,
+      });
+    } finally {
+      app.release();
+    }
+  }
+
+  /** Starts the headless service detached (it outlives this bridge), waits for its "ready" line, connects. */
+  private async startHeadless(launch: HeadlessLaunch, announcement: string): Promise<IpcClient> {
+    const log = openServiceLog(this.options.locations);
+    this.options.log(`${announcement} (log: ${log.file})`);
+    const child = spawn(launch.command, launch.args, { detached: true, stdio: ['ignore', 'pipe', log.fd], env: this.options.env, windowsHide: true });
+    closeSync(log.fd);
     const timeoutMs = this.options.startTimeoutMs ?? 15_000;
-    return new Promise<void>((resolve, reject) => {
+    await new Promise<void>((resolve, reject) => {
       let output = '';
       const finish = (error?: Error) => {
         clearTimeout(timer);
@@ -145,15 +169,18 @@ export class ServiceConnection {
         if (/^(ready|already-running)$/m.test(output)) finish();
       };
       const onExit = (code: number | null) =>
-        finish(new ServiceError('unavailable', `The OpenRouter Delegate service exited (code ${code ?? 'signal'}) before it was ready. See ${logFile}.`));
-      const onError = (error: Error) => finish(new ServiceError('unavailable', `Could not start the OpenRouter Delegate service (${command}): ${error.message}`));
+        finish(new ServiceError('unavailable', `The OpenRouter Delegate service exited (code ${code ?? 'signal'}) before it was ready. See ${log.file}.`));
+      const onError = (error: Error) => finish(new ServiceError('unavailable', `Could not start the OpenRouter Delegate service (${launch.command}): ${error.message}`));
       const timer = setTimeout(
-        () => finish(new ServiceError('unavailable', `The OpenRouter Delegate service did not become ready within ${Math.round(timeoutMs / 1000)} s. See ${logFile}.`)),
+        () => finish(new ServiceError('unavailable', `The OpenRouter Delegate service did not become ready within ${Math.round(timeoutMs / 1000)} s. See ${log.file}.`)),
         timeoutMs,
       );
       child.stdout?.on('data', onData);
       child.once('exit', onExit);
       child.once('error', onError);
     });
+    const client = await this.tryConnect();
+    if (!client) throw new ServiceError('unavailable', 'The OpenRouter Delegate service started but does not answer. Run `openrouter-delegate status` to see why.');
+    return client;
   }
 }

@@ -19,13 +19,16 @@ import { createSetupContext } from '../core/setup/context.js';
 import type { SetupContext } from '../core/setup/context.js';
 import { runDoctor } from '../core/setup/doctor.js';
 import { describeInstall, describeUninstall, renderDoctorLines } from '../core/setup/present.js';
+import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
 import { readSecret } from './read-secret.js';
 
 const USAGE = `openrouter-delegate ${APP_VERSION}
 
 Usage:
   openrouter-delegate serve             run the service in the foreground (Ctrl-C stops it; jobs keep running)
-  openrouter-delegate start             what \`npm start\` runs: the service, headless on this machine
+  openrouter-delegate start             what \`npm start\` runs: the tray app where it is installed and a display
+                                        exists (it takes over; the command returns), else the headless service
+                                        in the foreground, saying why
   openrouter-delegate stop [--kill-jobs]
                                         stop the running service (delegated jobs keep running unless --kill-jobs)
   openrouter-delegate status [--json]   is it running, where its files are, which key is in use
@@ -87,6 +90,32 @@ async function serve(locations: Locations, notifyReady: boolean): Promise<number
   process.off('SIGTERM', onSignal);
   err('Service stopped.');
   return 0;
+}
+
+async function start(locations: Locations): Promise<number> {
+  const running = await connect(locations);
+  if (running) {
+    try {
+      const { host, pid } = await running.call('service.status', {});
+      out(`The service is already running (${host}, pid ${pid}). \`openrouter-delegate stop\` stops it.`);
+      return 0;
+    } finally {
+      running.close();
+    }
+  }
+  const choice = chooseStartHost(process.env);
+  if (choice.host === 'electron') {
+    const result = await launchTrayApp({ choice, locations, env: process.env, clientName: `cli/${APP_VERSION}`, say: err });
+    if (result.started) {
+      out(`The tray app is running (service pid ${result.pid}) and takes over from here; quit it from its tray menu.`);
+      return 0;
+    }
+    err(`${result.why}.`);
+  } else {
+    err(`Not starting the tray app: ${choice.reason}.`);
+  }
+  err('Starting the headless service instead. Ctrl-C stops it.');
+  return serve(locations, false);
 }
 
 async function stop(locations: Locations, killJobs: boolean): Promise<number> {
@@ -240,8 +269,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'serve':
       return serve(locations, values['notify-ready']);
     case 'start':
-      err('Starting the headless service (the tray app is not part of this build yet). Ctrl-C stops it.');
-      return serve(locations, false);
+      return start(locations);
     case 'stop':
       return stop(locations, values['kill-jobs']);
     case 'status':

@@ -37,6 +37,8 @@ export function runProcess(command: string, args: string[], options: { env: Node
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
+    // A program that exits before reading its stdin closes the pipe under us: not an error of the test.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(input ?? '');
   });
 }

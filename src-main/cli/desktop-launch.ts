@@ -1,0 +1,59 @@
+/**
+ * `openrouter-delegate start`, what `npm start` runs: the tray app where it is installed and a display
+ * exists (it takes over and the command returns), else the headless service in the foreground, saying
+ * why. The decision and the install layouts are in ipc/tray-app.ts, shared with the MCP bridge.
+ */
+import { closeSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Locations } from '../ipc/locations.js';
+import { TrayAppExitedError, chooseHost, locateTrayApp, openServiceLog, spawnTrayApp, waitForService } from '../ipc/tray-app.js';
+import type { HostChoice } from '../ipc/tray-app.js';
+
+/** This bundle's folder: dist/cli, in a checkout or unpacked from the packaged app's asar. */
+function bundleDir(): string {
+  return path.dirname(fileURLToPath(import.meta.url));
+}
+
+/** Where `start` should run the service on this machine. */
+export function chooseStartHost(env: NodeJS.ProcessEnv, platform: string = process.platform): HostChoice {
+  return chooseHost({ platform, env, trayApp: locateTrayApp({ bundleDir: bundleDir(), platform }) });
+}
+
+export type TrayAppStart = { started: true; pid: number } | { started: false; why: string };
+
+/**
+ * Starts the tray app detached and waits (bounded) until its service answers, so the command can say
+ * it worked. An app that exits first (it cannot run here) comes back as `started: false`; one that
+ * neither answers nor exits in time is an error.
+ */
+export async function launchTrayApp(input: {
+  choice: Extract<HostChoice, { host: 'electron' }>;
+  locations: Locations;
+  env: NodeJS.ProcessEnv;
+  clientName: string;
+  timeoutMs?: number;
+  say: (line: string) => void;
+}): Promise<TrayAppStart> {
+  const log = openServiceLog(input.locations);
+  input.say(`Starting the tray app (${input.choice.binary}; log: ${log.file}) …`);
+  const app = spawnTrayApp({ binary: input.choice.binary, args: input.choice.args, env: input.env, logFd: log.fd });
+  closeSync(log.fd);
+  try {
+    const client = await waitForService({
+      locations: input.locations,
+      clientName: input.clientName,
+      timeoutMs: input.timeoutMs ?? 30_000,
+      exited: app.exited,
+      logFile: log.file,
+    });
+    const pid = client.server.pid;
+    client.close();
+    return { started: true, pid };
+  } catch (error) {
+    if (error instanceof TrayAppExitedError) return { started: false, why: `${error.message} (see ${log.file})` };
+    throw error;
+  } finally {
+    app.release();
+  }
+}

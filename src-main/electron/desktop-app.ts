@@ -1,0 +1,472 @@
+/**
+ * The tray app (DESIGN.md §6): hosts the same service core as `openrouter-delegate serve` and adds a
+ * tray, notifications and the settings window around it. What the tray and the notifications say is
+ * decided by the pure presenters in src-main/contract/present; this class gathers their input from
+ * the service, turns their output into Electron calls, and runs the menu's actions through the
+ * service. Electron comes in through the constructor (ElectronSurface), so tests run all of this
+ * against a fake Electron and the real service.
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { isActive } from '../contract/index.js';
+import type { Balance, EventName, EventOf, JobRecord, KeySource, ResponseOf } from '../contract/index.js';
+import type { AlertMemory, NotificationModel, TrayAction, TrayState } from '../contract/present/desktop-types.js';
+import { NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from '../contract/present/notifications.js';
+import { presentTray, remainingBalanceUsd, trayIconFile } from '../contract/present/tray.js';
+import { contentSecurityPolicy } from '../contract/present/window-options.js';
+import { localDayKey } from '../core/jobs/budget.js';
+import type { Service } from '../core/service/service.js';
+import { updateSettings } from '../core/settings/update.js';
+import { AlreadyRunningError } from '../ipc/server.js';
+import type { ElectronSurface, MessageBoxOptions, NotificationSurface, TraySurface } from './electron-surface.js';
+import { registerContractIpc } from './ipc-main.js';
+import { menuTemplate } from './menu-template.js';
+import { placeholderPageUrl } from './placeholder-page.js';
+import { SettingsWindow } from './settings-window.js';
+import type { SettingsTarget } from './settings-window.js';
+
+export interface DesktopAppPaths {
+  /** The folder of tray icons (resources/tray): tray-<state>-<dark|light>.png, tray-<state>Template.png. */
+  icons: string;
+  /** The built preload (dist/electron/preload.cjs), absolute. */
+  preload: string;
+  /** The settings page's URL; the placeholder page (a data: URL) by default. */
+  page?: string;
+}
+
+export interface DesktopAppDeps {
+  electron: ElectronSurface;
+  service: Service;
+  paths: DesktopAppPaths;
+  platform?: NodeJS.Platform;
+  now?: () => number;
+  log?: (line: string) => void;
+  /** While jobs run, how often the menu's elapsed times are redrawn (ms). */
+  elapsedRefreshMs?: number;
+}
+
+export type LaunchOutcome =
+  /** The tray is up and the service serving. */
+  | 'started'
+  /** Another tray app has this home: it was asked to show its settings window; this one quits. */
+  | 'second-instance'
+  /** A headless service has this home; this app must not start a second one. */
+  | 'already-running';
+
+/** The client name of calls the tray itself makes through the contract. */
+export const TRAY_CLIENT = 'tray';
+/** Notifications kept referenced (a collected notification loses its click handler). */
+const MAX_LIVE_NOTIFICATIONS = 50;
+const BAD_ENDINGS = new Set<JobRecord['state']>(['failed', 'timed_out', 'budget_exceeded', 'lost']);
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+export class DesktopApp {
+  private readonly electron: ElectronSurface;
+  private readonly service: Service;
+  private readonly paths: DesktopAppPaths;
+  private readonly platform: NodeJS.Platform;
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  private readonly elapsedRefreshMs: number;
+  readonly settingsWindow: SettingsWindow;
+
+  private tray: TraySurface | null = null;
+  private shown: { icon: string; tooltip: string; menu: string } | null = null;
+  private renderQueued = false;
+  private elapsedTimer: NodeJS.Timeout | null = null;
+  private balance: Balance | null = null;
+  private balanceAt: number | null = null;
+  private keySource: KeySource = 'none';
+  /** Asked of the OS once and after each toggle, not on every redraw (macOS asks a system service). */
+  private startAtLogin = false;
+  private unseenFailure: TrayState['unseenFailure'] = null;
+  private alertMemory: AlertMemory = { ...NO_ALERTS_SHOWN };
+  /** Jobs already announced: a job changes many times after it ends (billing), and is told once. */
+  private readonly notifiedJobs = new Set<string>();
+  private readonly liveNotifications = new Set<NotificationSurface>();
+  private startedAt = 0;
+  private unsubscribeEvents: (() => void) | null = null;
+  private unregisterIpc: (() => void) | null = null;
+  private started = false;
+  /** A settings window asked for before the service was up: opened once it is (its calls need the service). */
+  private pendingOpen: SettingsTarget | null = null;
+  private quitting = false;
+  private quitPrompt: Promise<void> | null = null;
+
+  constructor(deps: DesktopAppDeps) {
+    this.electron = deps.electron;
+    this.service = deps.service;
+    this.paths = deps.paths;
+    this.platform = deps.platform ?? process.platform;
+    this.now = deps.now ?? Date.now;
+    this.log = deps.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.elapsedRefreshMs = deps.elapsedRefreshMs ?? 1000;
+    this.settingsWindow = new SettingsWindow({
+      electron: this.electron,
+      preloadPath: this.paths.preload,
+      pageUrl: this.paths.page ?? placeholderPageUrl(contentSecurityPolicy()),
+      platform: this.platform,
+      log: this.log,
+    });
+  }
+
+  /**
+   * The whole start, from the entry point: one app per home (Electron's lock, keyed by a userData
+   * folder inside the home), then the service, then the tray. Call before `app` is ready.
+   */
+  async launch(): Promise<LaunchOutcome> {
+    const { app } = this.electron;
+    // Electron's single-instance lock is per userData folder: one per home, so homes stay isolated.
+    app.setPath('userData', path.join(this.service.locations.data, 'electron'));
+    if (!app.requestSingleInstanceLock()) {
+      app.quit();
+      return 'second-instance';
+    }
+    app.on('second-instance', () => this.openSettings({}));
+    // A tray app lives on when its window closes.
+    app.on('window-all-closed', () => undefined);
+    app.on('before-quit', (event) => {
+      if (this.quitting) return;
+      // Cmd-Q, the dock, an OS request: the same question as the menu's Quit.
+      event.preventDefault();
+      void this.quit();
+    });
+    await app.whenReady();
+    if (this.platform === 'darwin') app.dock?.hide();
+    return this.start();
+  }
+
+  /** Starts the service and shows the tray (the app must be ready). */
+  async start(): Promise<'started' | 'already-running'> {
+    this.startedAt = this.now();
+    // Before the service starts: jobs found dead at start-up end then, and are worth a notice.
+    this.unsubscribeEvents = this.service.onEvent((event, data) => this.onServiceEvent(event, data));
+    try {
+      await this.service.start();
+    } catch (error) {
+      this.unsubscribeEvents();
+      this.unsubscribeEvents = null;
+      if (error instanceof AlreadyRunningError) {
+        this.log(`${error.message} The tray app hosts that same service, so it does not start a second one: stop the running one with \`openrouter-delegate stop\`, then start the app again.`);
+        return 'already-running';
+      }
+      throw error;
+    }
+    this.service.onStopped(() => {
+      // Stopped from outside (`openrouter-delegate stop`): nothing left to host.
+      if (this.quitting) return;
+      this.closeUi();
+      this.electron.app.quit();
+    });
+    this.keySource = this.readKeySource();
+    this.startAtLogin = this.electron.app.getLoginItemSettings().openAtLogin;
+    this.unregisterIpc = registerContractIpc({
+      ipcMain: this.electron.ipcMain,
+      dispatch: this.service.dispatch,
+      onEvent: (listener) => this.service.onEvent(listener),
+      trusts: (event) => this.settingsWindow.trusts(event),
+      target: () => this.settingsWindow.webContents,
+      log: this.log,
+    });
+    this.tray = new this.electron.Tray(this.iconPath('idle'));
+    this.electron.nativeTheme.on('updated', () => this.render());
+    this.render();
+    this.checkAlerts();
+    this.service.refreshBalance().catch((error: unknown) => this.log(`balance: ${describe(error)}`));
+    this.started = true;
+    if (this.pendingOpen) this.openSettings(this.pendingOpen);
+    this.pendingOpen = null;
+    return 'started';
+  }
+
+  /** The menu's Quit: asks what to do with running jobs, stops the service, quits. */
+  quit(): Promise<void> {
+    this.quitPrompt ??= this.askAndQuit().finally(() => {
+      this.quitPrompt = null;
+    });
+    return this.quitPrompt;
+  }
+
+  /** Stops everything without asking (signals, tests); jobs keep running unless killJobs. */
+  async shutdown(options: { killJobs?: boolean } = {}): Promise<void> {
+    this.quitting = true;
+    this.closeUi();
+    await this.service.stop({ killJobs: options.killJobs === true });
+  }
+
+  /** Runs one menu action. Failures are logged and, where the user asked for something, told. */
+  async handleAction(action: TrayAction): Promise<void> {
+    try {
+      await this.runAction(action);
+    } catch (error) {
+      this.log(`tray: ${action.kind} failed: ${describe(error)}`);
+      await this.tell({ type: 'error', message: 'That did not work.', detail: describe(error), buttons: ['OK'] });
+    } finally {
+      this.render();
+    }
+  }
+
+  openSettings(target: SettingsTarget): void {
+    if (this.quitting) return;
+    if (!this.started) {
+      this.pendingOpen = target;
+      return;
+    }
+    // Opening the window is looking: the failure the tray was pointing at has been seen.
+    this.unseenFailure = null;
+    this.settingsWindow.open(target);
+    this.scheduleRender();
+  }
+
+  // ── service → tray and notifications ──────────────────────────────────────────────────────
+
+  private onServiceEvent(event: EventName, data: unknown): void {
+    if (event === 'balance.changed') {
+      const balance = data as EventOf<'balance.changed'>;
+      this.balance = balance;
+      this.keySource = balance.keySource;
+      if (balance.key !== null) this.balanceAt = balance.fetchedAt ? Date.parse(balance.fetchedAt) : this.now();
+    } else if (event === 'job.changed') {
+      this.onJobChanged((data as EventOf<'job.changed'>).job);
+    }
+    this.checkAlerts();
+    this.scheduleRender();
+  }
+
+  private onJobChanged(job: JobRecord): void {
+    if (isActive(job.state) || job.endedAt === null) return;
+    // Ended before this app started: history (its late billing, say), not news.
+    if (Date.parse(job.endedAt) < this.startedAt || this.notifiedJobs.has(job.id)) return;
+    this.notifiedJobs.add(job.id);
+    if (BAD_ENDINGS.has(job.state)) this.unseenFailure = { id: job.id, model: job.model, state: job.state, endReason: job.endReason };
+    void this.notifyJobEnded(job);
+  }
+
+  private async notifyJobEnded(job: JobRecord): Promise<void> {
+    const model = presentJobEnded(job, await this.resultFirstLine(job.id), this.now());
+    if (model) this.notify(model);
+  }
+
+  private async resultFirstLine(jobId: string): Promise<string | null> {
+    try {
+      const result = (await this.service.dispatch('jobs.result', { jobId, waitSeconds: 0, maxChars: 1000 }, { client: TRAY_CLIENT })) as ResponseOf<'jobs.result'>;
+      return result.resultText?.split('\n').find((line) => line.trim() !== '') ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  private checkAlerts(): void {
+    if (this.quitting) return;
+    const settings = this.service.settings.current;
+    const { memory, notifications } = balanceAlerts(this.alertMemory, {
+      remainingUsd: remainingBalanceUsd(this.balance),
+      lowBalanceUsd: settings.budgets.reserveUsd,
+      spentTodayUsd: this.service.supervisor.spentToday(),
+      dailyBudgetUsd: settings.budgets.perDayUsd,
+      dayKey: localDayKey(this.now()),
+    });
+    this.alertMemory = memory;
+    for (const model of notifications) this.notify(model);
+  }
+
+  private notify(model: NotificationModel): void {
+    const { Notification } = this.electron;
+    if (this.quitting || !Notification.isSupported()) return;
+    const notification = new Notification({ title: model.title, body: model.body, urgency: model.urgency });
+    notification.on('click', () => this.openSettings({ page: model.open.page, jobId: model.open.jobId }));
+    notification.on('close', () => this.liveNotifications.delete(notification));
+    this.liveNotifications.add(notification);
+    if (this.liveNotifications.size > MAX_LIVE_NOTIFICATIONS) {
+      const oldest = this.liveNotifications.values().next().value;
+      if (oldest) this.liveNotifications.delete(oldest);
+    }
+    notification.show();
+  }
+
+  // ── the tray ──────────────────────────────────────────────────────────────────────────────
+
+  private trayState(): TrayState {
+    const settings = this.service.settings.current;
+    return {
+      now: this.now(),
+      keySource: this.keySource,
+      balance: this.balance,
+      balanceAt: this.balanceAt,
+      activeJobs: this.service.supervisor.activeJobs().map((job) => ({
+        id: job.id,
+        model: job.model,
+        state: job.state,
+        createdAt: job.createdAt,
+        startedAt: job.startedAt,
+        estimatedCostUsd: job.estimatedCostUsd,
+        maxCostUsd: job.maxCostUsd,
+        promptPreview: job.promptPreview,
+      })),
+      unseenFailure: this.unseenFailure,
+      mode: settings.mode,
+      startAtLogin: this.startAtLogin,
+      spentTodayUsd: this.service.supervisor.spentToday(),
+      dailyBudgetUsd: settings.budgets.perDayUsd,
+      lowBalanceUsd: settings.budgets.reserveUsd,
+      platform: this.platform,
+    };
+  }
+
+  private iconPath(icon: Parameters<typeof trayIconFile>[0]): string {
+    return path.join(this.paths.icons, trayIconFile(icon, this.platform, this.darkBar()));
+  }
+
+  /** Whether the tray sits on a dark bar: Linux panels are dark in nearly every desktop; elsewhere the theme says. */
+  private darkBar(): boolean {
+    return this.platform === 'linux' || this.electron.nativeTheme.shouldUseDarkColors;
+  }
+
+  /** Many events arrive together (a job ends: state, costs, balance): one render for the lot. */
+  private scheduleRender(): void {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    setImmediate(() => {
+      this.renderQueued = false;
+      this.render();
+    });
+  }
+
+  /** Draws the tray from the presenter; touches Electron only for what changed. */
+  render(): void {
+    const tray = this.tray;
+    if (!tray || this.quitting) return;
+    const state = this.trayState();
+    const view = presentTray(state);
+    const icon = this.iconPath(view.icon);
+    const menu = JSON.stringify(view.menu);
+    if (this.shown?.icon !== icon) tray.setImage(icon);
+    if (this.shown?.tooltip !== view.tooltip) tray.setToolTip(view.tooltip);
+    if (this.shown?.menu !== menu) tray.setContextMenu(this.electron.Menu.buildFromTemplate(menuTemplate(view.menu, (action) => void this.handleAction(action))));
+    this.shown = { icon, tooltip: view.tooltip, menu };
+    this.keepElapsedFresh(state.activeJobs.length > 0);
+  }
+
+  /**
+   * Running jobs show their elapsed time in the menu, in seconds; no event says "a second passed".
+   * So while (and only while) a job runs, the tray is redrawn once a second; the redraw is a pure
+   * function call and touches Electron only when a label changed.
+   */
+  private keepElapsedFresh(jobsRunning: boolean): void {
+    if (jobsRunning && !this.elapsedTimer) {
+      this.elapsedTimer = setInterval(() => this.render(), this.elapsedRefreshMs);
+      this.elapsedTimer.unref();
+    } else if (!jobsRunning && this.elapsedTimer) {
+      clearInterval(this.elapsedTimer);
+      this.elapsedTimer = null;
+    }
+  }
+
+  private readKeySource(): KeySource {
+    try {
+      return this.service.secrets.status().apiKey.source;
+    } catch {
+      return 'none';
+    }
+  }
+
+  // ── actions ───────────────────────────────────────────────────────────────────────────────
+
+  private async runAction(action: TrayAction): Promise<void> {
+    const { service } = this;
+    switch (action.kind) {
+      case 'refreshBalance':
+        await service.refreshBalance();
+        return;
+      case 'cancelJob':
+        await service.supervisor.cancel(action.jobId);
+        return;
+      case 'killAll':
+        await this.killAll();
+        return;
+      case 'setMode':
+        // The same patch and validation as the CLI and the socket: the settings file, then every bridge hears of it.
+        await updateSettings(service.settings, { mode: action.mode });
+        return;
+      case 'openSettings':
+        this.openSettings({ page: action.page, jobId: action.jobId });
+        return;
+      case 'openJobsFolder': {
+        await mkdir(service.locations.jobsDir, { recursive: true });
+        const problem = await this.electron.shell.openPath(service.locations.jobsDir);
+        if (problem) throw new Error(`${service.locations.jobsDir} could not be opened: ${problem}`);
+        return;
+      }
+      case 'toggleStartAtLogin': {
+        const { app } = this.electron;
+        app.setLoginItemSettings({ openAtLogin: !app.getLoginItemSettings().openAtLogin });
+        this.startAtLogin = app.getLoginItemSettings().openAtLogin;
+        return;
+      }
+      case 'quit':
+        await this.quit();
+        return;
+    }
+  }
+
+  private async killAll(): Promise<void> {
+    // The count at the moment of asking, not when the menu was drawn.
+    const count = this.service.supervisor.activeJobs().length;
+    if (count === 0) return;
+    const answer = await this.ask({
+      type: 'warning',
+      message: `Kill ${plural(count, 'delegated job')}?`,
+      detail: 'Each job ends now, with every process it started. What the jobs did so far stays in their folders.',
+      buttons: [`Kill ${plural(count, 'job')}`, 'Cancel'],
+      defaultId: 1,
+      cancelId: 1,
+    });
+    if (answer === 0) await this.service.supervisor.killAll();
+  }
+
+  private async askAndQuit(): Promise<void> {
+    if (this.quitting) return;
+    const count = this.service.supervisor.activeJobs().length;
+    let killJobs = false;
+    if (count > 0) {
+      const answer = await this.ask({
+        type: 'question',
+        message: `${plural(count, 'delegated job')} ${count === 1 ? 'is' : 'are'} still running.`,
+        detail:
+          'Kept jobs carry on without the app and are picked up again the next time it starts (their costs still count). Killed jobs end now, with everything they started.',
+        buttons: ['Keep them running', 'Kill them', 'Cancel'],
+        defaultId: 0,
+        cancelId: 2,
+      });
+      if (answer !== 0 && answer !== 1) return;
+      killJobs = answer === 1;
+    }
+    await this.shutdown({ killJobs });
+    this.electron.app.quit();
+  }
+
+  private async ask(options: Omit<MessageBoxOptions, 'noLink'>): Promise<number> {
+    return (await this.electron.dialog.showMessageBox({ ...options, noLink: true })).response;
+  }
+
+  private async tell(options: Omit<MessageBoxOptions, 'noLink'>): Promise<void> {
+    await this.ask(options).catch(() => undefined);
+  }
+
+  private closeUi(): void {
+    this.quitting = true;
+    if (this.elapsedTimer) clearInterval(this.elapsedTimer);
+    this.elapsedTimer = null;
+    this.unsubscribeEvents?.();
+    this.unsubscribeEvents = null;
+    this.unregisterIpc?.();
+    this.unregisterIpc = null;
+    this.settingsWindow.destroy();
+    this.tray?.destroy();
+    this.tray = null;
+    // Shown notifications stay in the notification centre; only our references go.
+    this.liveNotifications.clear();
+  }
+}

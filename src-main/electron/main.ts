@@ -1,0 +1,51 @@
+/**
+ * The tray app's entry point (package.json "main" → dist/electron/main.js): the real Electron, the
+ * same service core as `openrouter-delegate serve`, and the DesktopApp that joins them. Kept thin:
+ * everything that decides anything is in desktop-app.ts and tested there with a fake Electron.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as electron from 'electron';
+import { Service } from '../core/service/service.js';
+import { resolveLocations } from '../ipc/locations.js';
+import { DesktopApp } from './desktop-app.js';
+import type { ElectronSurface } from './electron-surface.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+// Typed as the surface: the compiler checks Electron's own definitions against every shape the shell uses.
+const surface: ElectronSurface = {
+  app: electron.app,
+  Tray: electron.Tray,
+  Menu: electron.Menu,
+  Notification: electron.Notification,
+  nativeTheme: electron.nativeTheme,
+  shell: electron.shell,
+  dialog: electron.dialog,
+  BrowserWindow: electron.BrowserWindow,
+  ipcMain: electron.ipcMain,
+};
+
+// Windows shows notifications only for an app with an AppUserModelID; it must match electron-builder.yml's appId.
+if (process.platform === 'win32') electron.app.setAppUserModelId('io.github.openrouter-delegate.app');
+
+const service = new Service({ locations: resolveLocations(process.env), env: process.env, host: 'electron' });
+// resources/ sits beside dist/ in a checkout, and inside app.asar when packaged (electron-builder.yml `files`).
+const paths = { icons: path.join(here, '..', '..', 'resources', 'tray'), preload: path.join(here, 'preload.cjs') };
+const desktop = new DesktopApp({ electron: surface, service, paths });
+
+// Like `serve`: a signal stops the service and leaves delegated jobs running (the next start re-adopts them).
+const onSignal = (signal: NodeJS.Signals) => {
+  console.error(`${signal}: stopping the service (delegated jobs keep running).`);
+  void desktop.shutdown().finally(() => electron.app.exit(0));
+};
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+
+try {
+  // 'second-instance' quits by itself (the first app shows its window); a headless service keeps its home.
+  if ((await desktop.launch()) === 'already-running') electron.app.exit(0);
+} catch (error) {
+  console.error(`OpenRouter Delegate could not start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  electron.app.exit(1);
+}

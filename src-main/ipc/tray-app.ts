@@ -1,0 +1,196 @@
+/**
+ * Which host runs the service (DESIGN.md §1): the tray app where it is installed and a display
+ * exists, else the headless service. `openrouter-delegate start` and the MCP bridge both decide this,
+ * and the bridge may import only the contract and this transport layer, so the decision, the install
+ * layouts it relies on and the wait for a started app's socket live here, once.
+ *
+ * Two layouts carry the tray app:
+ * - a source checkout: the bundles are in `<root>/dist/{cli,bridge}`, Electron is the devDependency in
+ *   `<root>/node_modules/electron` (its binary is downloaded at install time, which can fail or be
+ *   skipped), and the app is `<root>` itself (package.json `main` → dist/electron/main.js);
+ * - the packaged app (electron-builder.yml): the bundles are unpacked from the asar into
+ *   `<resources>/app.asar.unpacked/dist/{cli,bridge}` so a plain Node can run them, and the Electron
+ *   executable is the app's own, named APP_EXECUTABLE_NAME, which loads `<resources>/app.asar` by itself.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ServiceError } from '../contract/protocol.js';
+import { IpcClient } from './client.js';
+import type { Locations } from './locations.js';
+
+/** The packaged app's executable (electron-builder.yml `executableName`; tests/packaging checks they agree). */
+export const APP_EXECUTABLE_NAME = 'openrouter-delegate-app';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Where the tray app is and how to run it, or why there is none. */
+export type TrayAppLocation = { found: true; binary: string; args: string[] } | { found: false; problem: string };
+
+export type HostChoice = { host: 'electron'; binary: string; args: string[] } | { host: 'headless'; reason: string };
+
+/**
+ * Why the tray app could not show anything here, or null. macOS and Windows always have a display for a
+ * logged-in user; elsewhere (Linux, the BSDs) a GUI needs an X11 or a Wayland display.
+ */
+export function displayProblem(platform: string, env: Env): string | null {
+  if (platform === 'darwin' || platform === 'win32') return null;
+  if (env.DISPLAY?.trim() || env.WAYLAND_DISPLAY?.trim()) return null;
+  return 'no display (DISPLAY and WAYLAND_DISPLAY are unset)';
+}
+
+/** The tray app when it is installed and a display exists; else headless, saying every reason why. */
+export function chooseHost(input: { platform: string; env: Env; trayApp: TrayAppLocation }): HostChoice {
+  const { trayApp } = input;
+  const noDisplay = displayProblem(input.platform, input.env);
+  if (trayApp.found && noDisplay === null) return { host: 'electron', binary: trayApp.binary, args: trayApp.args };
+  const reasons = [trayApp.found ? null : trayApp.problem, noDisplay].filter((r): r is string => r !== null);
+  return { host: 'headless', reason: reasons.join('; ') };
+}
+
+/** The file system, as locateTrayApp sees it (tests pass a fake). */
+export interface InstallProbe {
+  exists(file: string): boolean;
+  /** The file's text, or null when it cannot be read. */
+  readText(file: string): string | null;
+}
+
+const nodeProbe: InstallProbe = {
+  exists: (file) => existsSync(file),
+  readText: (file) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return null;
+    }
+  },
+};
+
+/** The packaged app's executable, relative to its resources folder. */
+export function packagedExecutable(resources: string, platform: string): string {
+  if (platform === 'darwin') return path.join(resources, '..', 'MacOS', APP_EXECUTABLE_NAME);
+  return path.join(resources, '..', platform === 'win32' ? `${APP_EXECUTABLE_NAME}.exe` : APP_EXECUTABLE_NAME);
+}
+
+/**
+ * Finds the tray app from the folder of the running bundle (dist/cli or dist/bridge). Never loads the
+ * `electron` package to ask: from Node, a missing binary makes it try to download one.
+ */
+export function locateTrayApp(input: { bundleDir: string; platform: string; probe?: InstallProbe }): TrayAppLocation {
+  const { bundleDir, platform } = input;
+  const probe = input.probe ?? nodeProbe;
+  const root = path.resolve(bundleDir, '..', '..');
+  if (path.basename(root) === 'app.asar.unpacked') {
+    const binary = packagedExecutable(path.dirname(root), platform);
+    return probe.exists(binary)
+      ? { found: true, binary, args: [] }
+      : { found: false, problem: `the app's executable ${binary} is missing (reinstall OpenRouter Delegate)` };
+  }
+  const electronDir = path.join(root, 'node_modules', 'electron');
+  if (!probe.exists(electronDir)) {
+    return { found: false, problem: 'Electron runtime not installed (no node_modules/electron: this is neither a source checkout nor the packaged app)' };
+  }
+  // Written by electron's install script once the binary is downloaded: the executable's path in dist/.
+  const executable = probe.readText(path.join(electronDir, 'path.txt'))?.trim();
+  const download = '`node node_modules/electron/install.js` downloads it where the network allows';
+  if (!executable) return { found: false, problem: `Electron runtime not installed (node_modules/electron has no binary; ${download})` };
+  const binary = path.join(electronDir, 'dist', executable);
+  if (!probe.exists(binary)) return { found: false, problem: `Electron runtime not installed (${binary} is missing; ${download})` };
+  if (!probe.exists(path.join(root, 'dist', 'electron', 'main.js'))) {
+    return { found: false, problem: 'tray app not built (dist/electron/main.js is missing; run `npm run build`)' };
+  }
+  return { found: true, binary, args: [root] };
+}
+
+/** The log every service host writes to (the bridge and the CLI point the user at it). */
+export function openServiceLog(locations: Pick<Locations, 'logs'>): { file: string; fd: number } {
+  mkdirSync(locations.logs, { recursive: true, mode: 0o700 });
+  const file = path.join(locations.logs, 'service.log');
+  return { file, fd: openSync(file, 'a', 0o600) };
+}
+
+export interface TrayAppProcess {
+  pid: number | undefined;
+  /** Resolves, with what happened, if the app ends (or cannot start) while we still watch it. */
+  exited: Promise<string>;
+  /** Stops watching: the app runs on by itself. */
+  release(): void;
+}
+
+/**
+ * Starts the tray app detached, its output appended to the service log. The app outlives its starter
+ * (the bridge, the CLI): it is the user's, quit from its tray menu.
+ */
+export function spawnTrayApp(input: { binary: string; args: string[]; env: NodeJS.ProcessEnv; logFd: number }): TrayAppProcess {
+  const env = { ...input.env };
+  // Inherited from an Electron-hosted parent (an editor's extension host sets it), it would make a
+  // development Electron run as plain Node instead of as the app.
+  delete env.ELECTRON_RUN_AS_NODE;
+  const child = spawn(input.binary, input.args, { detached: true, stdio: ['ignore', input.logFd, input.logFd], env });
+  let settle: (what: string) => void = () => undefined;
+  const exited = new Promise<string>((resolve) => (settle = resolve));
+  const onExit = (code: number | null, signal: NodeJS.Signals | null) => settle(code !== null ? `exited with code ${code}` : `was killed (${signal ?? 'signal'})`);
+  const onError = (error: Error) => settle(`could not be started (${error.message})`);
+  child.once('exit', onExit);
+  child.once('error', onError);
+  return {
+    pid: child.pid,
+    exited,
+    release: () => {
+      child.off('exit', onExit);
+      child.off('error', onError);
+      child.unref();
+    },
+  };
+}
+
+/** The started app ended before its service answered. */
+export class TrayAppExitedError extends Error {
+  constructor(what: string) {
+    super(`The tray app ${what} before its service answered`);
+    this.name = 'TrayAppExitedError';
+  }
+}
+
+/**
+ * Waits for a service we started to answer on the socket, bounded: tries to connect with a growing
+ * pause (50 ms doubling to 500 ms). Polling, because the tray app is detached and prints no "ready"
+ * line to anyone; an answered hello is what "ready" means anyway. When the app exits first, one last
+ * attempt (it may have handed over to an instance already running), then TrayAppExitedError.
+ */
+export async function waitForService(input: {
+  locations: Pick<Locations, 'socketPath' | 'tokenFile'>;
+  clientName: string;
+  timeoutMs: number;
+  exited: Promise<string>;
+  logFile: string;
+}): Promise<IpcClient> {
+  const deadline = Date.now() + input.timeoutMs;
+  const state: { exit: string | null } = { exit: null };
+  void input.exited.then((what) => (state.exit = what));
+  for (let attempt = 0; ; attempt++) {
+    const exitedBefore = state.exit;
+    try {
+      return await IpcClient.connect({ locations: input.locations, clientName: input.clientName });
+    } catch (error) {
+      if (!(error instanceof ServiceError && error.code === 'unavailable')) throw error;
+    }
+    if (exitedBefore !== null) throw new TrayAppExitedError(exitedBefore);
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      throw new ServiceError('unavailable', `The tray app did not answer within ${Number((input.timeoutMs / 1000).toFixed(1))} s. See ${input.logFile}.`);
+    }
+    await pause(Math.min(50 * 2 ** Math.min(attempt, 4), 500, remaining), input.exited);
+  }
+}
+
+/** Waits `ms`, or less if `until` settles first; leaves no timer behind. */
+function pause(ms: number, until: Promise<unknown>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void until.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
