@@ -8,35 +8,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BRIDGE, ROOT, assertBuilt, runCli, testEnv } from '../support/built.js';
+import { describe, expect, it } from 'vitest';
+import { BRIDGE, ROOT, runCli } from '../support/built.js';
+import { useE2eHomes } from '../support/e2e-homes.js';
 import { makeFakeCheckout } from '../support/fake-checkout.js';
-import { FakeOpenRouter } from '../support/fake-openrouter.js';
-import { makeTempHome } from '../support/temp-home.js';
 
 const POSIX = process.platform !== 'win32';
 
-const fake = new FakeOpenRouter();
-beforeAll(async () => {
-  assertBuilt();
-  await fake.start();
-});
-afterAll(() => fake.stop());
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
-async function newHome(extra: NodeJS.ProcessEnv = {}): Promise<{ home: string; env: NodeJS.ProcessEnv }> {
-  const { home, cleanup } = await makeTempHome();
-  const env = testEnv(home, fake.baseUrl, extra);
-  cleanups.push(async () => {
-    await runCli(['stop'], env);
-    await cleanup();
-  });
-  return { home, env };
-}
+const { newHome, onCleanup } = useE2eHomes();
 
 /** Starts the bridge as Claude Code does and waits until it is initialised (it has reached a service by then). */
 async function connectBridge(bridge: string, env: NodeJS.ProcessEnv): Promise<{ client: Client; stderr: () => string }> {
@@ -45,7 +24,7 @@ async function connectBridge(bridge: string, env: NodeJS.ProcessEnv): Promise<{ 
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const client = new Client({ name: 'e2e-test', version: '1.0.0' });
   await client.connect(transport);
-  cleanups.push(() => client.close());
+  onCleanup(() => client.close());
   return { client, stderr: () => stderr };
 }
 
@@ -75,7 +54,7 @@ describe('the bridge starts a service when none answers', () => {
 
   it.runIf(POSIX)('with the tray app installed and a display: starts the app detached and waits for its socket', async () => {
     const checkout = await makeFakeCheckout('serves');
-    cleanups.push(checkout.cleanup);
+    onCleanup(checkout.cleanup);
     const { home, env } = await newHome({ DISPLAY: ':99' });
     const { client, stderr } = await connectBridge(checkout.bridge, env);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
@@ -90,7 +69,7 @@ describe('the bridge starts a service when none answers', () => {
 
   it.runIf(POSIX)('when the tray app exits before its socket answers: the headless service instead, saying so', async () => {
     const checkout = await makeFakeCheckout('exits');
-    cleanups.push(checkout.cleanup);
+    onCleanup(checkout.cleanup);
     const { env } = await newHome({ WAYLAND_DISPLAY: 'wayland-9' });
     const { client, stderr } = await connectBridge(checkout.bridge, env);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);

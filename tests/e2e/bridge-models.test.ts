@@ -6,12 +6,12 @@ import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ModelsReportSchema } from '../../src-main/contract/index.js';
 import type { ModelsReport } from '../../src-main/contract/index.js';
-import { BRIDGE, assertBuilt, pidAlive, runCli, testEnv } from '../support/built.js';
-import { FakeOpenRouter, readJsonFixture } from '../support/fake-openrouter.js';
-import { makeTempHome } from '../support/temp-home.js';
+import { BRIDGE, pidAlive, runCli } from '../support/built.js';
+import { useE2eHomes } from '../support/e2e-homes.js';
+import { readJsonFixture } from '../support/fake-openrouter.js';
 
 interface RawModel {
   id: string;
@@ -21,27 +21,7 @@ interface RawModel {
 }
 const fixtureToolModels = (readJsonFixture('models-2026-08.json') as { data: RawModel[] }).data.filter((m) => m.supported_parameters?.includes('tools'));
 
-const fake = new FakeOpenRouter();
-beforeAll(async () => {
-  assertBuilt();
-  await fake.start();
-});
-afterAll(() => fake.stop());
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
-async function newHome(): Promise<{ home: string; env: NodeJS.ProcessEnv }> {
-  const { home, cleanup } = await makeTempHome();
-  const env = testEnv(home, fake.baseUrl);
-  cleanups.push(async () => {
-    await runCli(['stop'], env);
-    await cleanup();
-  });
-  return { home, env };
-}
+const { fake, newHome, onCleanup } = useE2eHomes();
 
 async function connectBridge(env: NodeJS.ProcessEnv): Promise<{ client: Client; stderr: () => string }> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [BRIDGE], env: env as Record<string, string>, stderr: 'pipe' });
@@ -49,7 +29,7 @@ async function connectBridge(env: NodeJS.ProcessEnv): Promise<{ client: Client; 
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const client = new Client({ name: 'e2e-test', version: '1.0.0' });
   await client.connect(transport);
-  cleanups.push(() => client.close());
+  onCleanup(() => client.close());
   return { client, stderr: () => stderr };
 }
 

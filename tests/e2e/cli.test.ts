@@ -1,31 +1,11 @@
 /** `openrouter-delegate` as a user runs it: serve, a second serve, status, stop, bad input. */
 import { spawn } from 'node:child_process';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, assertBuilt, pidAlive, runCli, testEnv } from '../support/built.js';
-import { FakeOpenRouter } from '../support/fake-openrouter.js';
-import { makeTempHome } from '../support/temp-home.js';
+import { describe, expect, it } from 'vitest';
+import { CLI, pidAlive, runCli } from '../support/built.js';
+import { useE2eHomes } from '../support/e2e-homes.js';
 
-const fake = new FakeOpenRouter();
-beforeAll(async () => {
-  assertBuilt();
-  await fake.start();
-});
-afterAll(() => fake.stop());
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
-async function newHome(): Promise<NodeJS.ProcessEnv> {
-  const { home, cleanup } = await makeTempHome();
-  const env = testEnv(home, fake.baseUrl);
-  cleanups.push(async () => {
-    await runCli(['stop'], env);
-    await cleanup();
-  });
-  return env;
-}
+const { newHome: makeHome } = useE2eHomes();
+const newHome = async (): Promise<NodeJS.ProcessEnv> => (await makeHome()).env;
 
 /** Starts `serve` in the foreground and resolves once it says it is ready. */
 function serve(env: NodeJS.ProcessEnv): Promise<{ pid: number; exited: Promise<number | null> }> {

@@ -7,35 +7,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, assertBuilt, runCli, runProcess, testEnv } from '../support/built.js';
+import { describe, expect, it } from 'vitest';
+import { CLI, ROOT, runCli, runProcess } from '../support/built.js';
+import { useE2eHomes } from '../support/e2e-homes.js';
 import { makeFakeCheckout } from '../support/fake-checkout.js';
-import { FakeOpenRouter } from '../support/fake-openrouter.js';
-import { makeTempHome } from '../support/temp-home.js';
 
 const POSIX = process.platform !== 'win32';
 
-const fake = new FakeOpenRouter();
-beforeAll(async () => {
-  assertBuilt();
-  await fake.start();
-});
-afterAll(() => fake.stop());
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()?.();
-});
-
-async function newHome(extra: NodeJS.ProcessEnv = {}): Promise<{ home: string; env: NodeJS.ProcessEnv }> {
-  const { home, cleanup } = await makeTempHome();
-  const env = testEnv(home, fake.baseUrl, extra);
-  cleanups.push(async () => {
-    await runCli(['stop'], env);
-    await cleanup();
-  });
-  return { home, env };
-}
+const { newHome, onCleanup } = useE2eHomes();
 
 /** Whether this checkout has a downloaded Electron binary (read as electron's own index.js does, without loading it). */
 function electronInstalled(): boolean {
@@ -55,7 +34,7 @@ function startForeground(cli: string, env: NodeJS.ProcessEnv, marker: string): P
   const child = spawn(process.execPath, [cli, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let stderr = '';
-  cleanups.push(async () => {
+  onCleanup(async () => {
     child.kill('SIGTERM');
     await exited;
   });
@@ -110,7 +89,7 @@ describe('openrouter-delegate start', () => {
 
   it.runIf(POSIX)('starts the installed tray app on the checkout, detached, and returns once its service answers', async () => {
     const checkout = await makeFakeCheckout('serves');
-    cleanups.push(checkout.cleanup);
+    onCleanup(checkout.cleanup);
     const { home, env } = await newHome({ DISPLAY: ':99', ELECTRON_RUN_AS_NODE: '1' });
     const result = await runProcess(process.execPath, [checkout.cli, 'start'], { env });
     expect(result.stderr).toContain(`Starting the tray app (${path.join(checkout.root, 'node_modules', 'electron', 'dist', 'electron')}; log: `);
@@ -123,7 +102,7 @@ describe('openrouter-delegate start', () => {
 
   it.runIf(POSIX)('when the tray app exits before its service answers, says so and runs the headless service instead', async () => {
     const checkout = await makeFakeCheckout('exits');
-    cleanups.push(checkout.cleanup);
+    onCleanup(checkout.cleanup);
     const { home, env } = await newHome({ DISPLAY: ':99' });
     const run = await startForeground(checkout.cli, env, 'Ctrl-C stops it');
     const log = path.join(home, 'logs', 'service.log');
