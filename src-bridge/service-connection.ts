@@ -89,6 +89,11 @@ export class ServiceConnection {
 
   private async establish(): Promise<IpcClient> {
     const client = (await this.tryConnect()) ?? (await this.startService());
+    if (this.closed) {
+      // close() came while we were connecting: a connection adopted now would keep the bridge alive.
+      client.close();
+      throw new ServiceError('unavailable', 'The bridge is shutting down.');
+    }
     this.adopt(client);
     return client;
   }

@@ -64,11 +64,22 @@ describe('conversations', () => {
   it('refuses a follow-up while the previous turn still runs, then accepts it once it ended', async () => {
     const started = await callOk<ViewShape>(client, 'delegate_start', { prompt: `${ScriptedModel.marker('slowly')} hold`, allowed_tools: ['Bash'] });
     const jobId = started.structured.job.id;
-    await refused('delegate_followup', { job_id: jobId, prompt: `${ScriptedModel.marker('quick')} next` }, new RegExp(`job ${jobId}\\) is still (queued|running).*delegate_result`));
+    await refused('delegate_followup', { job_id: jobId, prompt: `${ScriptedModel.marker('quick')} next` }, new RegExp(`job ${jobId}\\) is (queued|running).*delegate_result`));
     await waitForEnd(client, jobId);
     const next = await callOk<ViewShape>(client, 'delegate_followup', { job_id: jobId, prompt: `${ScriptedModel.marker('quick')} next`, wait_seconds: 60 });
     expect(next.structured.job.state).toBe('succeeded');
     expect(next.structured.job.turn).toBe(2);
+  });
+
+  it('two follow-ups racing for one conversation: one starts, the other is refused', async () => {
+    const first = await callOk<ViewShape>(client, 'delegate_start', { prompt: `${ScriptedModel.marker('quick')} q`, wait_seconds: 60 });
+    const answers = await Promise.all(
+      [1, 2].map(() => call<ViewShape>(client, 'delegate_followup', { session_id: first.structured.job.sessionId, prompt: `${ScriptedModel.marker('quick')} again` })),
+    );
+    expect(answers.filter((a) => !a.isError)).toHaveLength(1);
+    expect(answers.find((a) => a.isError)?.text).toMatch(/follow-up of this conversation|previous turn/);
+    const started = answers.find((a) => !a.isError);
+    await waitForEnd(client, started?.structured.job.id ?? '');
   });
 
   it('cancelling a finished job changes nothing', async () => {

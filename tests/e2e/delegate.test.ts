@@ -296,7 +296,15 @@ describe('supervision', () => {
     const lost = await store.create(record(lostId), 'prompt');
     await writeFile(lost.stream, '{"type":"system","subtype":"init","session_id":"x"}\n{"type":"assistant","message":{"id":"gen-1-a","content":[{"type":"text","text":"half'); // cut mid-line
 
+    // Left queued, but its stream has output: the last service spawned it and died before saying so.
+    const spawnedId = store.newJobId();
+    const spawned = await store.create({ ...record(spawnedId), state: 'queued', pid: null, pidStartTime: null, startedAt: null }, 'prompt');
+    await writeFile(spawned.stream, '{"type":"system","subtype":"init","session_id":"y"}\n');
+
     const client = await world.bridge();
+    const notTwice = await callOk<ViewShape>(client, 'delegate_status', { job_id: spawnedId });
+    expect(notTwice.structured.job.state).toBe('lost');
+    expect(world.model.requests).toEqual([]);
     const done = await callOk<ViewShape>(client, 'delegate_status', { job_id: finishedId });
     expect(done.structured.job.state).toBe('succeeded');
     expect(done.structured.job.toolCalls).toBe(1);

@@ -187,7 +187,9 @@ async function readLinuxProc(pid: number, boot: string): Promise<ProcInfo | null
 
 function run(file: string, args: string[]): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile(file, args, { windowsHide: true, timeout: 15_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+    // LC_ALL=C: `ps -o lstart` is locale-dependent, and a start time must read the same after a restart
+    // under another LANG, or a live job would be taken for a dead one.
+    execFile(file, args, { windowsHide: true, timeout: 15_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, LC_ALL: 'C' } }, (error, stdout) => {
       resolve(error ? null : stdout);
     });
   });

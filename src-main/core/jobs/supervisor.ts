@@ -88,6 +88,8 @@ export class Supervisor {
   private stopped = false;
   private readonly billing = new AbortController();
   private readonly background = new Set<Promise<unknown>>();
+  private started: Promise<void> | null = null;
+  private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: SupervisorDeps) {
     this.deps = deps;
@@ -96,38 +98,71 @@ export class Supervisor {
   }
 
   /** Loads the history; re-adopts live jobs and finishes the ones whose process is gone. */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    this.started ??= this.load();
+    return this.started;
+  }
+
+  /** Requests wait for the history to be loaded: budgets and the queue depend on it. */
+  private async ready(): Promise<void> {
+    await this.start();
+  }
+
+  private async load(): Promise<void> {
     const { records, unreadable } = await this.deps.store.loadAll();
     this.unreadable = unreadable;
     for (const problem of unreadable) this.log(`jobs: cannot read ${problem.dir}: ${problem.problem}`);
     records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-    for (const record of records) this.jobs.set(record.id, this.live(record));
-    for (const job of this.jobs.values()) {
+    const loaded = records.map((record) => this.live(record));
+    for (const job of loaded) this.jobs.set(job.record.id, job);
+    for (const job of loaded) {
       if (job.record.state === 'running') await this.recover(job);
-      else if (job.record.state === 'queued') this.queue.push(job.record.id);
+      else if (job.record.state === 'queued') await this.requeue(job);
       else if (job.record.billing === 'pending' && job.record.generationIds.length > 0) this.bill(job);
     }
     await this.prune();
+    // History is pruned at start and then twice a day, for a service that runs for weeks.
+    this.pruneTimer = setInterval(() => this.track(this.prune()), 12 * 3600_000);
+    this.pruneTimer.unref();
     this.pump();
+  }
+
+  /**
+   * A job the last service left queued. If its stream has output, the last service spawned it and died
+   * before it could record that: never spawn it twice — finish it from its stream instead.
+   */
+  private async requeue(job: LiveJob): Promise<void> {
+    const parser = new StreamParser();
+    const read = await readStreamFile(this.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => null);
+    if (!read || read.bytes === 0) {
+      this.queue.push(job.record.id);
+      return;
+    }
+    job.parser = parser;
+    this.running++;
+    await this.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
   }
 
   /** Stops following jobs. Their processes keep running and are re-adopted by the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.billing.abort();
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    const tails: Array<Promise<void>> = [];
     for (const job of this.jobs.values()) {
-      job.tail?.stop();
+      if (job.tail) tails.push(job.tail.stop());
       job.tail = null;
       for (const timer of job.timers) clearTimeout(timer);
       job.timers.clear();
       this.wake(job);
     }
-    await Promise.allSettled([...this.background]);
+    await Promise.allSettled([...this.background, ...tails]);
   }
 
   // ── requests ──────────────────────────────────────────────────────────────────────────────
 
   async startJob(request: StartRequest, client: string): Promise<JobView> {
+    await this.ready();
     const settings = this.deps.settings();
     this.assertDelegationOn(settings);
     const callerCwd = request.caller.cwd;
@@ -162,6 +197,7 @@ export class Supervisor {
   }
 
   async followup(request: FollowupRequest, client: string): Promise<JobView> {
+    await this.ready();
     const settings = this.deps.settings();
     this.assertDelegationOn(settings);
     if ((request.jobId === undefined) === (request.sessionId === undefined)) {
@@ -169,12 +205,17 @@ export class Supervisor {
     }
     const previous = request.jobId !== undefined ? this.find(request.jobId).record : this.latestOfSession(request.sessionId ?? '');
     const latest = this.latestOfSession(previous.sessionId);
-    if (isActive(latest.state)) {
+    // Checked now, and again at admission: two follow-ups racing must not both resume one session.
+    const stillLatest = () => {
+      const now = this.latestOfSession(latest.sessionId);
+      if (now.id === latest.id && !isActive(now.state)) return;
+      const which = now.id === latest.id ? 'The previous turn of this conversation' : 'Another follow-up of this conversation';
       throw new ServiceError(
         'conflict',
-        `The previous turn of this conversation (job ${latest.id}) is still ${latest.state}. Wait for it with delegate_result {"job_id": "${latest.id}", "wait_seconds": 120}, then follow up.`,
+        `${which} (job ${now.id}) is ${now.state}. Wait for it with delegate_result {"job_id": "${now.id}", "wait_seconds": 120}, then follow up.`,
       );
-    }
+    };
+    stillLatest();
     const prompt = await resolvePrompt(request, request.caller.cwd);
     const model = resolveModel(latest.model, await this.deps.models(), settings);
     const permissionMode = resolvePermission(request.permissionMode ?? latest.permissionMode, settings);
@@ -199,15 +240,17 @@ export class Supervisor {
       promptPreview: promptPreview(prompt),
       client,
     });
-    const job = await this.admit(record, prompt, model.pricing, key, request.caller.path, settings);
+    const job = await this.admit(record, prompt, model.pricing, key, request.caller.path, settings, stillLatest);
     return this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
   }
 
   async status(request: ParsedRequestOf<'jobs.status'>): Promise<JobView> {
+    await this.ready();
     return this.view(this.find(request.jobId), { waitSeconds: request.waitSeconds, progressLimit: request.progressLimit });
   }
 
   async result(request: ParsedRequestOf<'jobs.result'>): Promise<JobResult> {
+    await this.ready();
     const job = this.find(request.jobId);
     const view = await this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
     if (isActive(job.record.state)) return { ...view, resultText: null, truncatedAt: null };
@@ -218,6 +261,7 @@ export class Supervisor {
   }
 
   async cancel(jobId: string): Promise<JobView> {
+    await this.ready();
     const job = this.find(jobId);
     await this.terminate(job, 'cancelled', 'Cancelled on request.');
     return this.view(job, { waitSeconds: 0, progressLimit: TAIL_LIMIT_DEFAULT });
@@ -225,6 +269,7 @@ export class Supervisor {
 
   /** Cancels every queued and running job; resolves once their trees are gone. */
   async killAll(): Promise<number> {
+    await this.ready();
     const active = [...this.jobs.values()].filter((j) => isActive(j.record.state));
     await Promise.all(active.map((j) => this.terminate(j, 'cancelled', 'Cancelled by kill-all.')));
     return active.length;
@@ -306,12 +351,21 @@ export class Supervisor {
   }
 
   /** Budget check and reservation in one synchronous step, then the files, then the queue. */
-  private async admit(record: JobRecord, prompt: string, pricing: CatalogPricing, key: string, callerPath: string | undefined, settings: Settings): Promise<LiveJob> {
+  private async admit(
+    record: JobRecord,
+    prompt: string,
+    pricing: CatalogPricing,
+    key: string,
+    callerPath: string | undefined,
+    settings: Settings,
+    precondition: () => void = () => undefined,
+  ): Promise<LiveJob> {
     if (estimateCostUsd([], pricing) === null) {
       throw new ServiceError('policy_refused', `${record.model} has no fixed price (a router), so its cost cannot be capped. Pick a model with list prices.`);
     }
     const remainingUsd = await this.remainingBalance();
-    // No await between the check and the insertion below: concurrent starts see each other's reservation.
+    // No await between the checks and the insertion below: concurrent requests see each other.
+    precondition();
     checkBudget({ settings, spentTodayUsd: this.spentToday(), reservedUsd: this.reservedUsd(), maxCostUsd: record.maxCostUsd, remainingUsd });
     const job = this.live(record);
     job.pricing = pricing;
@@ -321,7 +375,10 @@ export class Supervisor {
     try {
       await this.deps.store.create(record, prompt);
     } catch (error) {
+      // Nothing was written; a kill-all waiting on this job must not wait forever.
       this.jobs.delete(record.id);
+      record.state = 'failed';
+      this.wake(job);
       throw new ServiceError('io_error', error instanceof Error ? error.message : String(error));
     }
     this.queue.push(record.id);
@@ -400,9 +457,10 @@ export class Supervisor {
       this.emit(job);
       this.follow(job);
       this.armTimeout(job);
-      void child.exited.then(({ code, signal }) => this.finish(job, { code, signal }));
+      // Not tracked: a job outlives stop() (it is re-adopted by the next start), so stop() must not wait for it.
+      child.exited.then(({ code, signal }) => this.finish(job, { code, signal })).catch((error: unknown) => this.log(`jobs: ${record.id}: ${String(error)}`));
       // Cancelled while it was being spawned: the process exists now, so end it like any other.
-      if (job.terminating) void this.kill(job);
+      if (job.terminating) this.track(this.kill(job));
     } catch (error) {
       this.running = Math.max(0, this.running - 1);
       await this.settleUnstarted(job, 'failed', error instanceof Error ? error.message : String(error));
@@ -411,7 +469,7 @@ export class Supervisor {
 
   /** A job that ends without ever having run (refused at launch, or cancelled first). */
   private async settleUnstarted(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
-    Object.assign(job.record, { state, endedAt: new Date(this.now()).toISOString(), endReason: reason, billing: 'unavailable' });
+    Object.assign(job.record, { state, endedAt: new Date(this.now()).toISOString(), endReason: reason === null ? null : this.redact(reason), billing: 'unavailable' });
     await this.persist(job);
     this.emit(job);
     this.wake(job);
@@ -427,13 +485,14 @@ export class Supervisor {
       onLine: (line) => {
         parser.push(line);
         this.absorb(job);
-        if (job.record.state !== 'running') return;
+        // Lines flushed after the process exited belong to a job that is already ending by itself.
+        if (job.record.state !== 'running' || job.finishing) return;
         if (job.record.estimatedCostUsd > job.record.maxCostUsd && !job.terminating) {
-          void this.terminate(
+          this.track(this.terminate(
             job,
             'budget_exceeded',
             `Stopped: the estimated cost passed the job's cap of $${job.record.maxCostUsd.toFixed(2)}.`,
-          );
+          ));
         } else if (this.now() - lastPersist > FINAL_PERSIST_THROTTLE_MS) {
           lastPersist = this.now();
           void this.persist(job);
@@ -467,7 +526,7 @@ export class Supervisor {
     const remaining = Math.max(0, started + job.record.timeoutMinutes * 60_000 - this.now());
     const timer = setTimeout(() => {
       job.timers.delete(timer);
-      void this.terminate(job, 'timed_out', `Stopped: the job ran longer than its timeout of ${job.record.timeoutMinutes} minutes.`);
+      this.track(this.terminate(job, 'timed_out', `Stopped: the job ran longer than its timeout of ${job.record.timeoutMinutes} minutes.`));
     }, remaining);
     timer.unref();
     job.timers.add(timer);
@@ -502,16 +561,20 @@ export class Supervisor {
     if (outcome.survivors.length > 0) this.log(`jobs: ${job.record.id}: processes survived the kill: ${outcome.survivors.join(', ')}`);
   }
 
-  private waitUntilFinal(job: LiveJob): Promise<void> {
+  private waitUntilFinal(job: LiveJob, abandon?: AbortSignal): Promise<void> {
     if (!isActive(job.record.state)) return Promise.resolve();
     return new Promise((resolve) => {
+      const done = () => {
+        job.waiters.delete(check);
+        abandon?.removeEventListener('abort', done);
+        resolve();
+      };
       const check = () => {
-        if (!isActive(job.record.state) || this.stopped) {
-          job.waiters.delete(check);
-          resolve();
-        }
+        if (!isActive(job.record.state) || this.stopped) done();
       };
       job.waiters.add(check);
+      // A wait that gave up (its time ran out) must not leave its waiter behind.
+      abandon?.addEventListener('abort', done, { once: true });
     });
   }
 
@@ -616,7 +679,7 @@ export class Supervisor {
         if (this.stopped) return;
         void isSameProcess(pid ?? 0, pidStartTime ?? '').then((alive) => {
           if (alive) poll();
-          else void this.finish(job, { code: null, signal: null });
+          else this.track(this.finish(job, { code: null, signal: null }));
         });
       }, this.deps.adoptedPollMs ?? 500);
       job.timers.add(timer);
@@ -649,13 +712,13 @@ export class Supervisor {
 
   private async wait(job: LiveJob, seconds: number): Promise<boolean> {
     if (seconds <= 0 || !isActive(job.record.state)) return false;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      this.waitUntilFinal(job).then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), seconds * 1000);
-      }),
-    ]);
+    const giveUp = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      giveUp.abort();
+    }, seconds * 1000);
+    await this.waitUntilFinal(job, giveUp.signal);
     clearTimeout(timer);
     return timedOut && isActive(job.record.state);
   }
