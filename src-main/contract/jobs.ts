@@ -35,6 +35,16 @@ export const TailEntrySchema = z.object({
 });
 export type TailEntry = z.infer<typeof TailEntrySchema>;
 
+/** The model's list prices when the job was admitted ($ per million tokens), so the cap holds across restarts. */
+export const JobPricesSchema = z.object({
+  inputPerM: z.number().nullable(),
+  outputPerM: z.number().nullable(),
+  cacheReadPerM: z.number().nullable(),
+  cacheWritePerM: z.number().nullable(),
+  variable: z.boolean(),
+  tieredFromPromptTokens: z.number().nullable(),
+});
+
 /** What is stored in `job.json` and shown by status and list (never the key, never the prompt). */
 export const JobRecordSchema = z.object({
   version: z.literal(1),
@@ -54,6 +64,8 @@ export const JobRecordSchema = z.object({
   maxTurns: z.number().int().positive().nullable(),
   maxCostUsd: z.number(),
   timeoutMinutes: z.number(),
+  /** Absent in records written before prices were kept; then the catalog is asked again. */
+  prices: JobPricesSchema.optional(),
   /** First line of the prompt, for lists (the whole prompt is in prompt.txt). */
   promptPreview: z.string(),
   client: z.string(),

@@ -48,6 +48,8 @@ describe('a delegated job', () => {
     expect(result.structured.job.toolCalls).toBe(1);
     expect(result.structured.job.usage.inputTokens).toBeGreaterThan(0);
     expect(result.structured.job.estimatedCostUsd).toBeGreaterThan(0);
+    // The list prices it was admitted at are kept with it, so its cap holds across restarts.
+    expect((result.structured.job as unknown as { prices: { inputPerM: number; outputPerM: number } }).prices).toMatchObject({ inputPerM: 0.14, outputPerM: 0.28 });
     expect(result.text).toMatch(/est\. \$/);
     // The billed cost is OpenRouter's figure per generation, fetched after the job (it appears late).
     const billedExpected = world.model.generations.filter((g) => g.script === 'compute').reduce((sum, g) => sum + g.costUsd, 0);

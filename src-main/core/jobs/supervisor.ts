@@ -369,6 +369,7 @@ export class Supervisor {
     checkBudget({ settings, spentTodayUsd: this.spentToday(), reservedUsd: this.reservedUsd(), maxCostUsd: record.maxCostUsd, remainingUsd });
     const job = this.live(record);
     job.pricing = pricing;
+    record.prices = pricing;
     job.apiKey = key;
     job.callerPath = callerPath;
     this.jobs.set(record.id, job);
@@ -434,7 +435,7 @@ export class Supervisor {
     try {
       // A job re-queued after a restart lost its in-memory key and prices: look them up again.
       job.apiKey ??= this.requireKey();
-      job.pricing ??= resolveModel(record.model, await this.deps.models(), this.deps.settings()).pricing;
+      job.pricing ??= record.prices ?? resolveModel(record.model, await this.deps.models(), this.deps.settings()).pricing;
       const command = await this.deps.locateClaude(job.callerPath);
       if (job.terminating) {
         // Cancelled before it was spawned: nothing to kill.
@@ -650,10 +651,14 @@ export class Supervisor {
   private async recover(job: LiveJob): Promise<void> {
     const { pid, pidStartTime } = job.record;
     const alive = pid !== null && pidStartTime !== null && (await isSameProcess(pid, pidStartTime));
-    job.pricing = await this.deps
-      .models()
-      .then((models) => models.find((m) => m.id === job.record.model)?.pricing ?? null)
-      .catch(() => null);
+    // The prices kept at admission: the cap is enforced even offline, or if the model left the catalog.
+    job.pricing =
+      job.record.prices ??
+      (await this.deps
+        .models()
+        .then((models) => models.find((m) => m.id === job.record.model)?.pricing ?? null)
+        .catch(() => null));
+    if (!job.pricing) this.log(`jobs: ${job.record.id}: no prices for ${job.record.model}; its cost cannot be estimated until it ends`);
     job.apiKey = this.deps.apiKey()?.value ?? null;
     if (alive) {
       this.log(`jobs: re-adopting ${job.record.id} (pid ${pid})`);
