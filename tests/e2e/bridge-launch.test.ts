@@ -6,8 +6,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
 import { BRIDGE, ROOT, runCli } from '../support/built.js';
 import { useE2eHomes } from '../support/e2e-homes.js';
@@ -15,18 +13,7 @@ import { makeFakeCheckout } from '../support/fake-checkout.js';
 
 const POSIX = process.platform !== 'win32';
 
-const { newHome, onCleanup } = useE2eHomes();
-
-/** Starts the bridge as Claude Code does and waits until it is initialised (it has reached a service by then). */
-async function connectBridge(bridge: string, env: NodeJS.ProcessEnv): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bridge], env: env as Record<string, string>, stderr: 'pipe' });
-  let stderr = '';
-  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const client = new Client({ name: 'e2e-test', version: '1.0.0' });
-  await client.connect(transport);
-  onCleanup(() => client.close());
-  return { client, stderr: () => stderr };
-}
+const { newHome, onCleanup, connectBridge } = useE2eHomes();
 
 async function serviceHost(env: NodeJS.ProcessEnv): Promise<{ host: string; pid: number } | undefined> {
   const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { service?: { host: string; pid: number } };
@@ -42,7 +29,7 @@ function electronInstalled(): boolean {
 describe('the bridge starts a service when none answers', () => {
   it.runIf(process.platform === 'linux')('without a display (and here without the Electron runtime): the headless service, saying why on stderr', async () => {
     const { home, env } = await newHome();
-    const { client, stderr } = await connectBridge(BRIDGE, env);
+    const { client, stderr } = await connectBridge(env, BRIDGE);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     const line = stderr().split('\n').find((l) => l.includes('no service answered')) ?? '';
     expect(line).toMatch(/^\[openrouter-delegate-mcp\] no service answered; starting the headless service, not the tray app: /);
@@ -56,7 +43,7 @@ describe('the bridge starts a service when none answers', () => {
     const checkout = await makeFakeCheckout('serves');
     onCleanup(checkout.cleanup);
     const { home, env } = await newHome({ DISPLAY: ':99' });
-    const { client, stderr } = await connectBridge(checkout.bridge, env);
+    const { client, stderr } = await connectBridge(env, checkout.bridge);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     expect(stderr()).toContain(`no service answered; starting the tray app (${path.join(checkout.root, 'node_modules', 'electron', 'dist', 'electron')}; log: `);
     expect(stderr()).not.toContain('headless');
@@ -71,7 +58,7 @@ describe('the bridge starts a service when none answers', () => {
     const checkout = await makeFakeCheckout('exits');
     onCleanup(checkout.cleanup);
     const { env } = await newHome({ WAYLAND_DISPLAY: 'wayland-9' });
-    const { client, stderr } = await connectBridge(checkout.bridge, env);
+    const { client, stderr } = await connectBridge(env, checkout.bridge);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     expect(stderr()).toContain('starting the tray app (');
     expect(stderr()).toContain('The tray app exited with code 3 before its service answered; starting the headless service instead (log: ');

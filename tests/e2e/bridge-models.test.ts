@@ -21,17 +21,7 @@ interface RawModel {
 }
 const fixtureToolModels = (readJsonFixture('models-2026-08.json') as { data: RawModel[] }).data.filter((m) => m.supported_parameters?.includes('tools'));
 
-const { fake, newHome, onCleanup } = useE2eHomes();
-
-async function connectBridge(env: NodeJS.ProcessEnv): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BRIDGE], env: env as Record<string, string>, stderr: 'pipe' });
-  let stderr = '';
-  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const client = new Client({ name: 'e2e-test', version: '1.0.0' });
-  await client.connect(transport);
-  onCleanup(() => client.close());
-  return { client, stderr: () => stderr };
-}
+const { fake, newHome, connectBridge } = useE2eHomes();
 
 async function callModels(client: Client, args: Record<string, unknown>): Promise<{ report: ModelsReport; text: string }> {
   const result = await client.callTool({ name: 'openrouter_models', arguments: args });

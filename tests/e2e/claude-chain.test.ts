@@ -66,7 +66,7 @@ it('a real claude -p delegates through the bridge and answers with the delegate\
   const mcpConfig = JSON.stringify({ mcpServers: { openrouter: { type: 'stdio', command: process.execPath, args: [BRIDGE], env: bridgeEnv } } });
   const outerEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
-    HOME: process.env.HOME,
+    HOME: world.env.HOME,
     TMPDIR: world.env.TMPDIR,
     ANTHROPIC_BASE_URL: world.fake.baseUrl,
     ANTHROPIC_AUTH_TOKEN: KEY,

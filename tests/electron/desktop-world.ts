@@ -4,7 +4,6 @@
  * the fake one. The service runs in the test's own process, so stopping it needs no CLI.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -15,12 +14,11 @@ import { DesktopApp } from '../../src-main/electron/desktop-app.js';
 import type { LaunchOutcome } from '../../src-main/electron/desktop-app.js';
 import { resolveLocations } from '../../src-main/ipc/locations.js';
 import type { Locations } from '../../src-main/ipc/locations.js';
-import { BRIDGE, ROOT, testEnv } from '../support/built.js';
-import { KEY } from '../support/delegation.js';
+import { BRIDGE, ROOT } from '../support/built.js';
+import { KEY, delegationEnv, makeDelegationHome } from '../support/delegation.js';
 import type { ScriptStep } from '../support/fake-anthropic.js';
-import { CLAUDE_CLI, ScriptedModel } from '../support/fake-anthropic.js';
+import { ScriptedModel } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
-import { makeTempHome } from '../support/temp-home.js';
 import { FakeTray, fakeElectron } from './fake-electron.js';
 import type { FakeElectron } from './fake-electron.js';
 
@@ -56,16 +54,11 @@ export class DesktopWorld {
     this.fake.addKey(KEY, { limit: 100, limitRemaining: 90, usage: 10 });
     await this.fake.start();
     this.cleanups.push(() => this.fake.stop(), async () => this.model.stop());
-    const { home, cleanup } = await makeTempHome('ord-tray-');
+    const { home, project, tmp, cleanup } = await makeDelegationHome('ord-tray-', settings);
     this.cleanups.push(cleanup);
     this.home = home;
-    this.project = path.join(home, 'project');
-    const tmp = path.join(home, 'tmp');
-    await mkdir(this.project, { recursive: true });
-    await mkdir(tmp, { recursive: true });
-    await mkdir(path.join(home, 'config'), { recursive: true, mode: 0o700 });
-    await writeFile(path.join(home, 'config', 'settings.json'), JSON.stringify({ delegateMaxRetries: 0, ...settings }, null, 2), { mode: 0o600 });
-    this.env = testEnv(home, this.fake.baseUrl, { OPENROUTER_API_KEY: KEY, OPENROUTER_DELEGATE_CLAUDE: CLAUDE_CLI, TMPDIR: tmp });
+    this.project = project;
+    this.env = delegationEnv(home, this.fake.baseUrl, tmp);
   }
 
   /** The built MCP bridge over stdio, as Claude Code runs it, on this home. */

@@ -23,6 +23,31 @@ export interface ToolAnswer<T = Record<string, unknown>> {
   structured: T;
 }
 
+/**
+ * A temp home for delegation tests: a project folder, a TMPDIR (Claude Code keeps task files there) and
+ * settings.json with `settings` — no retries by default, so a scripted error ends a job at once.
+ */
+export async function makeDelegationHome(prefix: string, settings: Record<string, unknown>): Promise<{ home: string; project: string; tmp: string; cleanup: () => Promise<void> }> {
+  const { home, cleanup } = await makeTempHome(prefix);
+  const project = path.join(home, 'project');
+  const tmp = path.join(home, 'tmp');
+  await mkdir(project, { recursive: true });
+  await mkdir(tmp, { recursive: true });
+  await mkdir(path.join(home, 'user'), { recursive: true });
+  await mkdir(path.join(home, 'config'), { recursive: true, mode: 0o700 });
+  await writeFile(path.join(home, 'config', 'settings.json'), JSON.stringify({ delegateMaxRetries: 0, ...settings }, null, 2), { mode: 0o600 });
+  return { home, project, tmp, cleanup };
+}
+
+/**
+ * The environment our processes get in such a home: the fake OpenRouter, the key, the real claude, and
+ * an empty HOME — a delegate's Bash sources ~/.bashrc, and the machine's own (pyenv's rehash lock, say)
+ * must not decide whether a test passes.
+ */
+export function delegationEnv(home: string, baseUrl: string, tmp: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return testEnv(home, baseUrl, { HOME: path.join(home, 'user'), OPENROUTER_API_KEY: KEY, OPENROUTER_DELEGATE_CLAUDE: CLAUDE_CLI, TMPDIR: tmp, ...extra });
+}
+
 export class DelegationWorld {
   readonly fake = new FakeOpenRouter();
   readonly model: ScriptedModel;
@@ -39,16 +64,10 @@ export class DelegationWorld {
   async start(settings: Record<string, unknown> = {}, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
     this.fake.addKey(KEY, { limit: 100, limitRemaining: 90, usage: 10 });
     await this.fake.start();
-    const { home, cleanup } = await makeTempHome('ord-deleg-');
+    const { home, project, tmp, cleanup } = await makeDelegationHome('ord-deleg-', settings);
     this.home = home;
-    this.project = path.join(home, 'project');
-    const tmp = path.join(home, 'tmp');
-    await mkdir(this.project, { recursive: true });
-    await mkdir(tmp, { recursive: true });
-    await mkdir(path.join(home, 'config'), { recursive: true, mode: 0o700 });
-    // No retries by default: a scripted error should end the job at once, not after minutes.
-    await writeFile(path.join(home, 'config', 'settings.json'), JSON.stringify({ delegateMaxRetries: 0, ...settings }, null, 2), { mode: 0o600 });
-    this.env = testEnv(home, this.fake.baseUrl, { OPENROUTER_API_KEY: KEY, OPENROUTER_DELEGATE_CLAUDE: CLAUDE_CLI, TMPDIR: tmp, ...extraEnv });
+    this.project = project;
+    this.env = delegationEnv(home, this.fake.baseUrl, tmp, extraEnv);
     this.cleanups.push(cleanup, () => this.fake.stop(), async () => this.model.stop());
   }
 
