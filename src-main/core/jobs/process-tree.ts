@@ -137,6 +137,8 @@ interface ProcInfo {
   session: number;
   /** Exited but not yet reaped: dead for every purpose here. */
   zombie: boolean;
+  /** Stopped by a signal (state T): it cannot fork or leave its group until it is continued. */
+  stopped: boolean;
   startTime: string | null;
 }
 
@@ -181,6 +183,7 @@ async function readLinuxProc(pid: number, boot: string): Promise<ProcInfo | null
     pgrp: parsed.pgrp,
     session: parsed.session,
     zombie: parsed.state === 'Z',
+    stopped: parsed.state === 'T',
     startTime: `${boot}:${parsed.startTicks}`,
   };
 }
@@ -272,6 +275,7 @@ async function scanProcesses(): Promise<Map<number, ProcInfo>> {
       pgrp: Number(pgid),
       session: -1,
       zombie: (state ?? '').startsWith('Z'),
+      stopped: (state ?? '').startsWith('T'),
       startTime: lstart ?? null,
     });
   }
@@ -422,10 +426,25 @@ export async function killTree(pid: number, options: KillTreeOptions = {}): Prom
     alive = stillAlive(table);
   }
 
-  // Phase 2: SIGKILL what is left, then scan again for anything forked meanwhile.
+  // Phase 2: freeze what is left with SIGSTOP, which cannot be caught: a stopped process can neither
+  // fork nor leave the session. Take the tree again until every member is stopped and nothing new
+  // joined, so that killing a parent cannot orphan a child it forked (or moved to a new session) an
+  // instant before. Then SIGKILL all of it, and scan again for anything that got away meanwhile.
   if (alive.length > 0) {
     log(`Process tree ${pid}: ${alive.length} process(es) still running ${graceMs} ms after SIGTERM; sending SIGKILL.`);
     const settleEnds = Date.now() + KILL_SETTLE_MS;
+    signalGroup(table, 'SIGSTOP');
+    for (const member of alive) send(member, 'SIGSTOP');
+    delay = 1;
+    while (Date.now() < settleEnds) {
+      await sleep(delay);
+      delay = Math.min(delay * 2, 50);
+      table = await scanProcesses();
+      const added = absorb(table);
+      for (const member of added) send(member, 'SIGSTOP');
+      alive = stillAlive(table);
+      if (added.length === 0 && alive.every((member) => table.get(member)?.stopped)) break;
+    }
     delay = 10;
     for (;;) {
       signalGroup(table, 'SIGKILL');
