@@ -22,7 +22,10 @@ export const ENTRIES = [
   { name: 'preload', input: 'src-main/electron/preload.ts', outDir: 'dist/electron', fileName: 'preload.cjs', format: 'cjs', bin: false },
 ];
 
-const SOURCE_DIRS = ['src-main', 'src-bridge', 'scripts'];
+/** The settings page (Svelte 5): one browser bundle, served by Electron's window and by `serve --ui`. */
+export const RENDERER = { root: 'src-renderer', outDir: 'dist/renderer', marker: 'index.html' };
+
+const SOURCE_DIRS = ['src-main', 'src-bridge', 'src-renderer', 'scripts'];
 const SOURCE_FILES = ['package.json', 'package-lock.json'];
 
 async function newestMtime(paths) {
@@ -46,7 +49,7 @@ async function newestMtime(paths) {
 
 async function oldestOutput() {
   let oldest = Infinity;
-  for (const e of ENTRIES) {
+  for (const e of [...ENTRIES, { outDir: RENDERER.outDir, fileName: RENDERER.marker }]) {
     try {
       oldest = Math.min(oldest, (await stat(path.join(root, e.outDir, e.fileName))).mtimeMs);
     } catch {
@@ -90,6 +93,34 @@ async function buildEntry(build, entry) {
   if (entry.bin) await chmod(path.join(root, entry.outDir, entry.fileName), 0o755);
 }
 
+async function buildRenderer(build, outDir) {
+  const { svelte } = await import('@sveltejs/vite-plugin-svelte');
+  await build({
+    root: path.join(root, RENDERER.root),
+    configFile: false,
+    logLevel: 'warn',
+    // Relative asset URLs: the same files load from file:// in Electron and from / over HTTP.
+    base: './',
+    plugins: [svelte({ compilerOptions: { runes: true } })],
+    build: {
+      outDir: path.join(root, outDir),
+      emptyOutDir: true,
+      target: 'chrome120',
+      minify: true,
+      sourcemap: false,
+      reportCompressedSize: false,
+      // Everything in files (the CSP allows no inline script or style, and no data: scripts).
+      assetsInlineLimit: 0,
+      modulePreload: { polyfill: false },
+      rollupOptions: {
+        onwarn(warning, warn) {
+          if (warning.code !== 'INVALID_ANNOTATION') warn(warning);
+        },
+      },
+    },
+  });
+}
+
 async function main() {
   const ifNeeded = process.argv.includes('--if-needed');
   if (ifNeeded && (await oldestOutput()) > (await newestMtime([...SOURCE_DIRS, ...SOURCE_FILES]))) return;
@@ -99,9 +130,10 @@ async function main() {
   const staging = path.join(root, 'dist.building');
   await rm(staging, { recursive: true, force: true });
   for (const entry of ENTRIES) await buildEntry(build, { ...entry, outDir: entry.outDir.replace(/^dist/, 'dist.building') });
+  await buildRenderer(build, RENDERER.outDir.replace(/^dist/, 'dist.building'));
   await rm(path.join(root, 'dist'), { recursive: true, force: true });
   await rename(staging, path.join(root, 'dist'));
-  console.error(`built ${ENTRIES.map((e) => `${e.outDir}/${e.fileName}`).join(', ')} in ${Date.now() - started} ms`);
+  console.error(`built ${ENTRIES.map((e) => `${e.outDir}/${e.fileName}`).join(', ')}, ${RENDERER.outDir}/ in ${Date.now() - started} ms`);
 }
 
 await main();

@@ -6,6 +6,7 @@
 import { closeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENV } from '../contract/index.js';
 import type { Locations } from '../ipc/locations.js';
 import { TrayAppExitedError, chooseHost, locateTrayApp, openServiceLog, spawnTrayApp, waitForService } from '../ipc/tray-app.js';
 import type { HostChoice } from '../ipc/tray-app.js';
@@ -37,7 +38,9 @@ export async function launchTrayApp(input: {
 }): Promise<TrayAppStart> {
   const log = openServiceLog(input.locations);
   input.say(`Starting the tray app (${input.choice.binary}; log: ${log.file}) …`);
-  const app = spawnTrayApp({ binary: input.choice.binary, args: input.choice.args, env: input.env, logFd: log.fd });
+  // A checkout's tray app has no bridge launcher of its own: it registers this Node with the bridge script.
+  const env = { [ENV.node]: process.execPath, ...input.env };
+  const app = spawnTrayApp({ binary: input.choice.binary, args: input.choice.args, env, logFd: log.fd });
   closeSync(log.fd);
   try {
     const client = await waitForService({

@@ -19,13 +19,17 @@ import { createSetupContext } from '../core/setup/context.js';
 import type { SetupContext } from '../core/setup/context.js';
 import { runDoctor } from '../core/setup/doctor.js';
 import { describeInstall, describeUninstall, renderDoctorLines } from '../core/setup/present.js';
+import { HttpUiServer } from '../ipc/http-ui.js';
 import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
 import { readSecret } from './read-secret.js';
 
 const USAGE = `openrouter-delegate ${APP_VERSION}
 
 Usage:
-  openrouter-delegate serve             run the service in the foreground (Ctrl-C stops it; jobs keep running)
+  openrouter-delegate serve [--ui [--ui-port N]]
+                                        run the service in the foreground (Ctrl-C stops it; jobs keep running);
+                                        --ui also serves the settings page on 127.0.0.1 and prints its URL
+                                        (with a private token: treat it like a password)
   openrouter-delegate start             what \`npm start\` runs: the tray app where it is installed and a display
                                         exists (it takes over; the command returns), else the headless service
                                         in the foreground, saying why
@@ -63,8 +67,20 @@ async function connect(locations: Locations): Promise<IpcClient | null> {
   }
 }
 
-async function serve(locations: Locations, notifyReady: boolean): Promise<number> {
-  const service = new Service({ locations, env: process.env, host: 'headless' });
+interface ServeOptions {
+  notifyReady: boolean;
+  /** Serve the settings page on loopback (`--ui`), on this port (0: the last one if free, else any). */
+  ui: { port: number } | null;
+}
+
+/** The built settings page beside this bundled CLI: dist/cli → dist/renderer. */
+function pageDir(): string {
+  return path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'renderer');
+}
+
+async function serve(locations: Locations, options: ServeOptions): Promise<number> {
+  const { notifyReady } = options;
+  const service = new Service({ locations, env: process.env, host: 'headless', setup: { nodePath: process.execPath, bridgeScript: bridgeScript() } });
   try {
     await service.start();
   } catch (error) {
@@ -76,6 +92,25 @@ async function serve(locations: Locations, notifyReady: boolean): Promise<number
     }
     throw error;
   }
+  let page: HttpUiServer | null = null;
+  if (options.ui) {
+    page = new HttpUiServer({
+      dispatch: (method, params) => service.dispatch(method, params, { client: 'settings-page' }),
+      onEvent: (listener) => service.onEvent(listener),
+      pageDir: pageDir(),
+      stateFile: path.join(locations.runtime, 'settings-page.json'),
+      port: options.ui.port,
+      log: err,
+    });
+    try {
+      const { url } = await page.start();
+      // stdout only: the URL holds the token, and stderr is what ends up in log files.
+      out(`Settings page: ${url}`);
+    } catch (error) {
+      await service.stop();
+      throw error;
+    }
+  }
   const stopped = new Promise<void>((resolve) => service.onStopped(resolve));
   const onSignal = (signal: NodeJS.Signals) => {
     err(`${signal}: stopping the service (delegated jobs keep running).`);
@@ -86,6 +121,7 @@ async function serve(locations: Locations, notifyReady: boolean): Promise<number
   // Only now: whoever waits for "ready" may signal us at once.
   if (notifyReady) out('ready');
   await stopped;
+  await page?.stop();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   err('Service stopped.');
@@ -115,7 +151,7 @@ async function start(locations: Locations): Promise<number> {
     err(`Not starting the tray app: ${choice.reason}.`);
   }
   err('Starting the headless service instead. Ctrl-C stops it.');
-  return serve(locations, false);
+  return serve(locations, { notifyReady: false, ui: null });
 }
 
 async function stop(locations: Locations, killJobs: boolean): Promise<number> {
@@ -240,6 +276,13 @@ async function doctor(locations: Locations, json: boolean): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
+function parsePort(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1 || port > 65535) throw new UsageError(`--ui-port takes a port number from 1 to 65535, not "${text}".`);
+  return port;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -251,6 +294,8 @@ export async function main(argv: string[]): Promise<number> {
       'no-validate': { type: 'boolean', default: false },
       'notify-ready': { type: 'boolean', default: false },
       'kill-jobs': { type: 'boolean', default: false },
+      ui: { type: 'boolean', default: false },
+      'ui-port': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -267,7 +312,7 @@ export async function main(argv: string[]): Promise<number> {
   const locations = resolveLocations(process.env);
   switch (command) {
     case 'serve':
-      return serve(locations, values['notify-ready']);
+      return serve(locations, { notifyReady: values['notify-ready'], ui: values.ui ? { port: parsePort(values['ui-port']) } : null });
     case 'start':
       return start(locations);
     case 'stop':

@@ -10,4 +10,6 @@ export const ENV = {
   claude: 'OPENROUTER_DELEGATE_CLAUDE',
   /** Set in delegated sessions: a bridge started inside one refuses to run (no recursion). */
   depth: 'OPENROUTER_DELEGATE_DEPTH',
+  /** The Node.js the packaged launchers (and a checkout's tray app) run the bridge and CLIs with. */
+  node: 'OPENROUTER_DELEGATE_NODE',
 } as const;

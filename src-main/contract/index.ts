@@ -5,3 +5,4 @@ export * from './version.js';
 export * from './environment.js';
 export * from './jobs.js';
 export * from './model-patterns.js';
+export * from './setup.js';

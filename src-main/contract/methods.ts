@@ -18,6 +18,7 @@ import {
 } from './jobs.js';
 import { ErrorCodeSchema } from './protocol.js';
 import { DelegationModeSchema, PermissionModeSchema, SettingsPatchSchema, SettingsSchema } from './settings.js';
+import { DoctorReportSchema, SetupActionSchema, SetupStatusSchema } from './setup.js';
 
 export const MODEL_SORTS = ['price', 'context', 'newest', 'name'] as const;
 export const ModelSortSchema = z.enum(MODEL_SORTS);
@@ -139,7 +140,17 @@ export const ServiceStatusSchema = z.object({
   pid: z.number(),
   host: z.enum(['headless', 'electron']),
   home: z.string(),
-  paths: z.object({ config: z.string(), data: z.string(), cache: z.string(), runtime: z.string(), settingsFile: z.string() }),
+  paths: z.object({
+    config: z.string(),
+    data: z.string(),
+    cache: z.string(),
+    runtime: z.string(),
+    settingsFile: z.string(),
+    jobs: z.string(),
+    logs: z.string(),
+  }),
+  /** Node.js (or Electron's Node) running the service. */
+  runtime: z.object({ node: z.string(), electron: z.string().nullable(), platform: z.string(), arch: z.string() }),
   startedAt: z.string(),
   uptimeSeconds: z.number(),
   clients: z.number(),
@@ -202,6 +213,10 @@ export const CONTRACT = {
   'jobs.cancel': method(CancelRequestSchema, JobViewSchema, 'Cancel a job and its whole process tree.'),
   'jobs.list': method(ListRequestSchema, JobListSchema, 'Jobs newest first, grouped by conversation, with costs.'),
   'jobs.killAll': method(z.object({}).strict(), z.object({ killed: z.number() }), 'Cancel every queued and running job.', true),
+  'setup.status': method(empty, SetupStatusSchema, 'Whether Claude Code starts this installation\'s bridge, and the exact command.'),
+  'setup.connect': method(empty, SetupActionSchema, 'Register the bridge with Claude Code (`claude mcp add --scope user`), as `install` does.', true),
+  'setup.disconnect': method(empty, SetupActionSchema, 'Remove the bridge\'s registration from Claude Code, as `uninstall` does.', true),
+  'setup.doctor': method(empty, DoctorReportSchema, 'The checks of `openrouter-delegate doctor`.'),
 } as const;
 
 export type Contract = typeof CONTRACT;

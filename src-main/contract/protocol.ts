@@ -38,6 +38,7 @@ export const ERROR_CODES = [
   'invalid_request',
   'conflict',
   'claude_missing',
+  'setup_failed',
   'io_error',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);

@@ -13,7 +13,6 @@ import type { Balance, EventName, EventOf, JobRecord, KeySource, ResponseOf } fr
 import type { AlertMemory, NotificationModel, TrayAction, TrayState } from '../contract/present/desktop-types.js';
 import { NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from '../contract/present/notifications.js';
 import { presentTray, remainingBalanceUsd, trayIconFile } from '../contract/present/tray.js';
-import { contentSecurityPolicy } from '../contract/present/window-options.js';
 import { localDayKey } from '../core/jobs/budget.js';
 import type { Service } from '../core/service/service.js';
 import { updateSettings } from '../core/settings/update.js';
@@ -21,7 +20,6 @@ import { AlreadyRunningError } from '../ipc/server.js';
 import type { ElectronSurface, MessageBoxOptions, NotificationSurface, TraySurface } from './electron-surface.js';
 import { registerContractIpc } from './ipc-main.js';
 import { menuTemplate } from './menu-template.js';
-import { placeholderPageUrl } from './placeholder-page.js';
 import { SettingsWindow } from './settings-window.js';
 import type { SettingsTarget } from './settings-window.js';
 
@@ -30,8 +28,8 @@ export interface DesktopAppPaths {
   icons: string;
   /** The built preload (dist/electron/preload.cjs), absolute. */
   preload: string;
-  /** The settings page's URL; the placeholder page (a data: URL) by default. */
-  page?: string;
+  /** The settings page's URL: the built renderer's index.html (dist/renderer), as a file: URL. */
+  page: string;
 }
 
 export interface DesktopAppDeps {
@@ -106,7 +104,7 @@ export class DesktopApp {
     this.settingsWindow = new SettingsWindow({
       electron: this.electron,
       preloadPath: this.paths.preload,
-      pageUrl: this.paths.page ?? placeholderPageUrl(contentSecurityPolicy()),
+      pageUrl: this.paths.page,
       platform: this.platform,
       log: this.log,
     });

@@ -9,7 +9,7 @@ import type { EventName, WireError } from '../contract/index.js';
 import type { Dispatch } from '../core/service/dispatcher.js';
 import type { IpcReply } from './contract-api.js';
 import { EVENT_CHANNEL, methodChannel } from './contract-api.js';
-import { CONTRACT_METHODS } from './contract-methods.js';
+import { CONTRACT_METHODS } from '../contract/method-names.js';
 import type { InvokeEventSurface, IpcMainSurface, WebContentsSurface } from './electron-surface.js';
 
 /** The calling client's name in the service (jobs started from the window say so). */

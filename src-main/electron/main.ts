@@ -4,9 +4,11 @@
  * everything that decides anything is in desktop-app.ts and tested there with a fake Electron.
  */
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as electron from 'electron';
+import { ENV } from '../contract/index.js';
 import { Service } from '../core/service/service.js';
+import type { ServiceOptions } from '../core/service/service.js';
 import { resolveLocations } from '../ipc/locations.js';
 import { DesktopApp } from './desktop-app.js';
 import type { ElectronSurface } from './electron-surface.js';
@@ -29,9 +31,28 @@ const surface: ElectronSurface = {
 // Windows shows notifications only for an app with an AppUserModelID; it must match electron-builder.yml's appId.
 if (process.platform === 'win32') electron.app.setAppUserModelId('io.github.openrouter-delegate.app');
 
-const service = new Service({ locations: resolveLocations(process.env), env: process.env, host: 'electron' });
+/**
+ * What the settings window's Connect registers: the packaged app's launcher (README, "Packaging"); in a
+ * checkout, the Node that `npm start` ran (OPENROUTER_DELEGATE_NODE) with the built bridge script.
+ */
+function bridgeSetup(): ServiceOptions['setup'] {
+  const bridgeScript = path.join(here, '..', 'bridge', 'openrouter-delegate-mcp.js');
+  if (electron.app.isPackaged) {
+    const launcher = path.join(process.resourcesPath, 'bin', process.platform === 'win32' ? 'openrouter-delegate-mcp.cmd' : 'openrouter-delegate-mcp');
+    return { nodePath: process.execPath, bridgeScript, bridgeLauncher: launcher };
+  }
+  const node = process.env[ENV.node];
+  return node ? { nodePath: node, bridgeScript } : undefined;
+}
+
+const setup = bridgeSetup();
+const service = new Service({ locations: resolveLocations(process.env), env: process.env, host: 'electron', ...(setup ? { setup } : {}) });
 // resources/ sits beside dist/ in a checkout, and inside app.asar when packaged (electron-builder.yml `files`).
-const paths = { icons: path.join(here, '..', '..', 'resources', 'tray'), preload: path.join(here, 'preload.cjs') };
+const paths = {
+  icons: path.join(here, '..', '..', 'resources', 'tray'),
+  preload: path.join(here, 'preload.cjs'),
+  page: pathToFileURL(path.join(here, '..', 'renderer', 'index.html')).href,
+};
 const desktop = new DesktopApp({ electron: surface, service, paths });
 
 // Like `serve`: a signal stops the service and leaves delegated jobs running (the next start re-adopts them).

@@ -4,9 +4,9 @@
  * Nothing else — in particular never ipcRenderer itself, nor the IPC event (its `sender` is
  * ipcRenderer). A factory, so tests build it with a fake ipcRenderer; preload.ts only exposes it.
  */
-import type { ContractApi, ContractCallError, ContractEvent, IpcReply } from './contract-api.js';
-import { EVENT_CHANNEL, methodChannel } from './contract-api.js';
-import { CONTRACT_METHODS } from './contract-methods.js';
+import { CONTRACT_METHODS } from '../contract/method-names.js';
+import type { ContractApi, ContractEvent, IpcReply } from './contract-api.js';
+import { EVENT_CHANNEL, contractCallError, isContractEvent, methodChannel } from './contract-api.js';
 
 /** The two ipcRenderer calls the API makes (and the one that undoes a subscription). */
 export interface PreloadIpc {
@@ -22,14 +22,7 @@ function isReply(value: unknown): value is IpcReply {
 function unwrap(reply: unknown): unknown {
   if (!isReply(reply)) throw new Error('[internal] The app answered in a form this window does not understand. Restart OpenRouter Delegate.');
   if (reply.ok) return reply.result;
-  const error = new Error(`[${reply.error.code}] ${reply.error.message}`) as ContractCallError;
-  error.name = 'ContractCallError';
-  error.code = reply.error.code;
-  throw error;
-}
-
-function isContractEvent(value: unknown): value is ContractEvent {
-  return typeof value === 'object' && value !== null && typeof (value as { event?: unknown }).event === 'string' && 'data' in value;
+  throw contractCallError(reply.error);
 }
 
 export function buildApi(ipc: PreloadIpc): ContractApi {

@@ -6,13 +6,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTRACT, ServiceError, defaultSettings } from '../../src-main/contract/index.js';
 import type { EventName } from '../../src-main/contract/index.js';
-import { contentSecurityPolicy } from '../../src-main/contract/present/window-options.js';
 import { Service } from '../../src-main/core/service/service.js';
 import { resolveLocations } from '../../src-main/ipc/locations.js';
 import { EVENT_CHANNEL, methodChannel } from '../../src-main/electron/contract-api.js';
 import { SETTINGS_WINDOW_CLIENT, registerContractIpc } from '../../src-main/electron/ipc-main.js';
 import type { ContractIpcDeps } from '../../src-main/electron/ipc-main.js';
-import { placeholderPageUrl } from '../../src-main/electron/placeholder-page.js';
 import { SettingsWindow } from '../../src-main/electron/settings-window.js';
 import { makeTempHome } from '../support/temp-home.js';
 import { FakeBrowserWindow, FakeWebContents, fakeElectron } from './fake-electron.js';
@@ -56,7 +54,7 @@ beforeEach(async () => {
   cleanup = home.cleanup;
   // Not started: the dispatcher and the settings need no socket; nothing here touches the network.
   service = new Service({ locations: resolveLocations({ OPENROUTER_DELEGATE_HOME: home.home }), env: {}, host: 'electron', log: () => undefined });
-  settingsWindow = new SettingsWindow({ electron, preloadPath: '/app/preload.cjs', pageUrl: placeholderPageUrl(contentSecurityPolicy()), platform: 'linux' });
+  settingsWindow = new SettingsWindow({ electron, preloadPath: '/app/preload.cjs', pageUrl: 'file:///opt/app/dist/renderer/index.html', platform: 'linux' });
 });
 
 afterEach(async () => {

@@ -9,7 +9,7 @@ import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { CONTRACT } from '../../src-main/contract/index.js';
 import { API_GLOBAL, EVENT_CHANNEL, contractErrorParts, methodChannel } from '../../src-main/electron/contract-api.js';
-import { CONTRACT_METHODS } from '../../src-main/electron/contract-methods.js';
+import { CONTRACT_METHODS } from '../../src-main/contract/method-names.js';
 import { buildApi } from '../../src-main/electron/preload-api.js';
 import type { PreloadIpc } from '../../src-main/electron/preload-api.js';
 import { ROOT } from '../support/built.js';

@@ -92,8 +92,8 @@ export function settingsWindowOptions(input: SettingsWindowInput): SettingsWindo
  * no inline script, no eval, no remote anything, no frames, no forms. It talks to the service
  * through the preload, never over the network.
  */
-export function contentSecurityPolicy(): string {
-  return [
+export function contentSecurityPolicy(options: { meta?: boolean } = {}): string {
+  const policy = [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
@@ -103,7 +103,10 @@ export function contentSecurityPolicy(): string {
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
-  ].join('; ');
+  ];
+  // A <meta> policy cannot hold frame-ancestors (browsers ignore it there, with a console error); the
+  // headers carry it, and the page's <meta> (for file: pages, which have no headers) carries the rest.
+  return (options.meta ? policy.filter((directive) => !directive.startsWith('frame-ancestors')) : policy).join('; ');
 }
 
 const MAX_EXTERNAL_URL_CHARS = 2048;

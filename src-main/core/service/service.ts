@@ -3,7 +3,7 @@
  * server, wired once. Hosted by `openrouter-delegate serve` (headless) or by the tray app.
  */
 import path from 'node:path';
-import { APP_VERSION, PROTOCOL_VERSION } from '../../contract/index.js';
+import { APP_VERSION, PROTOCOL_VERSION, ServiceError } from '../../contract/index.js';
 import type { Balance, EnvEntry, EventName, EventOf, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
 import type { Locations } from '../../ipc/locations.js';
 import { IpcServer } from '../../ipc/server.js';
@@ -21,6 +21,10 @@ import { BalanceMonitor } from './balance.js';
 import { createDispatcher } from './dispatcher.js';
 import type { Dispatch, Handlers } from './dispatcher.js';
 import { removeSecret, storeSecret } from './secret-ops.js';
+import { createSetupContext } from '../setup/context.js';
+import type { SetupContext, SetupContextInput } from '../setup/context.js';
+import { runDoctor } from '../setup/doctor.js';
+import { connectClaude, disconnectClaude, setupStatus } from '../setup/status.js';
 
 export const DEFAULT_BASE_URL = 'https://openrouter.ai/api';
 export const ATTRIBUTION = { url: 'https://github.com/openrouter-delegate/openrouter-delegate', title: 'OpenRouter Delegate' };
@@ -34,6 +38,11 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** How often the balance is read while the service runs (default 5 minutes). */
   balancePollMs?: number;
+  /**
+   * How this installation's bridge is started, for the settings window's Claude Code page (the
+   * setup.* methods); without it those methods answer `unavailable`.
+   */
+  setup?: Pick<SetupContextInput, 'nodePath' | 'bridgeScript' | 'bridgeLauncher'>;
 }
 
 export function baseUrlFrom(env: NodeJS.ProcessEnv): string {
@@ -207,7 +216,8 @@ export class Service {
       pid: process.pid,
       host: this.options.host,
       home: l.home ?? '(OS default locations)',
-      paths: { config: l.config, data: l.data, cache: l.cache, runtime: l.runtime, settingsFile: l.settingsFile },
+      paths: { config: l.config, data: l.data, cache: l.cache, runtime: l.runtime, settingsFile: l.settingsFile, jobs: l.jobsDir, logs: l.logs },
+      runtime: { node: process.versions.node, electron: process.versions.electron ?? null, platform: process.platform, arch: process.arch },
       startedAt: new Date(this.startedAt).toISOString(),
       uptimeSeconds: Math.round((this.now() - this.startedAt) / 1000),
       clients: this.ipc.clientCount,
@@ -273,7 +283,18 @@ export class Service {
       'jobs.cancel': async ({ jobId }) => this.supervisor.cancel(jobId),
       'jobs.list': async (request) => this.supervisor.list(request),
       'jobs.killAll': async () => ({ killed: await this.supervisor.killAll() }),
+      'setup.status': async () => setupStatus(await this.setupContext()),
+      'setup.connect': async () => connectClaude(await this.setupContext()),
+      'setup.disconnect': async () => disconnectClaude(await this.setupContext()),
+      'setup.doctor': async () => runDoctor((await this.setupContext()).doctorDeps()),
     };
+  }
+
+  /** A fresh context per call: Claude Code's config folder and `claude` itself may change at any time. */
+  private async setupContext(): Promise<SetupContext> {
+    const setup = this.options.setup;
+    if (!setup) throw new ServiceError('unavailable', 'This service was started without a bridge to register; run `openrouter-delegate install` in a terminal instead.');
+    return createSetupContext({ env: this.options.env, locations: this.locations, ...setup, clientName: `service-doctor/${APP_VERSION}` });
   }
 
   private async modelsReport(q: { filter?: string | undefined; limit: number; sort: ModelSort; refresh: boolean }): Promise<ModelsReport> {

@@ -94,13 +94,20 @@ export interface BridgeCommandInput {
   nodePath: string;
   /** Absolute path of dist/bridge/openrouter-delegate-mcp.js. */
   bridgeScript: string;
+  /**
+   * A launcher that runs the bridge by itself (the packaged app's resources/bin/openrouter-delegate-mcp):
+   * when set, it is the whole command and nodePath / bridgeScript are not used.
+   */
+  launcher?: string | undefined;
   /** OPENROUTER_DELEGATE_HOME in force (Locations.home), passed on so the bridge talks to the same service. */
   home: string | null;
 }
 
 /** The command that starts this installation's bridge: absolute paths only, nothing found through PATH. */
-export function bridgeCommand({ nodePath, bridgeScript, home }: BridgeCommandInput): StdioCommand {
-  return { command: path.resolve(nodePath), args: [path.resolve(bridgeScript)], env: home ? { [ENV.home]: path.resolve(home) } : {} };
+export function bridgeCommand({ nodePath, bridgeScript, launcher, home }: BridgeCommandInput): StdioCommand {
+  const env: Record<string, string> = home ? { [ENV.home]: path.resolve(home) } : {};
+  if (launcher) return { command: path.resolve(launcher), args: [], env };
+  return { command: path.resolve(nodePath), args: [path.resolve(bridgeScript)], env };
 }
 
 /**

@@ -15,7 +15,7 @@ import { SecretStore } from '../secrets/secret-store.js';
 import { ATTRIBUTION, baseUrlFrom } from '../service/service.js';
 import { SettingsStore } from '../settings/store.js';
 import { ClaudeRegistration, bridgeCommand, claudeRunner, claudeUserConfigFile, lookupRegistration } from './claude-registration.js';
-import type { StdioCommand } from './claude-registration.js';
+import type { RegistrationState, StdioCommand } from './claude-registration.js';
 import type { DoctorDeps } from './doctor.js';
 
 export interface SetupContextInput {
@@ -25,6 +25,8 @@ export interface SetupContextInput {
   nodePath: string;
   /** Absolute path of this installation's dist/bridge/openrouter-delegate-mcp.js. */
   bridgeScript: string;
+  /** The packaged app's bridge launcher; when set, Claude Code is given it instead of node + script. */
+  bridgeLauncher?: string | undefined;
   /** Default: os.homedir() (what Claude Code uses). */
   homeDir?: string;
   /** Name this client gives the service. */
@@ -40,12 +42,14 @@ export interface SetupContext {
   /** Install/uninstall through `claude mcp`; finds `claude` first (and throws when it is missing). */
   registration(): Promise<ClaudeRegistration>;
   bridgeScriptExists(): Promise<boolean>;
+  /** Claude Code's user-scope registration of the bridge, compared with `expected`. */
+  lookup(): Promise<RegistrationState>;
   doctorDeps(): DoctorDeps;
 }
 
 export async function createSetupContext(input: SetupContextInput): Promise<SetupContext> {
   const { env, locations } = input;
-  const expected = bridgeCommand({ nodePath: input.nodePath, bridgeScript: input.bridgeScript, home: locations.home });
+  const expected = bridgeCommand({ nodePath: input.nodePath, bridgeScript: input.bridgeScript, launcher: input.bridgeLauncher, home: locations.home });
   const claudeConfigFile = await claudeUserConfigFile(env, input.homeDir ?? os.homedir());
   // A broken settings file still loads (the defaults stay in force); `problem` says what is wrong.
   const settings = new SettingsStore({ file: locations.settingsFile });
@@ -54,7 +58,7 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
     (error: unknown) => `Settings file ${locations.settingsFile} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
   );
   const locate = () => locateClaude({ env, setting: settings.current.claudePath });
-  const bridgeScriptExists = () => access(input.bridgeScript).then(
+  const bridgeScriptExists = () => access(input.bridgeLauncher ?? input.bridgeScript).then(
     () => true,
     () => false,
   );
@@ -65,9 +69,10 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
     settings,
     locateClaude: locate,
     bridgeScriptExists,
+    lookup: () => lookupRegistration({ configFile: claudeConfigFile, expected }),
     async registration() {
       if (!(await bridgeScriptExists())) {
-        throw new Error(`The bridge is not built: ${input.bridgeScript} is missing. Run \`npm run build\` (or reinstall), then try again.`);
+        throw new Error(`The bridge is not built: ${input.bridgeLauncher ?? input.bridgeScript} is missing. Run \`npm run build\` (or reinstall), then try again.`);
       }
       return new ClaudeRegistration({ runner: runnerFor(await locate()), configFile: claudeConfigFile, expected });
     },

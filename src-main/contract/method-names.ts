@@ -1,9 +1,9 @@
 /**
- * The contract's method names as a plain list, for the preload: a sandboxed preload must stay small
+ * The contract's method names as a plain list, for the preload and the loopback page: a sandboxed preload must stay small
  * and cannot pull zod in, so it cannot read Object.keys(CONTRACT). The compiler checks that every
  * name is a contract method and that none is missing; a test checks the order too.
  */
-import type { MethodName } from '../contract/methods.js';
+import type { MethodName } from './methods.js';
 
 export const CONTRACT_METHODS = [
   'service.status',
@@ -22,6 +22,10 @@ export const CONTRACT_METHODS = [
   'jobs.cancel',
   'jobs.list',
   'jobs.killAll',
+  'setup.status',
+  'setup.connect',
+  'setup.disconnect',
+  'setup.doctor',
 ] as const satisfies readonly MethodName[];
 
 type Unlisted = Exclude<MethodName, (typeof CONTRACT_METHODS)[number]>;

@@ -1,0 +1,286 @@
+/**
+ * The settings page's second host (DESIGN.md §2), for machines without a desktop: the built page and
+ * the contract over HTTP on 127.0.0.1 only, opt-in (`openrouter-delegate serve --ui`).
+ *
+ *   GET  /, /assets/…            the built page (public code, no secrets): no token needed
+ *   POST /api/call/<method>      one contract call: JSON body in, `{ ok, result | error }` out
+ *   GET  /api/events             service events as newline-delimited JSON, kept open
+ *
+ * What stops other local users and web pages, in order: the listener is on loopback only; the Host
+ * header must name this loopback address and port (a DNS-rebinding page sends its own host name); an
+ * Origin, when the browser sends one, must be this very origin; every /api request must carry the
+ * random token as `Authorization: Bearer …`, compared in constant time. The token travels in the URL's
+ * fragment, which browsers never send to a server, and lives in a 0600 file in the private runtime
+ * folder. A JSON body is required, so a cross-site form cannot post here without a (refused) preflight.
+ * Calls go into the same dispatcher as the socket: the same contract and the same validation.
+ */
+import { Buffer } from 'node:buffer';
+import { readdir, readFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import path from 'node:path';
+import { contentSecurityPolicy } from '../contract/present/window-options.js';
+import { MAX_FRAME_BYTES, ServiceError } from '../contract/protocol.js';
+import type { WireError } from '../contract/protocol.js';
+import { generateToken, tokensEqual, writePrivateFile } from './runtime-dir.js';
+
+export interface HttpUiDeps {
+  /** The contract's dispatcher (validates `params`); service errors are ServiceError. */
+  dispatch: (method: string, params: unknown) => Promise<unknown>;
+  /** Every service event until the returned function is called. */
+  onEvent: (listener: (event: string, data: unknown) => void) => () => void;
+  /** The built page: dist/renderer (index.html and assets/). */
+  pageDir: string;
+  /** Where the URL (with its token) is kept, 0600, so a restarted service can serve the same one. */
+  stateFile: string;
+  /** 0: the port of the last run when it is free, else any free port. */
+  port?: number;
+  log?: (line: string) => void;
+  /** How often an idle event stream gets a keep-alive line (ms). */
+  keepAliveMs?: number;
+}
+
+export interface HttpUiAddress {
+  port: number;
+  /** The URL to open, token included (in the fragment). Print it to the user, never to a log. */
+  url: string;
+}
+
+const LOOPBACK = '127.0.0.1';
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+  '.json': 'application/json',
+};
+/** The same policy as the Electron window's: no inline script, no eval, nothing remote. */
+const PAGE_CSP = contentSecurityPolicy();
+const COMMON_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+  'cross-origin-resource-policy': 'same-origin',
+  'cross-origin-opener-policy': 'same-origin',
+};
+
+interface SavedState {
+  port: number;
+  token: string;
+}
+
+function parseSaved(text: string): SavedState | null {
+  try {
+    const value = JSON.parse(text) as Partial<SavedState>;
+    if (typeof value.port === 'number' && Number.isInteger(value.port) && value.port > 0 && value.port < 65536 && typeof value.token === 'string' && /^[0-9a-f]{64}$/.test(value.token)) {
+      return { port: value.port, token: value.token };
+    }
+  } catch {
+    // Unreadable: start afresh.
+  }
+  return null;
+}
+
+export class HttpUiServer {
+  private readonly deps: HttpUiDeps;
+  private readonly log: (line: string) => void;
+  private server: http.Server | null = null;
+  private token: Buffer = Buffer.alloc(0);
+  private port = 0;
+  /** The page's files by URL path, read once at start: nothing outside pageDir can ever be served. */
+  private readonly files = new Map<string, { body: Buffer; type: string }>();
+  private readonly streams = new Set<http.ServerResponse>();
+  private readonly sockets = new Set<Socket>();
+
+  constructor(deps: HttpUiDeps) {
+    this.deps = deps;
+    this.log = deps.log ?? (() => undefined);
+  }
+
+  async start(): Promise<HttpUiAddress> {
+    await this.loadPage();
+    const saved = parseSaved(await readFile(this.deps.stateFile, 'utf8').catch(() => ''));
+    const token = saved?.token ?? generateToken();
+    const server = http.createServer((request, response) => void this.handle(request, response));
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    // Headers and bodies are small here: refuse slow or huge requests early.
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 30_000;
+    server.maxHeadersCount = 50;
+    const wanted = this.deps.port ?? 0;
+    let port: number;
+    try {
+      port = await this.listen(server, wanted || saved?.port || 0);
+    } catch (error) {
+      // The last run's port is taken now: any free one (a page left open on the old URL cannot follow).
+      if (wanted !== 0 || !saved) throw error;
+      port = await this.listen(server, 0);
+    }
+    this.server = server;
+    this.port = port;
+    this.token = Buffer.from(token, 'utf8');
+    await writePrivateFile(this.deps.stateFile, `${JSON.stringify({ port, token })}\n`);
+    return { port, url: `http://${LOOPBACK}:${port}/#token=${token}` };
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (!server) return;
+    for (const stream of this.streams) stream.end();
+    this.streams.clear();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const socket of this.sockets) socket.destroy();
+    });
+  }
+
+  private listen(server: http.Server, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (error: Error) => reject(error);
+      server.once('error', onError);
+      server.listen({ host: LOOPBACK, port, exclusive: true }, () => {
+        server.off('error', onError);
+        resolve((server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  private async loadPage(): Promise<void> {
+    const root = path.resolve(this.deps.pageDir);
+    const visit = async (dir: string): Promise<void> => {
+      for (const entry of await readdir(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) await visit(file);
+        else if (entry.isFile() && CONTENT_TYPES[path.extname(entry.name)]) {
+          const urlPath = `/${path.relative(root, file).split(path.sep).join('/')}`;
+          this.files.set(urlPath, { body: await readFile(file), type: CONTENT_TYPES[path.extname(entry.name)] as string });
+        }
+      }
+    };
+    try {
+      await visit(root);
+    } catch (error) {
+      throw new Error(`The settings page is not built (${root}: ${(error as Error).message}). Run \`npm run build\`.`, { cause: error });
+    }
+    if (!this.files.has('/index.html')) throw new Error(`The settings page is not built (${root}/index.html is missing). Run \`npm run build\`.`);
+  }
+
+  /** The Host a browser sends for this server: 127.0.0.1:port or localhost:port, nothing else. */
+  private hostIsOurs(host: string | undefined): boolean {
+    return host === `${LOOPBACK}:${this.port}` || host === `localhost:${this.port}`;
+  }
+
+  private originIsOurs(origin: string | undefined): boolean {
+    return origin === undefined || origin === `http://${LOOPBACK}:${this.port}` || origin === `http://localhost:${this.port}`;
+  }
+
+  private authorized(request: http.IncomingMessage): boolean {
+    const header = request.headers.authorization ?? '';
+    return header.startsWith('Bearer ') && tokensEqual(this.token, header.slice('Bearer '.length));
+  }
+
+  private async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    try {
+      if (!this.hostIsOurs(request.headers.host)) return this.refuse(response, 421, 'Wrong Host header: open the URL `openrouter-delegate serve --ui` printed.');
+      if (!this.originIsOurs(request.headers.origin)) return this.refuse(response, 403, 'Requests from other sites are refused.');
+      const url = new URL(request.url ?? '/', `http://${LOOPBACK}:${this.port}`);
+      if (url.pathname.startsWith('/api/')) return await this.api(url.pathname, request, response);
+      if (request.method !== 'GET' && request.method !== 'HEAD') return this.refuse(response, 405, 'Only GET is served here.');
+      const file = this.files.get(url.pathname === '/' ? '/index.html' : url.pathname);
+      if (!file) return this.refuse(response, 404, 'Not found.');
+      response.writeHead(200, {
+        ...COMMON_HEADERS,
+        'content-type': file.type,
+        'content-length': file.body.length,
+        ...(file.type.startsWith('text/html') ? { 'content-security-policy': PAGE_CSP, 'x-frame-options': 'DENY' } : {}),
+      });
+      response.end(request.method === 'HEAD' ? undefined : file.body);
+    } catch (error) {
+      this.log(`settings page over HTTP: ${error instanceof Error ? error.message : String(error)}`);
+      if (!response.headersSent) this.refuse(response, 500, 'The service failed while answering. See its log.');
+      else response.destroy();
+    }
+  }
+
+  private async api(pathname: string, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    if (!this.authorized(request)) return this.refuse(response, 401, 'Missing or wrong token: open the URL `openrouter-delegate serve --ui` printed.');
+    if (pathname === '/api/events') {
+      if (request.method !== 'GET') return this.refuse(response, 405, 'GET only.');
+      return this.events(request, response);
+    }
+    const method = /^\/api\/call\/([A-Za-z.]{1,64})$/.exec(pathname)?.[1];
+    if (!method) return this.refuse(response, 404, 'Not found.');
+    if (request.method !== 'POST') return this.refuse(response, 405, 'POST only.');
+    if (!(request.headers['content-type'] ?? '').startsWith('application/json')) return this.refuse(response, 415, 'Send JSON (content-type: application/json).');
+    let params: unknown;
+    try {
+      params = JSON.parse(await readBody(request, MAX_FRAME_BYTES));
+    } catch (error) {
+      const tooLarge = error instanceof BodyTooLargeError;
+      return this.reply(response, tooLarge ? 413 : 400, {
+        ok: false,
+        error: { code: tooLarge ? 'frame_too_large' : 'bad_frame', message: tooLarge ? 'The request is larger than 1 MiB.' : 'The request body is not JSON.' },
+      });
+    }
+    try {
+      const result = await this.deps.dispatch(method, params);
+      this.reply(response, 200, { ok: true, result });
+    } catch (error) {
+      if (error instanceof ServiceError) return this.reply(response, 200, { ok: false, error: error.toWire() });
+      this.log(`settings page over HTTP: ${method} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      this.reply(response, 200, { ok: false, error: { code: 'internal', message: `The service failed while handling ${method}. See its log for details.` } });
+    }
+  }
+
+  private events(request: http.IncomingMessage, response: http.ServerResponse): void {
+    response.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/x-ndjson; charset=utf-8' });
+    // The first line tells the page the stream is open (and so that the service is back after a restart).
+    response.write(`${JSON.stringify({ event: 'stream.open', data: {} })}\n`);
+    this.streams.add(response);
+    const unsubscribe = this.deps.onEvent((event, data) => {
+      response.write(`${JSON.stringify({ event, data })}\n`);
+    });
+    const keepAlive = setInterval(() => response.write('\n'), this.deps.keepAliveMs ?? 15_000);
+    keepAlive.unref();
+    const end = () => {
+      clearInterval(keepAlive);
+      unsubscribe();
+      this.streams.delete(response);
+    };
+    request.once('close', end);
+    response.once('close', end);
+  }
+
+  private reply(response: http.ServerResponse, status: number, body: { ok: true; result: unknown } | { ok: false; error: WireError }): void {
+    const text = JSON.stringify(body);
+    response.writeHead(status, { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    response.end(text);
+  }
+
+  private refuse(response: http.ServerResponse, status: number, message: string): void {
+    response.writeHead(status, { ...COMMON_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(message) });
+    response.end(message);
+  }
+}
+
+class BodyTooLargeError extends Error {}
+
+/** The body as text; past maxBytes the rest is read and dropped, then BodyTooLargeError (so a 413 can still be sent). */
+function readBody(request: http.IncomingMessage, maxBytes: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) chunks.push(chunk);
+    });
+    request.once('end', () => (size > maxBytes ? reject(new BodyTooLargeError()) : resolve(Buffer.concat(chunks).toString('utf8'))));
+    request.once('error', reject);
+  });
+}

@@ -1,0 +1,96 @@
+/**
+ * What several pages show, loaded once and kept current from service events (never by polling):
+ * settings, keys, balance, the job list, the service's own status, and whether it is reachable.
+ * Page-specific data (the model search, a job's tail, Claude Code's registration) stays in its page.
+ */
+import { contractErrorParts } from '../../src-main/contract/api.js';
+import type { ContractEvent } from '../../src-main/contract/api.js';
+import type { Balance, JobList, JobRecord, SecretsStatus, ServiceStatus, Settings } from '../../src-main/contract/index.js';
+import { api, onConnection } from './host.js';
+
+/** A failed call's message, as the page shows it (the code stays for tests and logic). */
+export function errorText(error: unknown): string {
+  return contractErrorParts(error).message;
+}
+
+export function errorCode(error: unknown): string | null {
+  return contractErrorParts(error).code;
+}
+
+class ServiceState {
+  status = $state<ServiceStatus | null>(null);
+  settings = $state<Settings | null>(null);
+  secrets = $state<SecretsStatus | null>(null);
+  balance = $state<Balance | null>(null);
+  jobs = $state<JobList | null>(null);
+  /** False while the service cannot be reached (the HTTP host while the service restarts). */
+  connected = $state(true);
+  /** Why the first load failed, when it did. */
+  problem = $state<string | null>(null);
+  loaded = $state(false);
+  private readonly jobListeners = new Set<(job: JobRecord) => void>();
+  private jobsTimer: ReturnType<typeof setTimeout> | null = null;
+  private started = false;
+
+  /** Loads everything and follows events; safe to call more than once. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    api.onEvent((event) => this.onEvent(event));
+    onConnection((connected) => {
+      const wasDown = !this.connected;
+      this.connected = connected;
+      // Back after a restart: what we hold may be stale in every part.
+      if (connected && wasDown) void this.reload();
+    });
+    void this.reload();
+  }
+
+  async reload(): Promise<void> {
+    const results = await Promise.allSettled([
+      api['service.status']().then((v) => (this.status = v)),
+      api['settings.get']().then((v) => (this.settings = v)),
+      api['secrets.status']().then((v) => (this.secrets = v)),
+      api['balance.get']({ refresh: false }).then((v) => (this.balance = v)),
+      this.reloadJobs(),
+    ]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    this.problem = failed ? errorText(failed.reason) : null;
+    if (failed && errorCode(failed.reason) === 'unavailable') this.connected = false;
+    else if (!failed) this.connected = true;
+    this.loaded = true;
+  }
+
+  async reloadJobs(): Promise<void> {
+    this.jobs = await api['jobs.list']({ limit: 200 });
+  }
+
+  /** Hears every job change (the Jobs page follows the job it shows). */
+  onJob(listener: (job: JobRecord) => void): () => void {
+    this.jobListeners.add(listener);
+    return () => this.jobListeners.delete(listener);
+  }
+
+  private onEvent(event: ContractEvent): void {
+    switch (event.event) {
+      case 'settings.changed':
+        this.settings = event.data;
+        break;
+      case 'balance.changed':
+        this.balance = event.data;
+        break;
+      case 'job.changed':
+        for (const listener of this.jobListeners) listener(event.data.job);
+        // Many changes arrive together (a job's costs, then its end): one list reload for all of them.
+        if (this.jobsTimer === null) {
+          this.jobsTimer = setTimeout(() => {
+            this.jobsTimer = null;
+            void this.reloadJobs().catch(() => undefined);
+          }, 150);
+        }
+        break;
+    }
+  }
+}
+
+export const service = new ServiceState();

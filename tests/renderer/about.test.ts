@@ -1,0 +1,61 @@
+/**
+ * The About page over the loopback host: versions and paths from the real service. Also the shell
+ * every page shares: sections in the sidebar, reachable by keyboard, the URL fragment choosing one.
+ */
+import type { Browser } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { ROOT } from '../support/built.js';
+import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+
+const VERSION = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { version: string }).version;
+
+let browser: Browser;
+let world: UiWorld;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser.close();
+});
+beforeEach(async () => {
+  world = new UiWorld();
+  await world.start();
+  await world.startService();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+describe('the About page', () => {
+  for (const theme of ['light', 'dark'] as const) {
+    it(`shows the versions and the folders the service uses (${theme})`, async () => {
+      const { page, context, errors } = await openPage(browser, world.pageUrl('about'), { theme });
+      await expect.poll(() => page.getByTestId('app-version').textContent()).toBe(VERSION);
+      expect(await page.getByTestId('logs-path').textContent()).toBe(`${world.home}/logs`);
+      // The token left the address bar as soon as the page took it.
+      expect(page.url()).not.toContain('token=');
+      expect(page.url()).toMatch(/#about$/);
+      await screenshot(page, 'about', theme);
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  }
+});
+
+describe('the page shell', () => {
+  it('lists every section, marks the current one, and moves between them by keyboard', async () => {
+    const { page, context, errors } = await openPage(browser, world.pageUrl('about'));
+    const nav = page.getByRole('navigation', { name: 'Settings sections' });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Account', 'Delegation', 'Jobs', 'Claude Code', 'About']);
+    expect(await nav.getByRole('link', { name: 'About' }).getAttribute('aria-current')).toBe('page');
+    await nav.getByRole('link', { name: 'Claude Code' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Claude Code');
+    expect(page.url()).toMatch(/#claude$/);
+    expect(await page.title()).toBe('Claude Code — OpenRouter Delegate');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The settings page in a real browser: Debian's Chromium driven by Playwright, against the real
+ * service (`openrouter-delegate serve --ui`), the fake OpenRouter and, for jobs, the real `claude`.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { chromium } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CLI, ROOT, runCli } from './built.js';
+import { KEY, delegationEnv, makeDelegationHome } from './delegation.js';
+import { ScriptedModel } from './fake-anthropic.js';
+import { FakeOpenRouter } from './fake-openrouter.js';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Where the test run leaves its screenshots (not committed: test-results/ is ignored). */
+export const SCREENSHOTS = path.join(ROOT, 'test-results', 'screenshots');
+
+/** The flags these machines need: no sandbox as root, and no background traffic to a closed network. */
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Playwright gives every launch a fresh, empty profile of its own. */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+}
+
+export type Theme = 'light' | 'dark';
+
+export interface ServiceProcess {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  url: string;
+  /** Everything the service wrote to stderr (its log). */
+  stderr: () => string;
+  /** Everything it wrote to stdout. */
+  stdout: () => string;
+}
+
+/** One home, one fake OpenRouter, one service serving the page. */
+export class UiWorld {
+  readonly fake = new FakeOpenRouter();
+  readonly model: ScriptedModel;
+  home = '';
+  project = '';
+  env: NodeJS.ProcessEnv = {};
+  service: ServiceProcess | null = null;
+  private readonly cleanups: Array<() => Promise<unknown>> = [];
+
+  constructor() {
+    this.model = new ScriptedModel(this.fake, { apiKey: KEY });
+  }
+
+  /**
+   * `envKey`: give the service OPENROUTER_API_KEY (as the delegation tests do); without it the key
+   * must be set through the page, into the real keychain.
+   */
+  async start(options: { settings?: Record<string, unknown>; envKey?: boolean } = {}): Promise<void> {
+    this.fake.addKey(KEY, { limit: 100, limitRemaining: 87.5, usage: 12.5, usageDaily: 0.42, usageWeekly: 3.1, usageMonthly: 12.5 });
+    await this.fake.start();
+    const { home, project, tmp, cleanup } = await makeDelegationHome('ord-ui-', options.settings ?? {});
+    this.home = home;
+    this.project = project;
+    this.env = delegationEnv(home, this.fake.baseUrl, tmp, options.envKey === false ? { OPENROUTER_API_KEY: undefined } : {});
+    if (options.envKey === false) delete this.env.OPENROUTER_API_KEY;
+    this.cleanups.push(cleanup, () => this.fake.stop(), async () => this.model.stop());
+  }
+
+  /** Starts `serve --ui` and waits for its "ready" line; the page's URL (token included) comes before it. */
+  async startService(extraArgs: string[] = []): Promise<ServiceProcess> {
+    const child = spawn(process.execPath, [CLI, 'serve', '--ui', '--notify-ready', ...extraArgs], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const found = /Settings page: (\S+)/.exec(out);
+        if (found?.[1] && /^ready$/m.test(out)) resolve(found[1]);
+      });
+      child.once('exit', (code) => reject(new Error(`serve --ui exited (${code}) before it was ready:\n${err}`)));
+    });
+    this.service = { child, url, stderr: () => err, stdout: () => out };
+    return this.service;
+  }
+
+  /** Stops the service with a signal and waits for it to exit. */
+  async stopService(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const service = this.service;
+    this.service = null;
+    if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      service.child.once('exit', () => resolve());
+      service.child.kill(signal);
+    });
+  }
+
+  /** Ends every job and the service, then removes the home. */
+  async stop(): Promise<void> {
+    if (this.service) await runCli(['stop', '--kill-jobs'], this.env);
+    await this.stopService('SIGKILL');
+    while (this.cleanups.length) await this.cleanups.pop()?.();
+  }
+
+  /** The page's URL at a section: "#token=…&jobs". */
+  pageUrl(section?: string): string {
+    if (!this.service) throw new Error('The service is not running.');
+    return section ? `${this.service.url}&${section}` : this.service.url;
+  }
+}
+
+/** A new browser context (own storage) and page, in a theme and size, opened at a section. */
+export async function openPage(
+  browser: Browser,
+  url: string,
+  options: { theme?: Theme; width?: number; height?: number } = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({
+    colorScheme: options.theme ?? 'light',
+    viewport: { width: options.width ?? 1000, height: options.height ?? 720 },
+  });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  // A CSP violation or an uncaught exception is a defect of the page: tests check this stays empty.
+  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource|ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE/.test(message.text())) errors.push(`console: ${message.text()}`);
+  });
+  await page.goto(url);
+  return { context, page, errors };
+}
+
+/** Saves a full-page screenshot as test-results/screenshots/<name>-<theme>.png. */
+export async function screenshot(page: Page, name: string, theme: Theme): Promise<string> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, `${name}-${theme}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
