@@ -2,7 +2,7 @@
 // Builds one bundle per entry with Vite (Rollup underneath): the service CLI and the MCP bridge.
 // `--if-needed` skips the build when every output is newer than every source and config file,
 // so `npm start` and `npm test` build on a fresh clone and stay fast afterwards.
-import { chmod, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -121,19 +121,54 @@ async function buildRenderer(build, outDir) {
   });
 }
 
+/** One build at a time in this checkout (tests and people may start builds together); a lock older than 5 minutes is stale. */
+async function withBuildLock(work) {
+  const lock = path.join(root, '.build.lock');
+  const started = Date.now();
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()));
+      if (age > 5 * 60_000) await rm(lock, { recursive: true, force: true });
+      else if (Date.now() - started > 10 * 60_000) throw new Error(`Another build holds ${lock}; remove it if no build is running.`);
+      else await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
 async function main() {
   const ifNeeded = process.argv.includes('--if-needed');
-  if (ifNeeded && (await oldestOutput()) > (await newestMtime([...SOURCE_DIRS, ...SOURCE_FILES]))) return;
-  const { build } = await import('vite');
-  const started = Date.now();
-  // Build beside dist/ and swap at the end: a failed build leaves the last good one in place.
-  const staging = path.join(root, 'dist.building');
-  await rm(staging, { recursive: true, force: true });
-  for (const entry of ENTRIES) await buildEntry(build, { ...entry, outDir: entry.outDir.replace(/^dist/, 'dist.building') });
-  await buildRenderer(build, RENDERER.outDir.replace(/^dist/, 'dist.building'));
-  await rm(path.join(root, 'dist'), { recursive: true, force: true });
-  await rename(staging, path.join(root, 'dist'));
-  console.error(`built ${ENTRIES.map((e) => `${e.outDir}/${e.fileName}`).join(', ')}, ${RENDERER.outDir}/ in ${Date.now() - started} ms`);
+  // `--renderer`: only the settings page (what its authors rebuild while they work on it).
+  const rendererOnly = process.argv.includes('--renderer');
+  await withBuildLock(async () => {
+    if (ifNeeded && (await oldestOutput()) > (await newestMtime([...SOURCE_DIRS, ...SOURCE_FILES]))) return;
+    const { build } = await import('vite');
+    const started = Date.now();
+    if (rendererOnly) {
+      const staging = `${RENDERER.outDir}.building`;
+      await buildRenderer(build, staging);
+      await rm(path.join(root, RENDERER.outDir), { recursive: true, force: true });
+      await rename(path.join(root, staging), path.join(root, RENDERER.outDir));
+      console.error(`built ${RENDERER.outDir}/ in ${Date.now() - started} ms`);
+      return;
+    }
+    // Build beside dist/ and swap at the end: a failed build leaves the last good one in place.
+    const staging = path.join(root, 'dist.building');
+    await rm(staging, { recursive: true, force: true });
+    for (const entry of ENTRIES) await buildEntry(build, { ...entry, outDir: entry.outDir.replace(/^dist/, 'dist.building') });
+    await buildRenderer(build, RENDERER.outDir.replace(/^dist/, 'dist.building'));
+    await rm(path.join(root, 'dist'), { recursive: true, force: true });
+    await rename(staging, path.join(root, 'dist'));
+    console.error(`built ${ENTRIES.map((e) => `${e.outDir}/${e.fileName}`).join(', ')}, ${RENDERER.outDir}/ in ${Date.now() - started} ms`);
+  });
 }
 
 await main();
