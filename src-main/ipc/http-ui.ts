@@ -189,10 +189,11 @@ export class HttpUiServer {
     try {
       if (!this.hostIsOurs(request.headers.host)) return this.refuse(response, 421, 'Wrong Host header: open the URL `openrouter-delegate serve --ui` printed.');
       if (!this.originIsOurs(request.headers.origin)) return this.refuse(response, 403, 'Requests from other sites are refused.');
-      const url = new URL(request.url ?? '/', `http://${LOOPBACK}:${this.port}`);
-      if (url.pathname.startsWith('/api/')) return await this.api(url.pathname, request, response);
+      // The raw path, looked up as it is: never resolved against anything (no "..", no "//host" tricks).
+      const pathname = (request.url ?? '/').split('?')[0] ?? '/';
+      if (pathname.startsWith('/api/')) return await this.api(pathname, request, response);
       if (request.method !== 'GET' && request.method !== 'HEAD') return this.refuse(response, 405, 'Only GET is served here.');
-      const file = this.files.get(url.pathname === '/' ? '/index.html' : url.pathname);
+      const file = this.files.get(pathname === '/' ? '/index.html' : pathname);
       if (!file) return this.refuse(response, 404, 'Not found.');
       response.writeHead(200, {
         ...COMMON_HEADERS,

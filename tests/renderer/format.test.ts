@@ -1,0 +1,63 @@
+/** Numbers for people, as every page shows them. */
+import { describe, expect, it } from 'vitest';
+import { formatAgo, formatCount, formatDuration, formatPricePerM, formatUsd } from '../../src-renderer/lib/format.js';
+
+describe('formatUsd', () => {
+  it('shows cents for sums of a cent or more, with thousands separators', () => {
+    expect(formatUsd(87.5)).toBe('$87.50');
+    expect(formatUsd(1234.567)).toBe('$1,234.57');
+    expect(formatUsd(0.42)).toBe('$0.42');
+  });
+  it('keeps two significant digits below a cent, so small jobs do not read as free', () => {
+    expect(formatUsd(0.0042)).toBe('$0.0042');
+    expect(formatUsd(0.000031)).toBe('$0.000031');
+    expect(formatUsd(0.00425)).toBe('$0.0043');
+  });
+  it('says zero plainly, signs negatives, and shows a dash for unknown', () => {
+    expect(formatUsd(0)).toBe('$0.00');
+    expect(formatUsd(-2)).toBe('-$2.00');
+    expect(formatUsd(null)).toBe('—');
+    expect(formatUsd(Number.NaN)).toBe('—');
+  });
+});
+
+describe('formatPricePerM', () => {
+  it('labels free, variable and unknown prices', () => {
+    expect(formatPricePerM(0.27)).toBe('$0.27/M');
+    expect(formatPricePerM(0)).toBe('free');
+    expect(formatPricePerM(null, true)).toBe('varies');
+    expect(formatPricePerM(null)).toBe('—');
+  });
+});
+
+describe('formatCount', () => {
+  it('abbreviates thousands, millions and billions', () => {
+    expect(formatCount(950)).toBe('950');
+    expect(formatCount(12_345)).toBe('12.3k');
+    expect(formatCount(1_200_000)).toBe('1.2M');
+    expect(formatCount(163_840)).toBe('164k');
+    expect(formatCount(2_000_000_000)).toBe('2B');
+    expect(formatCount(null)).toBe('—');
+  });
+});
+
+describe('formatDuration', () => {
+  it('reads like a person would say it', () => {
+    expect(formatDuration(45)).toBe('45s');
+    expect(formatDuration(192)).toBe('3m 12s');
+    expect(formatDuration(3840)).toBe('1h 4m');
+    expect(formatDuration(2 * 86400 + 3 * 3600)).toBe('2d 3h');
+    expect(formatDuration(-1)).toBe('—');
+  });
+});
+
+describe('formatAgo', () => {
+  const now = Date.parse('2026-11-30T12:00:00Z');
+  it('counts back from now', () => {
+    expect(formatAgo('2026-11-30T11:59:58Z', now)).toBe('just now');
+    expect(formatAgo('2026-11-30T11:59:30Z', now)).toBe('30 seconds ago');
+    expect(formatAgo('2026-11-30T11:55:00Z', now)).toBe('5 minutes ago');
+    expect(formatAgo('2026-11-30T09:00:00Z', now)).toBe('3 hours ago');
+    expect(formatAgo(null, now)).toBe('never');
+  });
+});
