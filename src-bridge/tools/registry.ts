@@ -41,7 +41,13 @@ export function registerTools(server: McpServer, deps: ToolDeps, mode: Delegatio
     entry(registerDelegateListTool, describeDelegateList, true),
   ];
   const applyMode = (next: DelegationMode) => {
-    for (const { tool, describe, delegates } of entries) tool.update({ description: describe(next), enabled: !(delegates && next === 'off') });
+    // Set the fields rather than calling tool.update(), which announces every tool on its own: one
+    // change of mode is one tools/list_changed, not seven tools/list round trips for the client.
+    for (const { tool, describe, delegates } of entries) {
+      tool.description = describe(next);
+      tool.enabled = !(delegates && next === 'off');
+    }
+    server.sendToolListChanged();
   };
   if (mode === 'off') applyMode(mode);
   return { applyMode };
