@@ -79,7 +79,7 @@ async function firstPaint(browser: Browser, url: string): Promise<number> {
           new PerformanceObserver((list) => {
             const entry = list.getEntriesByName('first-contentful-paint')[0];
             if (entry) resolve(entry.startTime);
-          }).observe({ type: 'paint', buffered: true });
+          }).observe({ type: 'paint', buffered: true } as PerformanceObserverInit);
         }),
     );
   } finally {
