@@ -90,8 +90,13 @@ function numberOrNull(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
+/**
+ * A token count: real ones are integers far below 2^53. A larger one is damage; it is capped so that
+ * sums and costs stay finite (Infinity would turn into null in job.json and break its schema) while
+ * still counting high, the safe side for a budget.
+ */
 function tokens(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(value, Number.MAX_SAFE_INTEGER) : 0;
 }
 
 /** Anthropic's usage object → ours; null when there is no usage object at all. */
@@ -137,13 +142,20 @@ function isBlank(text: string): boolean {
   return true;
 }
 
+/** A string with storage of its own (join builds a new flat string; lone surrogates are kept as they are). */
+function copyString(text: string): string {
+  return text.split('').join('');
+}
+
 /**
  * One display line of at most about `max` characters: whitespace runs (newlines included) become
  * one space. Only a bounded head of the text is looked at, so a 5 MB tool result costs no more
  * than a short one.
  */
 export function shorten(text: string, max: number): string {
-  const head = text.length > max * 2 ? text.slice(0, max * 2) : text;
+  // A copy, not a slice: V8 slices share the memory of the string they were cut from, so a tail entry
+  // cut from a 5 MB tool result would keep all 5 MB alive for as long as it stays in the ring.
+  const head = text.length > max * 2 ? copyString(text.slice(0, max * 2)) : text;
   let flat = head.replace(/\s+/g, ' ').trim();
   if (flat.length <= max && head.length === text.length) return flat;
   if (flat.length > max - 1) {
