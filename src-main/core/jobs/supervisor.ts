@@ -24,6 +24,7 @@ import { newJobRecord } from './job-record.js';
 import type { JobRequestFields } from './job-record.js';
 import { estimateCostUsd, fetchBilledCost } from './cost.js';
 import { promptPreview, resolveDirectory, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
+import { JobNotFoundError } from './job-store.js';
 import type { JobStore } from './job-store.js';
 import { isSameProcess, killTree, spawnDetached } from './process-tree.js';
 import { StreamParser } from './stream-parser.js';
@@ -51,6 +52,8 @@ export interface SupervisorDeps {
   killGraceMs?: number;
   /** Billing retry schedule (the generation record appears a few seconds late). */
   billingDelaysMs?: number[];
+  /** How soon a job.json that could not be written is tried again (default 2000 ms). */
+  persistRetryMs?: number;
   /** Injected by tests of the failure paths; the real ones by default. */
   spawn?: typeof spawnDetached;
 }
@@ -70,6 +73,10 @@ interface LiveJob {
   timers: Set<NodeJS.Timeout>;
   waiters: Set<() => void>;
   finishing: Promise<void> | null;
+  /** The last write of job.json failed (a full or read-only disk, say). */
+  unsaved: boolean;
+  /** The next try to write it. */
+  persistRetry: NodeJS.Timeout | null;
 }
 
 const TAIL_LIMIT_DEFAULT = 15;
@@ -154,6 +161,8 @@ export class Supervisor {
       job.tail = null;
       for (const timer of job.timers) clearTimeout(timer);
       job.timers.clear();
+      if (job.persistRetry) clearTimeout(job.persistRetry);
+      job.persistRetry = null;
       this.wake(job);
     }
     await Promise.allSettled([...this.background, ...tails]);
@@ -405,6 +414,8 @@ export class Supervisor {
       timers: new Set(),
       waiters: new Set(),
       finishing: null,
+      unsaved: false,
+      persistRetry: null,
     };
   }
 
@@ -769,8 +780,18 @@ export class Supervisor {
   private async persist(job: LiveJob): Promise<void> {
     try {
       await this.deps.store.write(job.record);
+      job.unsaved = false;
     } catch (error) {
-      this.log(`jobs: ${job.record.id}: job.json not saved: ${error instanceof Error ? error.message : String(error)}`);
+      if (!job.unsaved) this.log(`jobs: ${job.record.id}: job.json not saved: ${error instanceof Error ? error.message : String(error)}; trying again until it is`);
+      job.unsaved = true;
+      // A gone folder will not come back. Otherwise (a full disk, say) try again: a record left saying
+      // "running" would be finished as lost by the next start, its real end forgotten.
+      if (job.persistRetry || error instanceof JobNotFoundError || this.stopped) return;
+      job.persistRetry = setTimeout(() => {
+        job.persistRetry = null;
+        if (!this.stopped) void this.persist(job);
+      }, this.deps.persistRetryMs ?? 2000);
+      job.persistRetry.unref();
     }
   }
 
@@ -798,14 +819,14 @@ function describeFailure(result: NonNullable<StreamParser['result']>, stderrTail
       return `OpenRouter says the account is out of credits (402). Top up at https://openrouter.ai/settings/credits.${said}`;
     case 429:
       return `OpenRouter rate-limited the model (429) and Claude Code gave up retrying. Try again later or pick another model.${said}`;
-    case 529:
-    case 502:
-    case 503:
-      return `The model's provider is overloaded or unavailable (${status}). Try again later or pick another model.${said}`;
     default:
+      // Every server error (500, 502, 503, 504, Anthropic's 529 …), not only some of them.
+      if (status !== null && status >= 500) return `The model's provider is overloaded or unavailable (${status}). Try again later or pick another model.${said}`;
       break;
   }
   if (result.subtype === 'error_max_turns') return `The delegate used up its max_turns before finishing.${said}`;
   if (result.subtype === 'error_during_execution') return `Claude Code stopped with an error during execution.${said}${stderrTail ? ` ${lastLine(stderrTail)}` : ''}`;
-  return `The delegate ended with an error (${result.subtype}${status ? `, HTTP ${status}` : ''}).${said}`;
+  // Claude Code reports a turn that failed on a connection error as subtype "success": not worth repeating.
+  const details = [...(result.subtype === 'success' ? [] : [result.subtype]), ...(status ? [`HTTP ${status}`] : [])];
+  return `The delegate ended with an error${details.length > 0 ? ` (${details.join(', ')})` : ''}.${said}`;
 }

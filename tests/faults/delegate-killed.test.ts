@@ -1,0 +1,96 @@
+/**
+ * A delegate (the `claude -p` process of a running job) is killed with SIGKILL from outside, as the OOM
+ * killer or a user's `kill -9` would: the job ends `failed`, says how, and shows what the delegate last
+ * wrote on stderr; nobody waiting on it hangs, and the next job gets its place.
+ */
+import { readFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { IpcClient } from '../../src-main/ipc/client.js';
+import { alive } from '../support/delegation.js';
+import { ScriptedModel } from '../support/fake-anthropic.js';
+import { FaultWorld } from '../support/faults.js';
+
+const m = ScriptedModel.marker;
+let world: FaultWorld;
+
+beforeEach(() => {
+  world = new FaultWorld();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+/** Starts a job held at a Bash call; resolves once its delegate runs and has written to its stderr. */
+async function heldJob(client: IpcClient, name: string): Promise<{ jobId: string; pid: number; stderrFile: string }> {
+  const gate = world.gate(name);
+  world.model.script(name, [{ toolUse: { name: 'Bash', input: { command: gate.command('never-seen'), description: 'Wait' } } }, { text: 'never said' }]);
+  const started = await world.startJob(client, { prompt: `${m(name)} go`, allowedTools: ['Bash'] });
+  const running = await world.waitForRunning(client, started.job.id);
+  await expect.poll(() => world.model.requestsFor(name).length, { timeout: 30_000 }).toBe(1);
+  // Claude Code says something on stderr as it starts (e.g. that it does not know the model's name).
+  await expect.poll(async () => (await readFile(running.files.stderr, 'utf8')).trim(), { timeout: 30_000 }).not.toBe('');
+  return { jobId: started.job.id, pid: running.job.pid ?? 0, stderrFile: running.files.stderr };
+}
+
+describe('a delegate killed with SIGKILL', { timeout: 90_000 }, () => {
+  it('ends its job failed, saying it was killed, with the end of its stderr', async () => {
+    await world.start();
+    await world.serve();
+    const client = await world.connect();
+    const { jobId, pid, stderrFile } = await heldJob(client, 'killed');
+    const stderr = await readFile(stderrFile, 'utf8');
+    const waiting = client.call('jobs.result', { jobId, waitSeconds: 90 });
+
+    process.kill(pid, 'SIGKILL');
+
+    const end = await waiting;
+    expect(end.waitTimedOut).toBe(false);
+    expect(end.job.state).toBe('failed');
+    expect(end.job.signal).toBe('SIGKILL');
+    expect(end.job.endReason).toContain('Claude Code was killed by SIGKILL without a result.');
+    expect(end.job.endReason).toContain(`Its last words: ${stderr.trim().split('\n').at(-1) ?? ''}`);
+    expect(end.stderrTail).toBe(stderr);
+    expect(end.resultText).toBeNull();
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('gives its place to the next job: with a concurrency of 1, a queued job runs', async () => {
+    await world.start({ concurrency: 1 });
+    world.model.script('next', [{ text: 'The next job ran.' }]);
+    await world.serve();
+    const client = await world.connect();
+    const { pid } = await heldJob(client, 'first');
+    const queued = await world.startJob(client, { prompt: `${m('next')} go` });
+    expect(queued.job.state).toBe('queued');
+
+    process.kill(pid, 'SIGKILL');
+
+    const next = await client.call('jobs.result', { jobId: queued.job.id, waitSeconds: 90 });
+    expect(next.job.state).toBe('succeeded');
+    expect(next.resultText).toBe('The next job ran.');
+  });
+
+  it('ends its job failed also when a restarted service had adopted it', async () => {
+    await world.start();
+    const first = await world.serve();
+    const before = await world.connect();
+    const { jobId, pid, stderrFile } = await heldJob(before, 'adopted');
+    process.kill(first.pid, 'SIGKILL');
+    await first.exited;
+    await world.serve();
+    const client = await world.connect();
+    expect((await client.call('jobs.status', { jobId })).job.state).toBe('running');
+    const stderr = await readFile(stderrFile, 'utf8');
+    const waiting = client.call('jobs.result', { jobId, waitSeconds: 90 });
+
+    process.kill(pid, 'SIGKILL');
+
+    const end = await waiting;
+    expect(end.waitTimedOut).toBe(false);
+    expect(end.job.state).toBe('failed');
+    // Not its parent, the adopting service cannot learn the signal; it still says the delegate died without a result.
+    expect(end.job.endReason).toContain('Claude Code ended without a result.');
+    expect(end.job.endReason).toContain(`Its last words: ${stderr.trim().split('\n').at(-1) ?? ''}`);
+    expect(end.stderrTail).toBe(stderr);
+  });
+});

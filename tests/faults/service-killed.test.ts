@@ -1,0 +1,56 @@
+/**
+ * The service is killed with SIGKILL while a delegate works (DESIGN.md §4: jobs are files first, processes
+ * second). The delegate runs on, detached; the next service re-adopts it and collects its result.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { alive } from '../support/delegation.js';
+import { ScriptedModel } from '../support/fake-anthropic.js';
+import { FaultWorld } from '../support/faults.js';
+
+const m = ScriptedModel.marker;
+let world: FaultWorld;
+
+beforeEach(() => {
+  world = new FaultWorld();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+describe('a service killed with SIGKILL mid-job', { timeout: 90_000 }, () => {
+  it('leaves the delegate running; the restarted service adopts that same process and collects its result', async () => {
+    await world.start();
+    const gate = world.gate('adopt');
+    world.model.script('adopt', [
+      { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait for the gate' } } },
+      { text: 'Finished under the second service.' },
+    ]);
+    const first = await world.serve();
+    const before = await world.connect();
+    const started = await world.startJob(before, { prompt: `${m('adopt')} go`, allowedTools: ['Bash'] });
+    const running = await world.waitForRunning(before, started.job.id);
+    const delegatePid = running.job.pid ?? 0;
+    // Held at its Bash call: it has asked the model once and waits for the gate.
+    await expect.poll(() => world.model.requestsFor('adopt').length, { timeout: 30_000 }).toBe(1);
+
+    process.kill(first.pid, 'SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    expect(alive(delegatePid)).toBe(true);
+
+    await world.serve();
+    const after = await world.connect();
+    const adopted = await after.call('jobs.status', { jobId: started.job.id });
+    expect(adopted.job.state).toBe('running');
+    expect(adopted.job.pid).toBe(delegatePid);
+
+    await gate.open();
+    const result = await after.call('jobs.result', { jobId: started.job.id, waitSeconds: 90 });
+    expect(result.job.state).toBe('succeeded');
+    expect(result.resultText).toBe('Finished under the second service.');
+    expect(result.job.toolCalls).toBe(1);
+    expect(result.tail.some((entry) => entry.kind === 'tool_result' && entry.text.includes('gate-passed'))).toBe(true);
+    // Never started a second time: the model saw one session, asked twice (the call, then the answer).
+    expect(new Set(world.model.requestsFor('adopt').map((r) => r.headers.sessionId)).size).toBe(1);
+    expect(world.model.requestsFor('adopt')).toHaveLength(2);
+  });
+});
