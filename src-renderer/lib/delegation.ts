@@ -1,0 +1,138 @@
+/**
+ * The Delegation page's pure helpers: what each mode and permission mode means, how a field's text
+ * becomes a setting, and how a refused change is explained. Validation uses the contract's own schema
+ * (the service checks again; the page never claims a change it did not get back).
+ */
+import './delegation-zod.js';
+import { z } from 'zod';
+import { ModelPatternSchema, PERMISSION_MODES, SettingsPatchSchema, applySettingsPatch } from '../../src-main/contract/settings.js';
+import type { DelegationMode, PermissionMode, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
+
+/** What Claude Code sees in each mode (the bridge's tool list and descriptions follow it). */
+export const MODES: ReadonlyArray<{ value: DelegationMode; label: string; explanation: string }> = [
+  { value: 'off', label: 'Off', explanation: 'Claude Code sees only the model list: the delegate tools are hidden and no job starts.' },
+  { value: 'ondemand', label: 'On demand', explanation: 'Claude Code sees the delegate tools but uses them only when you ask it to delegate.' },
+  {
+    value: 'auto',
+    label: 'Automatic',
+    explanation: 'Claude Code may hand bulk work (summaries, searches, boilerplate) to a cheaper model on its own.',
+  },
+];
+
+/** The wording `openrouter-mcp-config` uses (src-main/cli/config-fields.ts), which the page may not import. */
+export const PERMISSION_EXPLANATIONS: Record<PermissionMode, string> = {
+  plan: 'read-only: the delegate may look, not change anything',
+  dontAsk: 'only the tools you pre-approve (allowed_tools); everything else is denied',
+  manual: 'like dontAsk in a headless session: only pre-approved tools',
+  acceptEdits: 'may edit files; commands only when pre-approved',
+  auto: "Claude Code's classifier approves actions it deems safe",
+  bypassPermissions: 'anything, without asking: use only in a sandbox',
+};
+
+export const PERMISSION_LABELS: Record<PermissionMode, string> = {
+  plan: 'plan — read-only',
+  dontAsk: "dontAsk — pre-approved tools only",
+  manual: 'manual — pre-approved tools only',
+  acceptEdits: 'acceptEdits — may edit files',
+  auto: 'auto — classifier approves',
+  bypassPermissions: 'bypassPermissions — anything',
+};
+
+export { PERMISSION_MODES };
+
+/** How a field's text is read. `OrNone`: empty means "no limit". */
+export type NumberKind = 'usd' | 'usdOrNone' | 'whole' | 'wholeOrNone';
+
+export type Parsed = { ok: true; value: number | null } | { ok: false; error: string };
+
+/** "$1,250.50" → 1250.5; "" → null where allowed. Ranges are the schema's business, not this one's. */
+export function parseNumber(text: string, kind: NumberKind): Parsed {
+  const cleaned = text.trim().replace(/^\$\s*/, '').replace(/,/g, '');
+  const optional = kind === 'usdOrNone' || kind === 'wholeOrNone';
+  if (cleaned === '' || (optional && /^none$/i.test(cleaned))) {
+    return optional ? { ok: true, value: null } : { ok: false, error: 'Enter a value; this setting cannot be empty.' };
+  }
+  const money = kind === 'usd' || kind === 'usdOrNone';
+  if (!/^-?(\d+\.?\d*|\.\d+)$/.test(cleaned)) {
+    return { ok: false, error: money ? 'Enter an amount in dollars, like 0.50.' : 'Enter a whole number, like 3.' };
+  }
+  const value = Number(cleaned);
+  if (!Number.isFinite(value)) return { ok: false, error: 'That number is too large.' };
+  return { ok: true, value };
+}
+
+/** A number as its field shows it: dollars with cents, whole numbers plain, null as empty. */
+export function formatDraft(value: number | null | undefined, kind: NumberKind): string {
+  if (value === null || value === undefined) return '';
+  if (kind === 'usd' || kind === 'usdOrNone') {
+    const cents = value.toFixed(2);
+    return Number(cents) === value ? cents : String(value);
+  }
+  return String(value);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'too_small': {
+      const minimum = Number(issue.minimum);
+      if (!issue.inclusive && minimum === 0) return 'Must be more than 0.';
+      return minimum === 0 ? 'Must be 0 or more.' : `Must be at least ${minimum}.`;
+    }
+    case 'too_big':
+      return `Must be at most ${Number(issue.maximum)}.`;
+    case 'invalid_type':
+      return issue.expected === 'int' ? 'Must be a whole number.' : 'Must be a number.';
+    default: {
+      const text = issue.message;
+      return `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? '' : '.'}`;
+    }
+  }
+}
+
+/**
+ * Why the service would refuse this change, or null if it would take it: the patch's own rules, then
+ * the merged settings' cross-field rules (default model vs the lists, default permission vs ceiling).
+ */
+export function patchProblem(current: Settings, patch: SettingsPatch): string | null {
+  const parsed = SettingsPatchSchema.safeParse(patch);
+  if (!parsed.success) return describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+  try {
+    applySettingsPatch(current, parsed.data);
+    return null;
+  } catch (error) {
+    if (error instanceof z.ZodError) return describeIssue(error.issues[0] as z.core.$ZodIssue);
+    throw error;
+  }
+}
+
+/** Why a list entry is not a pattern, or null: "vendor/model", "~vendor/model-latest" or "vendor/*". */
+export function patternProblem(text: string): string | null {
+  if (text.trim() === '') return 'Type a model id like "deepseek/deepseek-v4-flash" or a pattern like "deepseek/*".';
+  const parsed = ModelPatternSchema.safeParse(text);
+  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+}
+
+/** The service's "Settings not changed: budgets.perJobUsd: …" without the prefix the field already implies. */
+export function serviceMessage(message: string): string {
+  return message.replace(/^Settings not (changed|saved): /, '').replace(/^Invalid parameters for settings\.update: /, '');
+}
+
+/** "The model list was fetched 3 minutes ago" — how old the catalog the search runs on is. */
+export function catalogAge(ageSeconds: number | null): string {
+  if (ageSeconds === null) return 'never fetched';
+  if (ageSeconds < 60) return 'fetched just now';
+  const minutes = Math.round(ageSeconds / 60);
+  if (minutes < 60) return `fetched ${minutes} minute${minutes === 1 ? '' : 's'} ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `fetched ${hours} hour${hours === 1 ? '' : 's'} ago`;
+  return `fetched ${Math.round(hours / 24)} days ago`;
+}
+
+/** Sends a change through `settings.update`: null once the service took it, else why it did not. */
+export type SaveSettings = (patch: SettingsPatch) => Promise<string | null>;
+
+/** The policy's reason ("is on your blocklist (x)", written to follow a model's id) as a phrase of its own. */
+export function refusalText(reason: string | undefined): string {
+  const text = (reason ?? 'refused by the policy').replace(/^is /, '');
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+}

@@ -1,0 +1,349 @@
+/**
+ * The Delegation page over the loopback host, against the real service and the fake OpenRouter's
+ * catalog: every change goes through settings.update and shows up in `openrouter-mcp-config --show
+ * --json`; invalid input is explained next to its field and saves nothing; changes made with the CLI
+ * appear in the open page.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { defaultSettings } from '../../src-main/contract/settings.js';
+import type { Settings } from '../../src-main/contract/settings.js';
+import { formatDraft, parseNumber, patchProblem, patternProblem, refusalText } from '../../src-renderer/lib/delegation.js';
+import { CONFIG_CLI, runProcess } from '../support/built.js';
+import type { RunResult } from '../support/built.js';
+import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+
+const DEFAULT_MODEL = 'deepseek/deepseek-v4-flash-0731';
+
+let browser: Browser;
+let world: UiWorld;
+
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser.close();
+});
+beforeEach(async () => {
+  world = new UiWorld();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+/** A home with these settings, the service serving the page. */
+async function startWith(settings: Record<string, unknown> = {}): Promise<void> {
+  await world.start({ settings });
+  await world.startService();
+}
+
+function configCli(args: string[]): Promise<RunResult> {
+  return runProcess(process.execPath, [CONFIG_CLI, ...args], { env: world.env });
+}
+
+/** The settings as `openrouter-mcp-config --show --json` reports them. */
+async function shownSettings(): Promise<Settings> {
+  const run = await configCli(['--show', '--json']);
+  expect(run.code, run.stderr).toBe(0);
+  return (JSON.parse(run.stdout) as { settings: Settings }).settings;
+}
+
+/**
+ * The page at Delegation. A CSP violation that the page catches (zod probing for eval, say) logs no
+ * console error by itself: it is made one here, so `errors` holds it. The reload keeps the token (the tab's).
+ */
+async function openDelegation(options: { theme?: 'light' | 'dark'; width?: number; height?: number } = {}) {
+  const opened = await openPage(browser, world.pageUrl('delegation'), options);
+  await opened.page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+  });
+  await opened.page.reload();
+  await expect.poll(() => opened.page.getByRole('radio', { name: 'On demand' }).count()).toBe(1);
+  return opened;
+}
+
+/** The page as it is now, in the light and the dark theme. */
+async function screenshotBothThemes(page: Page, name: string): Promise<void> {
+  for (const theme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: theme });
+    await screenshot(page, name, theme);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** Waits for the catalog search to have answered (the summary line says how many models it shows). */
+async function catalogLoaded(page: Page): Promise<void> {
+  await expect.poll(() => page.getByTestId('model-summary').textContent(), { timeout: 10_000 }).toMatch(/tool-capable models in the catalog/);
+}
+
+describe("the Delegation page's helpers", () => {
+  it('read a number as people type it, and say what is wrong with one that is not', () => {
+    expect(parseNumber('$1,250.50', 'usd')).toEqual({ ok: true, value: 1250.5 });
+    expect(parseNumber(' .5 ', 'usdOrNone')).toEqual({ ok: true, value: 0.5 });
+    expect(parseNumber('', 'usdOrNone')).toEqual({ ok: true, value: null });
+    expect(parseNumber('none', 'wholeOrNone')).toEqual({ ok: true, value: null });
+    expect(parseNumber('', 'usd')).toEqual({ ok: false, error: 'Enter a value; this setting cannot be empty.' });
+    expect(parseNumber('five', 'usd')).toEqual({ ok: false, error: 'Enter an amount in dollars, like 0.50.' });
+    expect(parseNumber('3 jobs', 'whole')).toEqual({ ok: false, error: 'Enter a whole number, like 3.' });
+    // Ranges are the schema's to judge: a negative number reads as a number.
+    expect(parseNumber('-1', 'usd')).toEqual({ ok: true, value: -1 });
+  });
+
+  it('show dollars with cents, and keep the digits of small amounts', () => {
+    expect(formatDraft(0.5, 'usd')).toBe('0.50');
+    expect(formatDraft(0.075, 'usdOrNone')).toBe('0.075');
+    expect(formatDraft(null, 'usdOrNone')).toBe('');
+    expect(formatDraft(128000, 'wholeOrNone')).toBe('128000');
+  });
+
+  it("explain a change the contract's schema refuses, cross-field rules included", () => {
+    const settings = defaultSettings();
+    expect(patchProblem(settings, { budgets: { perDayUsd: -2 } })).toBe('Must be 0 or more.');
+    expect(patchProblem(settings, { concurrency: 2.5 })).toBe('Must be a whole number.');
+    expect(patchProblem(settings, { minContext: 0 })).toBe('Must be more than 0.');
+    expect(patchProblem(settings, { defaultPermissionMode: 'auto' })).toBe('"auto" is above the permission ceiling "acceptEdits".');
+    expect(patchProblem(settings, { blocklist: ['deepseek/*'] })).toBe(`"${DEFAULT_MODEL}" is blocked by "deepseek/*" in the blocklist.`);
+    expect(patchProblem(settings, { budgets: { perJobUsd: 2 }, allowlist: ['deepseek/*'] })).toBeNull();
+  });
+
+  it('check a list entry, and word the policy refusals as phrases of their own', () => {
+    expect(patternProblem('deepseek')).toBe('Expected a model id like "vendor/model" or a pattern like "vendor/*".');
+    expect(patternProblem('  ')).toMatch(/^Type a model id/);
+    expect(patternProblem('deepseek/*')).toBeNull();
+    expect(patternProblem('~anthropic/claude-sonnet-latest')).toBeNull();
+    expect(refusalText('is on your blocklist (anthropic/*)')).toBe('On your blocklist (anthropic/*)');
+    expect(refusalText('input $3.00/M is above your cap of $1.00/M')).toBe('Input $3.00/M is above your cap of $1.00/M');
+  });
+});
+
+describe('the Delegation page', () => {
+  for (const theme of ['light', 'dark'] as const) {
+    it(`shows the saved policy, with what Claude Code sees in each mode (${theme})`, async () => {
+      await startWith({ blocklist: ['anthropic/*'], maxPriceOutputPerM: 5, budgets: { perJobUsd: 0.25, perDayUsd: 4, reserveUsd: 1 } });
+      const { page, context, errors } = await openDelegation({ theme });
+      expect(await page.getByRole('radio', { name: 'On demand' }).isChecked()).toBe(true);
+      expect(await page.getByText('Claude Code sees only the model list').count()).toBe(1);
+      expect(await page.getByText('uses them only when you ask it to delegate').count()).toBe(1);
+      expect(await page.getByText('to a cheaper model on its own').count()).toBe(1);
+      expect(await page.getByTestId('current-model').textContent()).toContain(DEFAULT_MODEL);
+      expect(await page.getByLabel('Per job').inputValue()).toBe('0.25');
+      expect(await page.getByLabel('Per day').inputValue()).toBe('4.00');
+      expect(await page.getByLabel('Max output price').inputValue()).toBe('5.00');
+      expect(await page.getByLabel('Max input price').inputValue()).toBe('');
+      expect(await page.getByTestId('allowlist-empty').textContent()).toContain('every tool-capable model is allowed');
+      expect(await page.getByTestId('blocklist-items').getByRole('listitem').allTextContents()).toEqual([expect.stringContaining('anthropic/*')]);
+      expect(await page.getByLabel('Permission ceiling').inputValue()).toBe('acceptEdits');
+      await catalogLoaded(page);
+      expect(await page.getByTestId('catalog-age').textContent()).toMatch(/Catalog fetched just now/);
+      await screenshot(page, 'delegation', theme);
+      if (theme === 'light') {
+        await page.setViewportSize({ width: 560, height: 700 });
+        await screenshot(page, 'delegation-narrow', theme);
+      }
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  }
+
+  it('saves a new mode, and openrouter-mcp-config --show --json reports it', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    await page.getByRole('radio', { name: 'Automatic' }).check();
+    await expect.poll(() => page.getByTestId('mode-status').textContent()).toContain('Saved');
+    expect((await shownSettings()).mode).toBe('auto');
+
+    await page.getByRole('radio', { name: 'Off' }).focus();
+    await page.keyboard.press('Space');
+    await expect.poll(async () => (await shownSettings()).mode).toBe('off');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('searches the live catalog and makes the model picked with the keyboard the default', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    await catalogLoaded(page);
+    const search = page.getByLabel('Search the catalog');
+    await search.fill('v4 pro 0813');
+    const row = page.locator('tr[data-model="deepseek/deepseek-v4-pro-0813"]');
+    await expect.poll(() => page.locator('#model-results tbody tr').count()).toBe(1);
+    // Price per million in and out, the context window, tool support, the policy's verdict.
+    expect((await row.locator('td').allTextContents()).map((text) => text.trim())).toEqual([
+      expect.stringContaining('deepseek/deepseek-v4-pro-0813'),
+      '$0.66/M',
+      '$1.98/M',
+      '1M',
+      expect.stringContaining('yes'),
+      'Allowed',
+      'Use',
+    ]);
+    expect(await page.getByTestId('model-summary').textContent()).toMatch(/^Showing 1 matching model \(of \d+ tool-capable models in the catalog\)\.$/);
+    await screenshotBothThemes(page, 'delegation-model-search');
+
+    // ↓ from the search field moves into the results; Enter picks the focused row.
+    await search.focus();
+    await page.keyboard.press('ArrowDown');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toMatch(/^Use .* \(deepseek\/deepseek-v4-pro-0813\) as the default model$/);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('model-choose-status').textContent()).toContain('is now the default model');
+    expect((await shownSettings()).defaultModel).toBe('deepseek/deepseek-v4-pro-0813');
+    await expect.poll(() => page.getByTestId('current-model').textContent()).toContain('deepseek/deepseek-v4-pro-0813');
+    expect(await row.getByText('Default', { exact: true }).count()).toBe(1);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows why the policy refuses a model, and does not let it be chosen', async () => {
+    await startWith({ blocklist: ['anthropic/*'], maxPriceInputPerM: 1 });
+    const { page, context, errors } = await openDelegation();
+    await catalogLoaded(page);
+    await page.getByLabel('Search the catalog').fill('sonnet');
+    const row = page.locator('tr[data-model="anthropic/claude-sonnet-5"]');
+    await expect.poll(() => row.count()).toBe(1);
+    expect(await row.locator('.policy').textContent()).toMatch(/Not allowed\s*On your blocklist \(anthropic\/\*\)/);
+    expect(await row.getByRole('button').isDisabled()).toBe(true);
+
+    await page.getByLabel('Search the catalog').fill('kimi k3');
+    const expensive = page.locator('tr[data-model="moonshotai/kimi-k3"]');
+    await expect.poll(() => expensive.count()).toBe(1);
+    expect(await expensive.locator('.policy').textContent()).toMatch(/Not allowed\s*Input \$3\.00\/M is above your cap of \$1\.00\/M/);
+    expect(await expensive.getByRole('button').isDisabled()).toBe(true);
+    expect((await shownSettings()).defaultModel).toBe(DEFAULT_MODEL);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('explains a negative budget next to the field and saves nothing', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const perJob = page.getByLabel('Per job');
+    await perJob.fill('-1');
+    await perJob.press('Enter');
+    await expect.poll(() => page.getByTestId('budget-job-error').textContent()).toBe('Not saved: Must be 0 or more.');
+    expect(await perJob.getAttribute('aria-invalid')).toBe('true');
+    expect(await perJob.getAttribute('aria-describedby')).toContain('budget-job-error');
+
+    const timeout = page.getByLabel('Job timeout');
+    await timeout.fill('ten');
+    await timeout.blur();
+    await expect.poll(() => page.getByTestId('job-timeout-error').textContent()).toBe('Not saved: Enter a whole number, like 3.');
+    const concurrency = page.getByLabel('Concurrency');
+    await concurrency.fill('40');
+    await concurrency.press('Enter');
+    await expect.poll(() => page.getByTestId('concurrency-error').textContent()).toBe('Not saved: Must be at most 32.');
+    await screenshotBothThemes(page, 'delegation-invalid');
+
+    const shown = await shownSettings();
+    expect(shown.budgets.perJobUsd).toBe(0.5);
+    expect(shown.jobTimeoutMinutes).toBe(30);
+    expect(shown.concurrency).toBe(3);
+    // The page still says what is saved once the entry is fixed.
+    await perJob.fill('0.75');
+    await perJob.press('Enter');
+    await expect.poll(() => page.getByTestId('budget-job-status').textContent()).toContain('Saved');
+    expect(await page.getByTestId('budget-job-error').count()).toBe(0);
+    expect((await shownSettings()).budgets.perJobUsd).toBe(0.75);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('refuses a malformed pattern, and an allowlist without the default model, with the reason', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const add = page.getByLabel('Add to the allowlist');
+    await add.fill('deepseek');
+    await add.press('Enter');
+    await expect.poll(() => page.getByTestId('allowlist-error').textContent()).toBe(
+      'Not saved: Expected a model id like "vendor/model" or a pattern like "vendor/*".',
+    );
+    // Allowing only qwen would refuse every delegation that names no model.
+    await add.fill('qwen/*');
+    await add.press('Enter');
+    await expect.poll(() => page.getByTestId('allowlist-error').textContent()).toContain(`"${DEFAULT_MODEL}" is not in the allowlist`);
+    expect(await add.inputValue()).toBe('qwen/*');
+    expect((await shownSettings()).allowlist).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('refuses a default permission mode above the ceiling, with the reason', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    await page.getByLabel('Default permission mode').selectOption('bypassPermissions');
+    await expect.poll(() => page.getByTestId('default-permission-error').textContent()).toBe(
+      'Not saved: "bypassPermissions" is above the permission ceiling "acceptEdits".',
+    );
+    // The control goes back to what is saved.
+    expect(await page.getByLabel('Default permission mode').inputValue()).toBe('acceptEdits');
+    const shown = await shownSettings();
+    expect(shown.defaultPermissionMode).toBe('acceptEdits');
+    // Lowering the ceiling under the default is refused the same way.
+    await page.getByLabel('Permission ceiling').selectOption('plan');
+    await expect.poll(() => page.getByTestId('permission-ceiling-error').textContent()).toContain('above the permission ceiling "plan"');
+    expect((await shownSettings()).permissionCeiling).toBe('acceptEdits');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it("shows the service's refusal when the settings file is broken", async () => {
+    await world.start();
+    await writeFile(path.join(world.home, 'config', 'settings.json'), '{ "mode": "auto", ');
+    await world.startService();
+    const { page, context, errors } = await openDelegation();
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'The settings file cannot be used' }).count()).toBe(1);
+    await page.getByRole('radio', { name: 'Automatic' }).check();
+    await expect.poll(() => page.getByTestId('mode-error').textContent()).toMatch(/^Not saved: .*Fix or delete .*settings\.json first\./);
+    expect(await page.getByRole('radio', { name: 'On demand' }).isChecked()).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a change made with openrouter-mcp-config while it is open', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    await catalogLoaded(page);
+    const run = await configCli(['--mode', 'off', '--budget-job', '2', '--block', 'openai/*', '--default-model', 'qwen/qwen3.7-flash']);
+    expect(run.code, run.stderr).toBe(0);
+    await expect.poll(() => page.getByRole('radio', { name: 'Off' }).isChecked()).toBe(true);
+    await expect.poll(() => page.getByLabel('Per job').inputValue()).toBe('2.00');
+    await expect.poll(() => page.getByTestId('blocklist-items').textContent()).toContain('openai/*');
+    await expect.poll(() => page.getByTestId('current-model').textContent()).toContain('qwen/qwen3.7-flash');
+    // The search follows the policy: OpenAI's models are refused now.
+    await page.getByLabel('Search the catalog').fill('gpt-5.6-luna');
+    await expect.poll(() => page.locator('tr[data-model="openai/gpt-5.6-luna"] .policy').textContent()).toContain('Not allowed');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('adds and removes allowlist entries, and the CLI sees each change', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const add = page.getByLabel('Add to the allowlist');
+    await add.fill('deepseek/*');
+    await add.press('Enter');
+    await expect.poll(() => page.getByTestId('allowlist-status').textContent()).toContain('Saved: added deepseek/*');
+    expect(await add.inputValue()).toBe('');
+    expect((await shownSettings()).allowlist).toEqual(['deepseek/*']);
+
+    await add.fill('qwen/qwen3.7-flash');
+    await page.getByRole('button', { name: 'Add to the allowlist' }).click();
+    await expect.poll(async () => (await shownSettings()).allowlist).toEqual(['deepseek/*', 'qwen/qwen3.7-flash']);
+    expect(await page.getByTestId('allowlist-items').getByRole('listitem').count()).toBe(2);
+
+    await page.getByRole('button', { name: 'Remove deepseek/* from the allowlist' }).click();
+    // deepseek/* covers the default model: removing it alone is refused, and said so.
+    await expect.poll(() => page.getByTestId('allowlist-error').textContent()).toContain('is not in the allowlist');
+    expect((await shownSettings()).allowlist).toEqual(['deepseek/*', 'qwen/qwen3.7-flash']);
+
+    await page.getByRole('button', { name: 'Remove qwen/qwen3.7-flash from the allowlist' }).click();
+    await expect.poll(async () => (await shownSettings()).allowlist).toEqual(['deepseek/*']);
+    await expect.poll(() => page.getByTestId('allowlist-items').getByRole('listitem').count()).toBe(1);
+    expect(await page.getByTestId('allowlist-error').count()).toBe(0);
+    // The keyboard stays in the editor after its chip went away.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('allowlist-add');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
