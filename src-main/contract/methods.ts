@@ -236,6 +236,8 @@ export const EVENTS = {
   'job.changed': JobEventSchema,
   /** The balance was read again (on a slow timer, after a job ended, or on request). */
   'balance.changed': BalanceSchema,
+  /** A key was stored or removed (never the key: which keys are present, and where from). */
+  'secrets.changed': SecretsStatusSchema,
 } as const;
 export type EventName = keyof typeof EVENTS;
 export type EventOf<E extends EventName> = z.output<(typeof EVENTS)[E]>;

@@ -79,6 +79,9 @@ class ServiceState {
       case 'balance.changed':
         this.balance = event.data;
         break;
+      case 'secrets.changed':
+        this.secrets = event.data;
+        break;
       case 'job.changed':
         for (const listener of this.jobListeners) listener(event.data.job);
         // Many changes arrive together (a job's costs, then its end): one list reload for all of them.

@@ -267,11 +267,13 @@ export class Service {
       'secrets.set': async ({ kind, value, validate }) => {
         const status = await storeSecret(secretDeps, kind, value, validate);
         this.balance.invalidate();
+        this.emit('secrets.changed', status);
         return status;
       },
       'secrets.remove': async ({ kind }) => {
         const status = removeSecret(secretDeps, kind);
         this.balance.invalidate();
+        this.emit('secrets.changed', status);
         return status;
       },
       'balance.get': async ({ refresh }) => (refresh ? this.refreshBalance() : this.balance.get({ refresh: false })),
