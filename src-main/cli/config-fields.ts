@@ -42,14 +42,7 @@ export const MODE_EXPLANATIONS: Record<Settings['mode'], string> = {
   auto: 'Claude Code may delegate on its own when a cheap model can do the work',
 };
 
-export const PERMISSION_EXPLANATIONS: Record<Settings['permissionCeiling'], string> = {
-  plan: 'read-only: the delegate may look, not change anything',
-  dontAsk: 'only the tools you pre-approve (allowed_tools); everything else is denied',
-  manual: 'like dontAsk in a headless session: only pre-approved tools',
-  acceptEdits: 'may edit files; commands only when pre-approved',
-  auto: "Claude Code's classifier approves actions it deems safe",
-  bypassPermissions: 'anything, without asking: use only in a sandbox',
-};
+export { PERMISSION_EXPLANATIONS } from '../contract/index.js';
 
 export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
   { path: 'mode', flag: '--mode', valueName: DELEGATION_MODES.join('|'), kind: 'choice', choices: DELEGATION_MODES, label: 'Mode', help: 'whether Claude Code may delegate: off, only when you ask, or on its own' },

@@ -117,3 +117,13 @@ export function applySettingsPatch(current: Settings, patch: SettingsPatch): Set
 export function defaultSettings(): Settings {
   return SettingsSchema.parse({});
 }
+
+/** What each permission mode lets a delegated session do, in the words the CLI and the settings page both use. */
+export const PERMISSION_EXPLANATIONS: Record<PermissionMode, string> = {
+  plan: 'read-only: the delegate may look, not change anything',
+  dontAsk: 'only the tools you pre-approve (allowed_tools); everything else is denied',
+  manual: 'like dontAsk in a headless session: only pre-approved tools',
+  acceptEdits: 'may edit files; commands only when pre-approved',
+  auto: "Claude Code's classifier approves actions it deems safe",
+  bypassPermissions: 'anything, without asking: use only in a sandbox',
+};

@@ -3,7 +3,6 @@
  * becomes a setting, and how a refused change is explained. Validation uses the contract's own schema
  * (the service checks again; the page never claims a change it did not get back).
  */
-import './delegation-zod.js';
 import { z } from 'zod';
 import { ModelPatternSchema, PERMISSION_MODES, SettingsPatchSchema, applySettingsPatch } from '../../src-main/contract/settings.js';
 import type { DelegationMode, PermissionMode, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
@@ -19,15 +18,7 @@ export const MODES: ReadonlyArray<{ value: DelegationMode; label: string; explan
   },
 ];
 
-/** The wording `openrouter-mcp-config` uses (src-main/cli/config-fields.ts), which the page may not import. */
-export const PERMISSION_EXPLANATIONS: Record<PermissionMode, string> = {
-  plan: 'read-only: the delegate may look, not change anything',
-  dontAsk: 'only the tools you pre-approve (allowed_tools); everything else is denied',
-  manual: 'like dontAsk in a headless session: only pre-approved tools',
-  acceptEdits: 'may edit files; commands only when pre-approved',
-  auto: "Claude Code's classifier approves actions it deems safe",
-  bypassPermissions: 'anything, without asking: use only in a sandbox',
-};
+export { PERMISSION_EXPLANATIONS } from '../../src-main/contract/settings.js';
 
 export const PERMISSION_LABELS: Record<PermissionMode, string> = {
   plan: 'plan — read-only',

@@ -50,16 +50,9 @@ async function shownSettings(): Promise<Settings> {
   return (JSON.parse(run.stdout) as { settings: Settings }).settings;
 }
 
-/**
- * The page at Delegation. A CSP violation that the page catches (zod probing for eval, say) logs no
- * console error by itself: it is made one here, so `errors` holds it. The reload keeps the token (the tab's).
- */
+/** The page at Delegation (openPage makes any CSP violation a console error, so `errors` holds it). */
 async function openDelegation(options: { theme?: 'light' | 'dark'; width?: number; height?: number } = {}) {
   const opened = await openPage(browser, world.pageUrl('delegation'), options);
-  await opened.page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
-  });
-  await opened.page.reload();
   await expect.poll(() => opened.page.getByRole('radio', { name: 'On demand' }).count()).toBe(1);
   return opened;
 }

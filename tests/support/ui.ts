@@ -128,6 +128,12 @@ export async function openPage(
     colorScheme: options.theme ?? 'light',
     viewport: { width: options.width ?? 1000, height: options.height ?? 720 },
   });
+  // A CSP violation that the page's code catches (zod's eval probe, say) logs nothing by itself: make it an error.
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(`CSP violation: ${event.violatedDirective} blocked ${event.blockedURI || 'inline code'}`);
+    });
+  });
   const page = await context.newPage();
   const errors: string[] = [];
   // A CSP violation or an uncaught exception is a defect of the page: tests check this stays empty.
