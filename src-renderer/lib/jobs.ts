@@ -1,0 +1,157 @@
+/**
+ * How the Jobs page shows a job: pure functions of contract data (tested directly in
+ * tests/renderer/jobs.test.ts). Types only from the contract: its runtime values would pull zod into the page.
+ */
+import type { JobList, JobRecord, JobState, TailEntry } from '../../src-main/contract/index.js';
+import { formatCount, formatDateTime, formatTime, formatUsd } from './format.js';
+
+/** While a job is queued or running it can be followed and cancelled. */
+export function isActiveState(state: JobState): boolean {
+  return state === 'queued' || state === 'running';
+}
+
+/** The badge classes of app.css, plus `live` (page-scoped) for a running job. */
+export type BadgeTone = 'ok' | 'warn' | 'fail' | 'live' | 'neutral';
+
+const STATES: Record<JobState, { label: string; tone: BadgeTone; meaning: string }> = {
+  queued: { label: 'Queued', tone: 'neutral', meaning: 'Waiting for a free slot (see concurrency on the Delegation page).' },
+  running: { label: 'Running', tone: 'live', meaning: 'Claude Code is working on it.' },
+  succeeded: { label: 'Succeeded', tone: 'ok', meaning: 'It finished and left an answer.' },
+  failed: { label: 'Failed', tone: 'fail', meaning: 'Claude Code ended with an error.' },
+  cancelled: { label: 'Cancelled', tone: 'warn', meaning: 'It was stopped on request, with everything it started.' },
+  timed_out: { label: 'Timed out', tone: 'fail', meaning: 'It ran longer than its time limit and was stopped.' },
+  budget_exceeded: { label: 'Budget exceeded', tone: 'fail', meaning: 'It reached its cost cap and was stopped.' },
+  lost: { label: 'Lost', tone: 'fail', meaning: 'Its process ended while the service was not watching; its end is unknown.' },
+};
+
+export function stateLabel(state: JobState): string {
+  return STATES[state].label;
+}
+export function stateTone(state: JobState): BadgeTone {
+  return STATES[state].tone;
+}
+/** One sentence on what the state means, for a tooltip-free explanation under the badge. */
+export function stateMeaning(state: JobState): string {
+  return STATES[state].meaning;
+}
+
+/** Seconds the job has run (until now while it runs); null before it started. */
+export function jobDurationSeconds(job: Pick<JobRecord, 'startedAt' | 'endedAt'>, now: number): number | null {
+  if (!job.startedAt) return null;
+  const start = Date.parse(job.startedAt);
+  const end = job.endedAt ? Date.parse(job.endedAt) : now;
+  if (Number.isNaN(start) || Number.isNaN(end)) return null;
+  return Math.max(0, (end - start) / 1000);
+}
+
+/**
+ * OpenRouter's own figure for the job, once it is known. Never Claude Code's `total_cost_usd`: that is
+ * priced at Anthropic's rates for a model that did not run.
+ */
+export function billedCostText(job: Pick<JobRecord, 'billedCostUsd' | 'billing'>): string {
+  if (job.billedCostUsd !== null) return job.billing === 'partial' ? `${formatUsd(job.billedCostUsd)} (partial)` : formatUsd(job.billedCostUsd);
+  switch (job.billing) {
+    case 'pending':
+      return 'pending';
+    case 'unavailable':
+      return 'unavailable';
+    default:
+      return '—';
+  }
+}
+
+/** What the billed figure means right now, in a sentence. */
+export function billingExplanation(job: Pick<JobRecord, 'billedCostUsd' | 'billing' | 'state'>): string {
+  switch (job.billing) {
+    case 'complete':
+      return 'What OpenRouter charged for every request of this job.';
+    case 'partial':
+      return 'What OpenRouter charged for the requests it reported; some were not reported.';
+    case 'unavailable':
+      return 'OpenRouter did not report the charge; the estimate is what counts toward budgets.';
+    default:
+      return isActiveState(job.state) ? 'Known once the job ends (OpenRouter reports charges a little later).' : 'Asked from OpenRouter; it reports charges a little later.';
+  }
+}
+
+/** A session id short enough for a heading; the whole id stays in the markup for copying. */
+export function shortId(id: string): string {
+  return id.length > 8 ? id.slice(0, 8) : id;
+}
+
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** How the day's spend stands against the daily budget. */
+export function spendTone(spent: number, budget: number): 'ok' | 'warn' | 'fail' {
+  if (budget <= 0) return spent > 0 ? 'fail' : 'ok';
+  const share = spent / budget;
+  return share >= 1 ? 'fail' : share >= 0.8 ? 'warn' : 'ok';
+}
+
+export function activeCount(list: Pick<JobList, 'running' | 'queued'> | null): number {
+  return list ? list.running + list.queued : 0;
+}
+
+export interface TailLine {
+  /** What kind of line, in words (also read by screen readers before the text). */
+  label: string;
+  /** The CSS modifier of the line: call, result, text, notice, error. */
+  kind: 'call' | 'result' | 'text' | 'notice' | 'error';
+  tool: string | null;
+  text: string;
+  subagent: boolean;
+}
+
+/** One tail entry as the page shows it. */
+export function tailLine(entry: TailEntry): TailLine {
+  const subagent = entry.subagent === true;
+  const tool = entry.tool ?? null;
+  if (entry.isError) {
+    return { label: entry.kind === 'tool_result' ? 'Tool error' : 'Error', kind: 'error', tool, text: entry.text, subagent };
+  }
+  switch (entry.kind) {
+    case 'tool_call': {
+      // The parser writes "Bash echo hi": the name once, as the label's tool.
+      const text = tool !== null && entry.text.startsWith(`${tool} `) ? entry.text.slice(tool.length + 1) : entry.text;
+      return { label: 'Tool call', kind: 'call', tool, text: text === tool ? '' : text, subagent };
+    }
+    case 'tool_result':
+      return { label: 'Result', kind: 'result', tool, text: entry.text, subagent };
+    case 'text':
+      return { label: 'Said', kind: 'text', tool: null, text: entry.text, subagent };
+    default:
+      return { label: 'Notice', kind: 'notice', tool: null, text: entry.text, subagent };
+  }
+}
+
+/** Most tail entries status can return (StatusRequestSchema's progressLimit maximum). */
+export const TAIL_LINES = 100;
+/** How often an open running job's tail is read again (it grows without a job.changed event). */
+export const TAIL_REFRESH_MS = 1000;
+/** How often the list is read again while jobs run (their costs grow without a job.changed event). */
+export const LIST_REFRESH_MS = 3000;
+
+/** When a job started: the time alone for today, else date and time; "not yet" while it waits. */
+export function startedText(iso: string | null, now: number): string {
+  if (!iso) return 'not yet';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return '—';
+  return date.toDateString() === new Date(now).toDateString() ? formatTime(iso) : formatDateTime(iso);
+}
+
+/** Input and output tokens, with the cache when it was used: "12.3k in / 950 out". */
+export function tokensText(usage: JobRecord['usage']): string {
+  const base = `${formatCount(usage.inputTokens)} in / ${formatCount(usage.outputTokens)} out`;
+  return usage.cacheReadTokens || usage.cacheWriteTokens ? `${base}, cache ${formatCount(usage.cacheReadTokens)} read / ${formatCount(usage.cacheWriteTokens)} written` : base;
+}
+
+/** A time limit in minutes: "30 min", "2 h", "1 h 30 min". */
+export function minutesText(minutes: number): string {
+  if (minutes < 1) return `${Math.round(minutes * 60)} s`;
+  if (minutes < 60) return `${Number(minutes.toFixed(1))} min`;
+  const h = Math.floor(minutes / 60);
+  const rest = Math.round(minutes % 60);
+  return rest ? `${h} h ${rest} min` : `${h} h`;
+}

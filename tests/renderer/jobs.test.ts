@@ -1,0 +1,391 @@
+/**
+ * The Jobs page over the loopback host, against the real service, the real `claude` CLI and the fake
+ * OpenRouter playing the model: real delegated jobs, started through the contract, listed live, followed
+ * in detail while their tail grows, cancelled and killed from the page.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { JobRecord, JobView, StartJobRequest } from '../../src-main/contract/index.js';
+import { IpcClient } from '../../src-main/ipc/client.js';
+import { resolveLocations } from '../../src-main/ipc/locations.js';
+import { formatUsd } from '../../src-renderer/lib/format.js';
+import { billedCostText, jobDurationSeconds, spendTone, tailLine } from '../../src-renderer/lib/jobs.js';
+import { ScriptedModel } from '../support/fake-anthropic.js';
+import { MODEL, alive, processesRunning } from '../support/delegation.js';
+import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+
+const m = ScriptedModel.marker;
+/** Bounds for waits on a real `claude` process (it starts in about a second; CI machines are slower). */
+const JOB_WAIT = { timeout: 45_000, interval: 200 };
+
+let browser: Browser;
+let world: UiWorld;
+let ipc: IpcClient | null = null;
+
+
+/** The contract, as the bridge and the CLI reach it: the service's socket. */
+async function contract(): Promise<IpcClient> {
+  ipc ??= await IpcClient.connect({ locations: resolveLocations(world.env), clientName: 'ui-test/jobs' });
+  return ipc;
+}
+
+/** Starts a real delegated job in the project, its model answering from `script`. */
+async function startJob(script: string, prompt: string, extra: Partial<StartJobRequest> = {}): Promise<JobView> {
+  return (await contract()).call('jobs.start', {
+    prompt: `${m(script)} ${prompt}`,
+    cwd: world.project,
+    model: MODEL,
+    allowedTools: ['Bash'],
+    caller: { cwd: world.project },
+    ...extra,
+  });
+}
+
+async function jobRecord(jobId: string): Promise<JobRecord> {
+  return (await (await contract()).call('jobs.status', { jobId })).job;
+}
+
+const jobRow = (page: Page, jobId: string) => page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`);
+const tailEntries = (page: Page) => page.getByTestId('tail-entry');
+const tailTexts = (page: Page) => tailEntries(page).allTextContents();
+
+describe('the Jobs page', () => {
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser.close();
+  });
+  beforeEach(async () => {
+    world = new UiWorld();
+    await world.start({ envKey: true });
+  });
+  afterEach(async () => {
+    ipc?.close();
+    ipc = null;
+    await world.stop();
+  });
+
+  describe('with no jobs', () => {
+    for (const theme of ['light', 'dark'] as const) {
+      it(`says there are none yet and how delegation starts, with today's spend against the budget (${theme})`, async () => {
+        await world.startService();
+        const { page, context, errors } = await openPage(browser, world.pageUrl('jobs'), { theme });
+        const empty = page.getByRole('region', { name: 'No jobs yet' });
+        await expect.poll(() => empty.isVisible()).toBe(true);
+        expect(await empty.textContent()).toContain('delegate_start');
+        expect(await page.getByTestId('spent-today').textContent()).toBe('$0.00');
+        expect(await page.getByTestId('daily-budget').textContent()).toContain('of $5.00 daily budget');
+        expect(await page.getByRole('button', { name: 'Kill all…' }).isDisabled()).toBe(true);
+        await screenshot(page, 'jobs-empty', theme);
+        expect(errors).toEqual([]);
+        await context.close();
+      });
+    }
+
+    it('warns about a job folder it cannot read, naming the folder and the problem', async () => {
+      const broken = path.join(resolveLocations(world.env).jobsDir, 'job_20260101T000000Z_aaaaaa');
+      await mkdir(broken, { recursive: true });
+      await writeFile(path.join(broken, 'job.json'), '{ not json');
+      await world.startService();
+      const { page, context, errors } = await openPage(browser, world.pageUrl('jobs'));
+      const warning = page.getByRole('alert').filter({ hasText: 'A job folder could not be read.' });
+      await expect.poll(() => warning.count()).toBe(1);
+      const item = warning.getByTestId('unreadable-job');
+      expect(await item.locator('.path').textContent()).toBe(broken);
+      expect(await item.textContent()).toContain('job.json is not valid JSON');
+      await screenshot(page, 'jobs-unreadable', 'light');
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+
+    it('says so when a job link names no job', async () => {
+      await world.startService();
+      const { page, context, errors } = await openPage(browser, world.pageUrl('jobs/job_20260101T000000Z_bbbbbb'));
+      const alert = page.getByRole('alert');
+      await expect.poll(() => alert.textContent()).toContain('There is no job job_20260101T000000Z_bbbbbb');
+      expect(await page.getByRole('link', { name: 'See all jobs' }).getAttribute('href')).toBe('#jobs');
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+
+  describe('a running job', () => {
+    it('is listed under its conversation, and its detail shows the tail growing while it runs', async () => {
+      await world.startService();
+      world.model.script('first', [{ text: 'First turn done.' }]);
+      world.model.script('grow', [
+        { text: 'Looking at the project first.', toolUse: { name: 'Bash', input: { command: 'echo step-one', description: 'First step' } } },
+        { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 2; echo step-two"', description: 'Second step' } } },
+        { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 401"', description: 'Keep working' } } },
+      ]);
+      // Two turns of one conversation: a finished one, then a running follow-up.
+      const first = await startJob('first', 'Say hello.', { waitSeconds: 90 });
+      expect(first.job.state).toBe('succeeded');
+      const followup = await (await contract()).call('jobs.followup', {
+        sessionId: first.job.sessionId,
+        prompt: `${m('grow')} Now do the work in three steps.`,
+        caller: { cwd: world.project },
+      });
+      const jobId = followup.job.id;
+
+      const { page, context, errors } = await openPage(browser, world.pageUrl('jobs'));
+      const conversation = page.locator(`[data-testid="conversation"][data-session-id="${first.job.sessionId}"]`);
+      await expect.poll(() => conversation.getByTestId('job-row').count(), JOB_WAIT).toBe(2);
+      // Newest first, both under the one conversation.
+      expect(await conversation.getByTestId('job-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-job-id')))).toEqual([jobId, first.job.id]);
+      await expect.poll(() => jobRow(page, jobId).getByTestId('job-state').textContent(), JOB_WAIT).toBe('Running');
+      expect(await jobRow(page, first.job.id).getByTestId('job-state').textContent()).toBe('Succeeded');
+      expect(await jobRow(page, jobId).getByTestId('job-model').textContent()).toBe(MODEL);
+      expect(await page.getByTestId('running-count').textContent()).toBe('1');
+
+      // The job is a real link, reached and followed by keyboard.
+      const link = jobRow(page, jobId).getByRole('link');
+      expect(await link.getAttribute('href')).toBe(`#jobs/${jobId}`);
+      await link.focus();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.url()).toMatch(new RegExp(`#jobs/${jobId}$`));
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(`Job ${jobId}`);
+
+      // A tool call appears first; more entries follow while the job runs, with no reload of the page.
+      await expect.poll(async () => (await tailTexts(page)).some((t) => t.includes('echo step-one')), JOB_WAIT).toBe(true);
+      const early = await tailEntries(page).count();
+      await expect.poll(async () => (await tailTexts(page)).some((t) => t.includes('sleep 401')), JOB_WAIT).toBe(true);
+      expect(await tailEntries(page).count()).toBeGreaterThan(early);
+      const texts = await tailTexts(page);
+      expect(texts.some((t) => t.includes('step-two'))).toBe(true);
+      expect(texts.some((t) => t.includes('Looking at the project first.'))).toBe(true);
+      expect(await page.locator('[data-testid="tail-entry"][data-kind="call"]').count()).toBeGreaterThanOrEqual(3);
+      expect(await page.getByTestId('detail-model').textContent()).toBe(MODEL);
+      expect(await page.getByTestId('detail-permission').textContent()).toBe(followup.job.permissionMode);
+      expect(await page.getByTestId('tail-live').isVisible()).toBe(true);
+      expect(await page.getByTestId('file-stream').textContent()).toBe(followup.files.stream);
+
+      await page.goto(world.pageUrl('jobs'));
+      await expect.poll(() => jobRow(page, jobId).getByTestId('job-state').textContent()).toBe('Running');
+      await screenshot(page, 'jobs', 'light');
+      expect(errors).toEqual([]);
+      await context.close();
+
+      // The list in the dark theme, and in a small window.
+      for (const [name, options] of [
+        ['jobs', { theme: 'dark' }],
+        ['jobs-narrow', { width: 560, height: 700 }],
+      ] as const) {
+        const other = await openPage(browser, world.pageUrl('jobs'), options);
+        await expect.poll(() => jobRow(other.page, jobId).count()).toBe(1);
+        await screenshot(other.page, name, 'theme' in options ? options.theme : 'light');
+        expect(other.errors).toEqual([]);
+        await other.context.close();
+      }
+    });
+
+    it("marks a sub-agent's entries in the tail and highlights a failed tool call", async () => {
+      await world.startService();
+      world.model.script('lead', [
+        { toolUse: { name: 'Agent', input: { description: 'Check the tests', prompt: `Run the checks ${m('helper')}`, subagent_type: 'general-purpose' } } },
+        { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 405"', description: 'Keep working' } } },
+      ]);
+      world.model.script('helper', [
+        { toolUse: { name: 'Bash', input: { command: 'echo from-helper', description: 'Echo' } } },
+        { toolUse: { name: 'Read', input: { file_path: '/nonexistent/notes.txt' } } },
+        { text: 'The helper is done: one file was missing.' },
+      ]);
+      const { job } = await startJob('lead', 'Check the project with a helper.', { allowedTools: ['Bash', 'Agent', 'Read'] });
+
+      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${job.id}`));
+      const failed = page.locator('[data-testid="tail-entry"][data-kind="error"]');
+      await expect.poll(() => failed.count(), JOB_WAIT).toBe(1);
+      expect(await failed.textContent()).toContain('File does not exist');
+      expect(await failed.textContent()).toContain('Tool error');
+      expect(await failed.getAttribute('data-subagent')).toBe('true');
+      await expect.poll(async () => (await tailTexts(page)).some((t) => t.includes('sleep 405')), JOB_WAIT).toBe(true);
+      const fromHelper = page.locator('[data-testid="tail-entry"][data-subagent="true"]');
+      expect(await fromHelper.count()).toBeGreaterThanOrEqual(4);
+      for (const text of await fromHelper.allTextContents()) expect(text).toContain('sub-agent');
+      const leadsCall = page.locator('[data-testid="tail-entry"][data-subagent="false"]').filter({ hasText: 'sleep 405' });
+      expect(await leadsCall.count()).toBe(1);
+      expect(await leadsCall.textContent()).not.toContain('sub-agent');
+      await screenshot(page, 'jobs-detail', 'light');
+      expect(errors).toEqual([]);
+      await context.close();
+
+      for (const [name, options] of [
+        ['jobs-detail', { theme: 'dark' }],
+        ['jobs-detail-narrow', { width: 560, height: 700 }],
+      ] as const) {
+        const other = await openPage(browser, world.pageUrl(`jobs/${job.id}`), options);
+        await expect.poll(async () => (await tailTexts(other.page)).some((t) => t.includes('sleep 405'))).toBe(true);
+        await screenshot(other.page, name, 'theme' in options ? options.theme : 'light');
+        expect(other.errors).toEqual([]);
+        await other.context.close();
+      }
+    });
+
+    it('is cancelled from its page: it ends `cancelled` and its whole process tree is gone', async () => {
+      await world.startService();
+      world.model.script('sleepy', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 402"', description: 'Wait a long time' } } }]);
+      const { job } = await startJob('sleepy', 'Wait.');
+      await expect.poll(() => processesRunning(['sleep', '402']), JOB_WAIT).toHaveLength(1);
+      const sleepers = await processesRunning(['sleep', '402']);
+      const claudePid = (await jobRecord(job.id)).pid ?? 0;
+      expect(alive(claudePid)).toBe(true);
+
+      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${job.id}`));
+      const cancel = page.getByRole('button', { name: 'Cancel job' });
+      await expect.poll(() => cancel.isVisible(), JOB_WAIT).toBe(true);
+      await cancel.click();
+      await expect.poll(() => page.getByTestId('job-state').textContent(), JOB_WAIT).toBe('Cancelled');
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'The job is cancelled' }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Cancel job' }).count()).toBe(0);
+      expect(await page.getByTestId('end-reason').textContent()).toContain('Cancelled on request');
+
+      expect((await jobRecord(job.id)).state).toBe('cancelled');
+      expect(alive(claudePid)).toBe(false);
+      for (const pid of sleepers) expect(alive(pid)).toBe(false);
+      expect(await processesRunning(['sleep', '402'])).toEqual([]);
+      // The tail's refresh stopped with the job: no error appeared while the page stayed open.
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+
+  describe('a job watched until it ends', () => {
+    it('shows its answer and billed cost without a reload, then stops re-reading it', async () => {
+      await world.startService();
+      world.model.script('watched', [
+        { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 2; echo forty-two"', description: 'Think' } } },
+        { text: 'Watched to the end: 42.' },
+      ]);
+      const { job } = await startJob('watched', 'Think, then answer.');
+      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${job.id}`));
+      const statusReads: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().endsWith('/api/call/jobs.status')) statusReads.push(request.url());
+      });
+
+      await expect.poll(() => page.getByTestId('result-text').textContent(), JOB_WAIT).toBe('Watched to the end: 42.');
+      expect(await page.getByTestId('job-state').textContent()).toBe('Succeeded');
+      // While it ran, its tail was read again and again (it grows without an event).
+      expect(statusReads.length).toBeGreaterThanOrEqual(2);
+      // OpenRouter's charge arrives after the end, with a job.changed event: the page follows it.
+      await expect.poll(async () => (await jobRecord(job.id)).billedCostUsd, JOB_WAIT).not.toBeNull();
+      const record = await jobRecord(job.id);
+      await expect.poll(() => page.getByTestId('detail-billed-cost').textContent(), JOB_WAIT).toBe(formatUsd(record.billedCostUsd));
+      // Ended and billed: nothing more can change, so nothing more is read.
+      const reads = statusReads.length;
+      await page.waitForTimeout(2500);
+      expect(statusReads.length).toBe(reads);
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+
+  describe('a finished job', () => {
+    it('shows its answer, its tokens, and both its estimated and its billed cost, each labelled', async () => {
+      await world.startService();
+      world.model.script('answer', [
+        { toolUse: { name: 'Bash', input: { command: 'echo forty-$((40+2))', description: 'Compute' } } },
+        { text: 'The answer is 42.' },
+      ]);
+      const started = await startJob('answer', 'What is 40+2? Use Bash.', { waitSeconds: 90 });
+      expect(started.job.state).toBe('succeeded');
+      const billed = world.model.generations.filter((g) => g.script === 'answer').reduce((sum, g) => sum + g.costUsd, 0);
+      // OpenRouter reports the charge a little after the job ends; the page shows it once it is known.
+      await expect.poll(async () => (await jobRecord(started.job.id)).billedCostUsd, JOB_WAIT).not.toBeNull();
+      const record = await jobRecord(started.job.id);
+      expect(record.billedCostUsd).toBeCloseTo(billed, 9);
+
+      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${started.job.id}`));
+      await expect.poll(() => page.getByTestId('result-text').textContent(), JOB_WAIT).toBe('The answer is 42.');
+      expect(await page.getByTestId('job-state').textContent()).toBe('Succeeded');
+      expect(await page.getByTestId('detail-estimated-cost').textContent()).toBe(formatUsd(record.estimatedCostUsd));
+      expect(await page.getByTestId('detail-billed-cost').textContent()).toBe(formatUsd(record.billedCostUsd));
+      const stats = page.locator('.stat .label');
+      expect(await stats.allTextContents()).toEqual(expect.arrayContaining(['Estimated cost', 'Billed cost']));
+      expect(await page.getByTestId('tokens').textContent()).toMatch(/^\d[\d.]*k? in \/ \d[\d.]*k? out/);
+      expect((await tailTexts(page)).some((t) => t.includes('forty-42'))).toBe(true);
+      expect(await page.getByRole('button', { name: 'Cancel job' }).count()).toBe(0);
+      await screenshot(page, 'jobs-finished', 'light');
+
+      // The list shows the same two figures, under their own headings.
+      await page.getByRole('link', { name: 'Jobs', exact: true }).first().click();
+      const row = jobRow(page, started.job.id);
+      await expect.poll(() => row.getByTestId('billed-cost').textContent()).toBe(formatUsd(record.billedCostUsd));
+      expect(await row.getByTestId('estimated-cost').textContent()).toBe(formatUsd(record.estimatedCostUsd));
+      expect(await page.getByRole('columnheader').allTextContents()).toEqual(expect.arrayContaining(['Estimated cost', 'Billed cost']));
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+
+  describe('Kill all', () => {
+    it('asks inline with the number of active jobs, and on confirmation cancels every one of them', async () => {
+      await world.startService();
+      world.model.script('busy-a', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 403"', description: 'Busy' } } }]);
+      world.model.script('busy-b', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 404"', description: 'Busy' } } }]);
+      const a = await startJob('busy-a', 'Be busy.');
+      const b = await startJob('busy-b', 'Be busy too.');
+      await expect.poll(async () => (await processesRunning(['sleep', '403'])).length + (await processesRunning(['sleep', '404'])).length, JOB_WAIT).toBe(2);
+
+      const { page, context, errors } = await openPage(browser, world.pageUrl('jobs'));
+      await expect.poll(() => page.getByTestId('running-count').textContent(), JOB_WAIT).toBe('2');
+
+      // Asked first; keeping them changes nothing.
+      await page.getByRole('button', { name: 'Kill all…' }).click();
+      const question = page.getByRole('group', { name: /Cancel all 2 active jobs/ });
+      await expect.poll(() => question.isVisible()).toBe(true);
+      expect(await page.locator(':focus').textContent()).toBe('Keep them');
+      await screenshot(page, 'jobs-kill-all', 'light');
+      await page.getByRole('button', { name: 'Keep them' }).click();
+      expect(await question.count()).toBe(0);
+      expect(await processesRunning(['sleep', '403'])).toHaveLength(1);
+      expect((await jobRecord(a.job.id)).state).toBe('running');
+
+      await page.getByRole('button', { name: 'Kill all…' }).click();
+      await page.getByRole('button', { name: 'Kill 2 jobs' }).click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Cancelled 2 jobs' }).count(), JOB_WAIT).toBe(1);
+      for (const id of [a.job.id, b.job.id]) {
+        expect((await jobRecord(id)).state).toBe('cancelled');
+        await expect.poll(() => jobRow(page, id).getByTestId('job-state').textContent()).toBe('Cancelled');
+      }
+      expect(await processesRunning(['sleep', '403'])).toEqual([]);
+      expect(await processesRunning(['sleep', '404'])).toEqual([]);
+      await expect.poll(() => page.getByTestId('running-count').textContent()).toBe('0');
+      expect(await page.getByRole('button', { name: 'Kill all…' }).isDisabled()).toBe(true);
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+});
+
+describe('how a job is presented (pure)', () => {
+  it('names a tool call once, marks sub-agent lines, and shows failed results as errors', () => {
+    expect(tailLine({ kind: 'tool_call', tool: 'Bash', text: 'Bash echo hi' })).toMatchObject({ label: 'Tool call', kind: 'call', tool: 'Bash', text: 'echo hi', subagent: false });
+    expect(tailLine({ kind: 'tool_result', tool: 'Read', text: 'EISDIR', isError: true, subagent: true })).toMatchObject({ label: 'Tool error', kind: 'error', subagent: true });
+    expect(tailLine({ kind: 'text', text: 'Done.' })).toMatchObject({ label: 'Said', kind: 'text', tool: null });
+    expect(tailLine({ kind: 'notice', text: 'Rate limited', isError: true })).toMatchObject({ label: 'Error', kind: 'error' });
+  });
+
+  it('shows the billed cost only as OpenRouter reported it, and says why when it has not', () => {
+    expect(billedCostText({ billedCostUsd: 0.0042, billing: 'complete' })).toBe('$0.0042');
+    expect(billedCostText({ billedCostUsd: 0.0042, billing: 'partial' })).toBe('$0.0042 (partial)');
+    expect(billedCostText({ billedCostUsd: null, billing: 'pending' })).toBe('pending');
+    expect(billedCostText({ billedCostUsd: null, billing: 'unavailable' })).toBe('unavailable');
+  });
+
+  it('counts a running job up to now, a finished one to its end, and a queued one not at all', () => {
+    const now = Date.parse('2026-01-01T00:10:00Z');
+    expect(jobDurationSeconds({ startedAt: '2026-01-01T00:00:00Z', endedAt: null }, now)).toBe(600);
+    expect(jobDurationSeconds({ startedAt: '2026-01-01T00:00:00Z', endedAt: '2026-01-01T00:03:12Z' }, now)).toBe(192);
+    expect(jobDurationSeconds({ startedAt: null, endedAt: null }, now)).toBeNull();
+  });
+
+  it('warns from 80% of the daily budget and fails once it is reached', () => {
+    expect(spendTone(1, 5)).toBe('ok');
+    expect(spendTone(4, 5)).toBe('warn');
+    expect(spendTone(5, 5)).toBe('fail');
+  });
+});
