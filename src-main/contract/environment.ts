@@ -10,6 +10,11 @@ export const ENV = {
   claude: 'OPENROUTER_DELEGATE_CLAUDE',
   /** Set in delegated sessions: a bridge started inside one refuses to run (no recursion). */
   depth: 'OPENROUTER_DELEGATE_DEPTH',
+  /**
+   * Set in a delegated session to its job's id, and so inherited by everything it starts: when the
+   * delegate dies, what its tools left running (in sessions of their own) is still found and ended.
+   */
+  job: 'OPENROUTER_DELEGATE_JOB',
   /** The Node.js the packaged launchers (and a checkout's tray app) run the bridge and CLIs with. */
   node: 'OPENROUTER_DELEGATE_NODE',
 } as const;

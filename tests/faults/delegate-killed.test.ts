@@ -3,7 +3,7 @@
  * killer or a user's `kill -9` would: the job ends `failed`, says how, and shows what the delegate last
  * wrote on stderr; nobody waiting on it hangs, and the next job gets its place.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { IpcClient } from '../../src-main/ipc/client.js';
 import { alive } from '../support/delegation.js';
@@ -19,6 +19,17 @@ beforeEach(() => {
 afterEach(async () => {
   await world.stop();
 });
+
+/** Processes whose command line mentions `text` (Linux /proc). */
+async function processesMentioning(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(text)) found.push(Number(entry));
+  }
+  return found;
+}
 
 /** Starts a job held at a Bash call; resolves once its delegate runs and has written to its stderr. */
 async function heldJob(client: IpcClient, name: string): Promise<{ jobId: string; pid: number; stderrFile: string }> {
@@ -52,6 +63,21 @@ describe('a delegate killed with SIGKILL', { timeout: 90_000 }, () => {
     expect(end.stderrTail).toBe(stderr);
     expect(end.resultText).toBeNull();
     expect(alive(pid)).toBe(false);
+  });
+
+  it.skipIf(process.platform !== 'linux')('ends what its Bash tool left running in a session of its own', async () => {
+    await world.start();
+    await world.serve();
+    const client = await world.connect();
+    const { jobId, pid } = await heldJob(client, 'orphans');
+    const gateFile = world.gate('orphans').file;
+    // The premise: the Bash command runs, outside the delegate's process group.
+    await expect.poll(async () => (await processesMentioning(gateFile)).length, { timeout: 30_000 }).toBeGreaterThan(0);
+
+    process.kill(pid, 'SIGKILL');
+
+    expect((await client.call('jobs.result', { jobId, waitSeconds: 90 })).job.state).toBe('failed');
+    await expect.poll(() => processesMentioning(gateFile), { timeout: 30_000 }).toEqual([]);
   });
 
   it('gives its place to the next job: with a concurrency of 1, a queued job runs', async () => {

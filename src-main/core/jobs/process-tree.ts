@@ -486,3 +486,28 @@ async function killTreeWindows(pid: number, expected: string | null, log: (messa
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Processes whose environment holds `name=value` (Linux, from /proc/<pid>/environ; elsewhere the
+ * environment of another process cannot be read reliably, and this returns []). A delegate's tools run
+ * their commands in sessions of their own: once the delegate is gone, its job marker is the only link
+ * left to them. This process is never included.
+ */
+export async function processesWithEnv(name: string, value: string): Promise<Array<{ pid: number; startTime: string | null }>> {
+  if (process.platform !== 'linux') return [];
+  const needle = Buffer.from(`${name}=${value}\0`);
+  const names = await readdir('/proc').catch(() => [] as string[]);
+  const found: Array<{ pid: number; startTime: string | null }> = [];
+  await Promise.all(
+    names
+      .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+      .map(async (entry) => {
+        const environ = await readFile(`/proc/${entry}/environ`).catch(() => null);
+        // The first entry has no NUL before it; every other one does.
+        if (!environ || !(environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from([0]), needle])) !== -1)) return;
+        const pid = Number(entry);
+        found.push({ pid, startTime: await processStartTime(pid) });
+      }),
+  );
+  return found;
+}

@@ -4,7 +4,7 @@
  * restarts: jobs are files first, processes second.
  */
 import { randomUUID } from 'node:crypto';
-import { ServiceError, isActive } from '../../contract/index.js';
+import { ENV, ServiceError, isActive } from '../../contract/index.js';
 import type {
   Balance,
   JobList,
@@ -26,7 +26,7 @@ import { estimateCostUsd, fetchBilledCost } from './cost.js';
 import { promptPreview, resolveDirectory, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
 import { JobNotFoundError } from './job-store.js';
 import type { JobStore } from './job-store.js';
-import { isSameProcess, killTree, spawnDetached } from './process-tree.js';
+import { isSameProcess, killTree, processesWithEnv, spawnDetached } from './process-tree.js';
 import { StreamParser } from './stream-parser.js';
 import { StreamTail, readStreamFile } from './stream-tail.js';
 
@@ -459,7 +459,7 @@ export class Supervisor {
         command,
         args: claudeArgs(record),
         cwd: record.cwd,
-        env: this.deps.childEnv(record.model, job.apiKey, job.callerPath),
+        env: { ...this.deps.childEnv(record.model, job.apiKey, job.callerPath), [ENV.job]: record.id },
         stdinFile: paths.prompt,
         stdoutFile: paths.stream,
         stderrFile: paths.stderr,
@@ -566,6 +566,20 @@ export class Supervisor {
     await this.waitUntilFinal(job);
   }
 
+  /**
+   * Ends what a finished job left running: processes that still carry its marker (ENV.job) in their
+   * environment. Claude Code's Bash tool starts commands in sessions of their own, so once the delegate
+   * itself is gone, neither its process group nor its tree reaches them.
+   */
+  private async sweep(jobId: string): Promise<void> {
+    const left = await processesWithEnv(ENV.job, jobId);
+    if (left.length === 0) return;
+    this.log(`jobs: ${jobId}: ending ${left.length} process(es) the delegate left running: ${left.map((p) => p.pid).join(', ')}`);
+    await Promise.all(
+      left.map((p) => killTree(p.pid, { startTime: p.startTime, graceMs: this.deps.killGraceMs ?? 2000, log: this.log }).catch(() => undefined)),
+    );
+  }
+
   private async kill(job: LiveJob): Promise<void> {
     const { pid, pidStartTime } = job.record;
     if (pid === null) return;
@@ -610,6 +624,8 @@ export class Supervisor {
       if (text !== null) await this.deps.store.writeResult(record.id, text).catch((e: unknown) => this.log(`jobs: ${record.id}: result not saved: ${String(e)}`));
       record.billing = record.generationIds.length > 0 ? 'pending' : 'unavailable';
       await this.persist(job);
+      // A delegate that died (killed from outside, crashed) cannot end what its tools started.
+      this.track(this.sweep(record.id));
       this.running = Math.max(0, this.running - 1);
       this.emit(job);
       this.wake(job);

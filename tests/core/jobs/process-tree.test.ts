@@ -13,6 +13,7 @@ import {
   listDescendants,
   parseProcStat,
   processStartTime,
+  processesWithEnv,
   spawnDetached,
 } from '../../../src-main/core/jobs/process-tree.js';
 import { ROOT } from '../../support/built.js';
@@ -372,5 +373,17 @@ process.stdout.write(JSON.stringify({ pid: child.pid, startTime: child.startTime
     await waitFor('the orphan to keep writing', async () => ((await stat(out.stdoutFile)).size > sizeAfterParentDied + 20 ? true : undefined));
     expect(await isSameProcess(job.pid, job.startTime)).toBe(true);
     expect((await procStat(job.pid))?.session).toBe(job.pid);
+  });
+});
+
+describe.skipIf(!linux)('processesWithEnv', () => {
+  it('finds the processes that carry a marker in their environment, and only those', async () => {
+    const marker = `job-${process.pid}-${Date.now()}`;
+    const marked = await spawnDetached({ command: 'sleep', args: ['300'], cwd: dir, env: { ...process.env, ORD_TEST_MARK: marker }, ...files('marked') });
+    const prefixed = await spawnDetached({ command: 'sleep', args: ['300'], cwd: dir, env: { ...process.env, ORD_TEST_MARK: `${marker}-other` }, ...files('other') });
+    started.push({ pid: marked.pid, startTime: marked.startTime }, { pid: prefixed.pid, startTime: prefixed.startTime });
+
+    expect(await processesWithEnv('ORD_TEST_MARK', marker)).toEqual([{ pid: marked.pid, startTime: marked.startTime }]);
+    expect(await processesWithEnv('ORD_TEST_MARK', 'nobody')).toEqual([]);
   });
 });
