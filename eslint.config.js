@@ -5,6 +5,7 @@
 //   bridge    the contract and the ipc transport only, never core internals
 //   renderer  the contract only
 import js from '@eslint/js';
+import svelte from 'eslint-plugin-svelte';
 import tseslint from 'typescript-eslint';
 
 const layer = (files, patterns) => ({
@@ -31,6 +32,15 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': ['error', { allow: ['error'] }],
     },
+  },
+  // Svelte components: parsed with TypeScript inside <script lang="ts">, and held to the renderer's layer below.
+  ...svelte.configs.recommended,
+  {
+    files: ['**/*.svelte', '**/*.svelte.ts'],
+    languageOptions: { parserOptions: { parser: tseslint.parser, extraFileExtensions: ['.svelte'] } },
+    // svelte-check (TypeScript) knows the DOM's globals; ESLint's no-undef does not.
+    // {' '} keeps a space Svelte would otherwise trim between an inline block and its text.
+    rules: { 'no-undef': 'off', 'svelte/no-useless-mustaches': 'off' },
   },
   layer(['src-main/contract/**'], [electron, core, cli, electronDir, bridge, ipc, node]),
   layer(['src-main/ipc/**'], [electron, core, cli, electronDir, bridge]),

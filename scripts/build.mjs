@@ -4,6 +4,7 @@
 // so `npm start` and `npm test` build on a fresh clone and stay fast afterwards.
 import { chmod, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -134,7 +135,7 @@ async function withBuildLock(work) {
       const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()));
       if (age > 5 * 60_000) await rm(lock, { recursive: true, force: true });
       else if (Date.now() - started > 10 * 60_000) throw new Error(`Another build holds ${lock}; remove it if no build is running.`);
-      else await new Promise((resolve) => setTimeout(resolve, 250));
+      else await sleep(250);
     }
   }
   try {
