@@ -28,7 +28,7 @@ export interface DesktopAppPaths {
   icons: string;
   /** The built preload (dist/electron/preload.cjs), absolute. */
   preload: string;
-  /** The settings page's URL: the built renderer's index.html (dist/renderer), as a file: URL. */
+  /** The settings page's URL: app://settings/index.html (page-protocol.ts), the built renderer. */
   page: string;
 }
 

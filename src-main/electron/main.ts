@@ -4,13 +4,14 @@
  * everything that decides anything is in desktop-app.ts and tested there with a fake Electron.
  */
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import * as electron from 'electron';
 import { ENV } from '../contract/index.js';
 import { Service } from '../core/service/service.js';
 import type { ServiceOptions } from '../core/service/service.js';
 import { resolveLocations } from '../ipc/locations.js';
 import { DesktopApp } from './desktop-app.js';
+import { PAGE_SCHEME, PAGE_SCHEME_PRIVILEGES, PAGE_URL, createPageHandler } from './page-protocol.js';
 import type { ElectronSurface } from './electron-surface.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -51,8 +52,12 @@ const service = new Service({ locations: resolveLocations(process.env), env: pro
 const paths = {
   icons: path.join(here, '..', '..', 'resources', 'tray'),
   preload: path.join(here, 'preload.cjs'),
-  page: pathToFileURL(path.join(here, '..', 'renderer', 'index.html')).href,
+  page: PAGE_URL,
 };
+
+// The settings page comes from app://settings/ (page-protocol.ts): privileged before ready, served once ready.
+electron.protocol.registerSchemesAsPrivileged([{ scheme: PAGE_SCHEME, privileges: PAGE_SCHEME_PRIVILEGES }]);
+void electron.app.whenReady().then(() => electron.protocol.handle(PAGE_SCHEME, createPageHandler(path.join(here, '..', 'renderer'))));
 const desktop = new DesktopApp({ electron: surface, service, paths });
 
 // Like `serve`: a signal stops the service and leaves delegated jobs running (the next start re-adopts them).

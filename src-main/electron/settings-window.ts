@@ -19,7 +19,7 @@ export interface SettingsTarget {
 export interface SettingsWindowDeps {
   electron: Pick<ElectronSurface, 'BrowserWindow' | 'shell' | 'nativeTheme'>;
   preloadPath: string;
-  /** The page to load, without a fragment: the built renderer's index.html as a file: URL. */
+  /** The page to load, without a fragment: app://settings/index.html (page-protocol.ts). */
   pageUrl: string;
   platform: NodeJS.Platform;
   log?: (line: string) => void;
@@ -127,7 +127,7 @@ export class SettingsWindow {
 
   private harden(contents: WebContentsSurface): void {
     const csp = contentSecurityPolicy();
-    // Pages served over a protocol get the CSP as a header; the file: page also carries it in a <meta>.
+    // The page's own protocol handler sends the CSP too; this covers anything else the window might receive.
     contents.session.webRequest.onHeadersReceived((details, callback) => {
       callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [csp] } });
     });

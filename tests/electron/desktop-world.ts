@@ -77,7 +77,7 @@ export class DesktopWorld {
     const logs: string[] = [];
     const log = (line: string) => logs.push(line);
     const service = new Service({ locations: this.locations, env: this.env, host: 'electron', log });
-    const desktop = new DesktopApp({ electron, service, paths: { icons: ICONS, preload: '/opt/app/dist/electron/preload.cjs', page: 'file:///opt/app/dist/renderer/index.html' }, platform: 'linux', log });
+    const desktop = new DesktopApp({ electron, service, paths: { icons: ICONS, preload: '/opt/app/dist/electron/preload.cjs', page: 'app://settings/index.html' }, platform: 'linux', log });
     const app: RunningApp = { electron, service, desktop, logs, outcome: 'started' };
     this.apps.push(app);
     app.outcome = await desktop.launch();

@@ -54,7 +54,7 @@ beforeEach(async () => {
   cleanup = home.cleanup;
   // Not started: the dispatcher and the settings need no socket; nothing here touches the network.
   service = new Service({ locations: resolveLocations({ OPENROUTER_DELEGATE_HOME: home.home }), env: {}, host: 'electron', log: () => undefined });
-  settingsWindow = new SettingsWindow({ electron, preloadPath: '/app/preload.cjs', pageUrl: 'file:///opt/app/dist/renderer/index.html', platform: 'linux' });
+  settingsWindow = new SettingsWindow({ electron, preloadPath: '/app/preload.cjs', pageUrl: 'app://settings/index.html', platform: 'linux' });
 });
 
 afterEach(async () => {

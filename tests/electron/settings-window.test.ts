@@ -5,16 +5,17 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { contentSecurityPolicy, settingsWindowOptions } from '../../src-main/contract/present/window-options.js';
+import { PAGE_URL } from '../../src-main/electron/page-protocol.js';
 import { SettingsWindow, settingsUrl } from '../../src-main/electron/settings-window.js';
 import { FakeBrowserWindow, FakeWebContents, fakeElectron } from './fake-electron.js';
 import type { FakeElectron } from './fake-electron.js';
 import { ROOT } from '../support/built.js';
 
 const PRELOAD = '/opt/app/dist/electron/preload.cjs';
-const PAGE = pathToFileURL(path.join(ROOT, 'dist/renderer/index.html')).href;
+const PAGE = PAGE_URL;
+const BUILT_PAGE = path.join(ROOT, 'dist/renderer/index.html');
 
 let electron: FakeElectron;
 let settings: SettingsWindow;
@@ -134,7 +135,7 @@ describe('the sender check', () => {
 
 describe('the built settings page', () => {
   it('carries the window\'s CSP in a meta tag (file: pages get no headers) and loads only its own files', async () => {
-    const html = await readFile(fileURLToPath(PAGE), 'utf8');
+    const html = await readFile(BUILT_PAGE, 'utf8');
     const meta = /<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]*)"/.exec(html);
     expect(meta?.[1]).toBe(contentSecurityPolicy({ meta: true }));
     // No inline script or style, no handlers: the CSP would block them, and they would be a way in.
