@@ -284,7 +284,7 @@ describe('the Jobs page', () => {
   });
 
   describe('a finished job', () => {
-    it('shows its answer, its tokens, and both its estimated and its billed cost, each labelled', async () => {
+    it('shows its answer, its tokens, both its estimated and its billed cost (each labelled), and its files to copy', async () => {
       await world.startService();
       world.model.script('answer', [
         { toolUse: { name: 'Bash', input: { command: 'echo forty-$((40+2))', description: 'Compute' } } },
@@ -310,12 +310,42 @@ describe('the Jobs page', () => {
       expect(await page.getByRole('button', { name: 'Cancel job' }).count()).toBe(0);
       await screenshot(page, 'jobs-finished', 'light');
 
+      // Its files on disk, each path copyable.
+      expect(await page.getByTestId('file-result').textContent()).toBe(started.files.result);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await page.getByRole('button', { name: 'Copy the path of answer' }).click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Copied the path of answer.' }).count()).toBe(1);
+      expect(await page.evaluate('navigator.clipboard.readText()')).toBe(started.files.result);
+
       // The list shows the same two figures, under their own headings.
       await page.getByRole('link', { name: 'Jobs', exact: true }).first().click();
       const row = jobRow(page, started.job.id);
       await expect.poll(() => row.getByTestId('billed-cost').textContent()).toBe(formatUsd(record.billedCostUsd));
       expect(await row.getByTestId('estimated-cost').textContent()).toBe(formatUsd(record.estimatedCostUsd));
       expect(await page.getByRole('columnheader').allTextContents()).toEqual(expect.arrayContaining(['Estimated cost', 'Billed cost']));
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+
+  describe('a failed job', () => {
+    it('says why it failed, highlighted, and shows what it wrote last as such, not as an answer', async () => {
+      await world.startService();
+      world.model.script('broke', [{ error: { status: 402 } }]);
+      const started = await startJob('broke', 'Try anyway.', { waitSeconds: 90 });
+      expect(started.job.state).toBe('failed');
+
+      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${started.job.id}`));
+      await expect.poll(() => page.getByTestId('job-state').textContent(), JOB_WAIT).toBe('Failed');
+      const reason = page.getByTestId('end-reason');
+      expect(await reason.textContent()).toContain('out of credits (402)');
+      expect(await reason.getAttribute('class')).toContain('fail');
+      const output = page.getByRole('region', { name: 'Last output' });
+      await expect.poll(() => output.textContent()).toContain('API Error: 402');
+      expect(await output.textContent()).toContain('not a finished answer');
+      expect(await page.getByRole('heading', { name: 'Answer', exact: true }).count()).toBe(0);
+      expect(await page.locator('[data-testid="tail-entry"][data-kind="error"]').count()).toBeGreaterThanOrEqual(1);
+      await screenshot(page, 'jobs-failed', 'light');
       expect(errors).toEqual([]);
       await context.close();
     });
