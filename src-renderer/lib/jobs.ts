@@ -130,8 +130,6 @@ export function tailLine(entry: TailEntry): TailLine {
 export const TAIL_LINES = 100;
 /** How often an open running job's tail is read again (it grows without a job.changed event). */
 export const TAIL_REFRESH_MS = 1000;
-/** How often the list is read again while jobs run (their costs grow without a job.changed event). */
-export const LIST_REFRESH_MS = 3000;
 
 /** When a job started: the time alone for today, else date and time; "not yet" while it waits. */
 export function startedText(iso: string | null, now: number): string {

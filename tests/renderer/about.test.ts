@@ -54,6 +54,8 @@ describe('the page shell', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Claude Code');
     expect(page.url()).toMatch(/#claude$/);
+    // Focus moved to the new page's heading, so Tab continues from there and a screen reader announces it.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('page-title');
     expect(await page.title()).toBe('Claude Code — OpenRouter Delegate');
     expect(errors).toEqual([]);
     await context.close();

@@ -506,8 +506,10 @@ export class Supervisor {
             `Stopped: the estimated cost passed the job's cap of $${job.record.maxCostUsd.toFixed(2)}.`,
           ));
         } else if (this.now() - lastPersist > FINAL_PERSIST_THROTTLE_MS) {
+          // At most every 2 s while it runs: save its progress, and tell the windows (tool calls, tokens, cost).
           lastPersist = this.now();
           void this.persist(job);
+          this.emit(job);
         }
       },
     });
