@@ -126,7 +126,8 @@ describe('the Account page', () => {
     await expect.poll(() => card.getByTestId('api-key-source').textContent(), { timeout: UI }).toContain('No OpenRouter key yet.');
     expect(await card.getByTestId('api-key-source').textContent()).toContain('https://openrouter.ai/settings/keys');
     expect(await card.locator('.badge').textContent()).toBe('Not set');
-    expect(await page.getByTestId('balance-empty').isVisible()).toBe(true);
+    // The balance is a read of its own, which may answer after the key's status.
+    await expect.poll(() => page.getByTestId('balance-empty').isVisible(), { timeout: UI }).toBe(true);
     expect(await page.getByTestId('balance-problem').count()).toBe(0);
     await screenshot(page, 'account-nokey', 'light');
     await page.emulateMedia({ colorScheme: 'dark' });
