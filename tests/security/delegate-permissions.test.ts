@@ -1,0 +1,168 @@
+/**
+ * What a delegated session may do, tried for real: the service runs the real `claude -p` (the version in
+ * package.json) against the scripted model, and the model asks for tools that would change or read what it
+ * should not. The service sets the permission mode (capped by the user's ceiling); inside it, Claude Code's
+ * own permission rules decide. SECURITY.md §3 states what these tests show, and the known issue below.
+ */
+import { access, mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
+import { defaultSettings } from '../../src-main/contract/settings.js';
+import { resolvePermission, resolveTimeout } from '../../src-main/core/jobs/job-request.js';
+import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
+import { FaultWorld } from '../support/faults.js';
+
+const m = ScriptedModel.marker;
+let world: FaultWorld;
+
+beforeEach(() => {
+  world = new FaultWorld();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+const exists = (file: string): Promise<boolean> => access(file).then(
+  () => true,
+  () => false,
+);
+
+const bash = (command: string): ToolCall => ({ name: 'Bash', input: { command, description: 'Do it' } });
+const write = (file: string): ToolCall => ({ name: 'Write', input: { file_path: file, content: 'written by a delegate\n' } });
+const read = (file: string): ToolCall => ({ name: 'Read', input: { file_path: file } });
+/** A program (not a file-edit command): `node -e` writing a file. */
+const program = (file: string): string => `node -e "require('fs').writeFileSync('${file}', 'x')"`;
+
+/**
+ * Runs one job whose model asks for `calls`, one per turn, then answers. Returns what each call got back
+ * (in order) once the job has ended.
+ */
+async function runCalls(name: string, calls: ToolCall[], fields: { allowedTools?: string[]; cwd?: string } = {}): Promise<ToolResult[]> {
+  const steps: ScriptStep[] = [...calls.map((toolUse) => ({ toolUse })), { text: 'finished' }];
+  world.model.script(name, steps);
+  const client = await world.connect();
+  const started = await client.call('jobs.start', { prompt: `${m(name)} go`, caller: { cwd: world.project }, ...fields });
+  const end = await world.waitForEnd(client, started.job.id);
+  expect(end.job.state, end.job.endReason ?? '').toBe('succeeded');
+  const results = toolResults(world.model.lastRequestFor(name));
+  expect(results).toHaveLength(calls.length);
+  return results;
+}
+
+describe('the permission mode the service sets bounds the delegate', () => {
+  it('ceiling plan: nothing is changed or run, not even a Bash command the caller pre-approved', async () => {
+    await world.start({ permissionCeiling: 'plan', defaultPermissionMode: 'plan' });
+    await world.serve();
+    const bashMarker = path.join(world.project, 'plan-bash');
+    const written = path.join(world.project, 'plan-write.txt');
+
+    const results = await runCalls('plan', [bash(`touch ${bashMarker}`), write(written)], { allowedTools: ['Bash'] });
+
+    expect(results.map((r) => r.isError)).toEqual([true, true]);
+    expect(await exists(bashMarker)).toBe(false);
+    expect(await exists(written)).toBe(false);
+  });
+
+  it('ceiling dontAsk: a tool the caller did not pre-approve is refused', async () => {
+    await world.start({ permissionCeiling: 'dontAsk', defaultPermissionMode: 'dontAsk' });
+    await world.serve();
+    const marker = path.join(world.project, 'dontask-bash');
+    const written = path.join(world.project, 'dontask-write.txt');
+
+    const results = await runCalls('dontask', [bash(`touch ${marker}`), write(written)]);
+
+    expect(results.map((r) => r.isError)).toEqual([true, true]);
+    expect(await exists(marker)).toBe(false);
+    expect(await exists(written)).toBe(false);
+  });
+
+  it('default acceptEdits: edits inside its folder, but no programs, nothing outside, no sensitive files, not the service token', async () => {
+    await world.start();
+    await world.serve();
+    const project = world.project;
+    const userHome = world.env.HOME ?? '';
+    await mkdir(path.join(project, '.git', 'hooks'), { recursive: true });
+    const calls = [
+      write(path.join(project, 'inside.txt')),
+      bash(`echo x > ${path.join(project, 'echoed.txt')}`),
+      bash(program(path.join(project, 'program-ran'))),
+      write(path.join(userHome, 'outside.txt')),
+      write(path.join(userHome, '.bashrc')),
+      write(path.join(project, '.git', 'hooks', 'pre-commit')),
+      write(path.join(project, '.claude', 'settings.json')),
+      read(world.locations.tokenFile),
+      bash(`cat ${world.locations.tokenFile}`),
+    ];
+
+    const results = await runCalls('edits', calls);
+
+    // Edits inside its folder run, a simple file-writing shell command included (Claude Code counts it as an edit).
+    expect(results.slice(0, 2).map((r) => r.isError)).toEqual([false, false]);
+    expect(await exists(path.join(project, 'inside.txt'))).toBe(true);
+    expect(await exists(path.join(project, 'echoed.txt'))).toBe(true);
+    // Everything else is refused, and nothing of it happened.
+    expect(results.slice(2).map((r) => r.isError)).toEqual(calls.slice(2).map(() => true));
+    expect(await exists(path.join(project, 'program-ran'))).toBe(false);
+    expect(await exists(path.join(userHome, 'outside.txt'))).toBe(false);
+    expect(await exists(path.join(userHome, '.bashrc'))).toBe(false);
+    expect(await exists(path.join(project, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(await exists(path.join(project, '.claude', 'settings.json'))).toBe(false);
+    const token = (await readFile(world.locations.tokenFile, 'utf8')).trim();
+    expect(results.map((r) => r.text).join('\n')).not.toContain(token);
+  });
+});
+
+describe('what a caller may ask for', () => {
+  it('is capped by the policy: no permission mode above the ceiling, no timeout above the limit', () => {
+    const settings = { ...defaultSettings(), permissionCeiling: 'dontAsk' as const, defaultPermissionMode: 'plan' as const, jobTimeoutMinutes: 20 };
+    expect(resolvePermission(undefined, settings)).toBe('plan');
+    expect(resolvePermission('dontAsk', settings)).toBe('dontAsk');
+    for (const mode of ['manual', 'acceptEdits', 'auto', 'bypassPermissions'] as const) {
+      expect(() => resolvePermission(mode, settings)).toThrow(/above the user's ceiling "dontAsk"/);
+    }
+    expect(resolveTimeout(undefined, settings)).toBe(20);
+    expect(resolveTimeout(5, settings)).toBe(5);
+    expect(() => resolveTimeout(21, settings)).toThrow(/above the user's limit of 20 minutes/);
+  });
+
+  it('is refused a model without list prices (a router): its cost could not be capped', async () => {
+    await world.start();
+    await world.serve();
+    const client = await world.connect();
+    await expect(client.call('jobs.start', { prompt: 'x', model: 'openrouter/auto', caller: { cwd: world.project } })).rejects.toMatchObject({
+      code: 'policy_refused',
+      message: expect.stringContaining('cannot be capped'),
+    });
+    expect((await client.call('jobs.list', {})).totalJobs).toBe(0);
+  });
+});
+
+describe('known issue: the ceiling does not bound allowed_tools', () => {
+  // When this test fails, the issue is fixed: update SECURITY.md ("Known issues") and turn this around.
+  it('known issue: a Bash the caller pre-approves runs any program under the default ceiling, and can read the service token', async () => {
+    await world.start();
+    await world.serve();
+    const marker = path.join(world.project, 'program-ran');
+
+    const results = await runCalls('unbounded', [bash(program(marker)), bash(`node -e "process.stdout.write(require('fs').readFileSync('${world.locations.tokenFile}', 'utf8'))"`)], {
+      allowedTools: ['Bash'],
+    });
+
+    expect(results.map((r) => r.isError)).toEqual([false, false]);
+    expect(await exists(marker)).toBe(true);
+    const token = (await readFile(world.locations.tokenFile, 'utf8')).trim();
+    expect(results[1]?.text).toContain(token);
+  });
+
+  it('known issue: under ceiling dontAsk too, a Bash the caller pre-approves runs any program', async () => {
+    await world.start({ permissionCeiling: 'dontAsk', defaultPermissionMode: 'dontAsk' });
+    await world.serve();
+    const marker = path.join(world.project, 'program-ran');
+
+    const results = await runCalls('unbounded-dontask', [bash(program(marker))], { allowedTools: ['Bash'] });
+
+    expect(results.map((r) => r.isError)).toEqual([false]);
+    expect(await exists(marker)).toBe(true);
+  });
+});

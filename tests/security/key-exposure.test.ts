@@ -1,0 +1,121 @@
+/**
+ * Where the OpenRouter key goes when a delegate runs, tried with the real service and the real `claude -p`:
+ * it is in the delegate's environment (that is how Claude Code reaches OpenRouter), never on a command
+ * line; a delegate can print it, and then everything the service hands back has it redacted, while the
+ * raw stream stays in the job's private folder. SECURITY.md §2.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KEY } from '../support/delegation.js';
+import { ScriptedModel } from '../support/fake-anthropic.js';
+import { FaultWorld } from '../support/faults.js';
+import { filesContaining } from '../support/temp-home.js';
+
+const m = ScriptedModel.marker;
+const linux = process.platform === 'linux';
+let world: FaultWorld;
+
+beforeEach(() => {
+  world = new FaultWorld();
+});
+afterEach(async () => {
+  await world.stop();
+});
+
+const modeOf = async (file: string): Promise<number> => (await stat(file)).mode & 0o777;
+
+describe('a delegate that prints the key', () => {
+  it('has it redacted from its answer, tail and files the service writes; the raw stream keeps it, private to the user', async () => {
+    await world.start();
+    world.model.script('leak', [
+      { toolUse: { name: 'Bash', input: { command: 'echo "token=$ANTHROPIC_AUTH_TOKEN"', description: 'Show the key' } } },
+      // A model that repeats what it saw, in its final answer.
+      { text: `The key I was given is ${KEY}, use it well.` },
+    ]);
+    const service = await world.serve();
+    const client = await world.connect();
+    const started = await world.startJob(client, { prompt: `${m('leak')} print your key`, allowedTools: ['Bash'] });
+    const end = await world.waitForEnd(client, started.job.id);
+    expect(end.job.state).toBe('succeeded');
+
+    // The premise: the delegate really had the key and really printed it.
+    const stream = await readFile(end.files.stream, 'utf8');
+    expect(stream).toContain(`token=${KEY}`);
+
+    const result = await client.call('jobs.result', { jobId: end.job.id });
+    expect(result.resultText).toBe('The key I was given is [redacted], use it well.');
+    const status = await client.call('jobs.status', { jobId: end.job.id, progressLimit: 100 });
+    expect(status.tail.map((entry) => entry.text).join('\n')).toContain('token=[redacted]');
+    const list = await client.call('jobs.list', { limit: 100 });
+    for (const answer of [result, status, list]) expect(JSON.stringify(answer)).not.toContain(KEY);
+
+    for (const file of [end.files.result, end.files.prompt, path.join(end.files.dir, 'job.json')]) {
+      expect(await readFile(file, 'utf8'), file).not.toContain(KEY);
+    }
+    expect(service.stderr()).not.toContain(KEY);
+
+    // Where it does remain: what the delegate itself wrote. Every such file is the user's alone.
+    const holding = await filesContaining(world.home, KEY);
+    expect(holding).toContain(end.files.stream);
+    for (const file of holding) {
+      expect(file.startsWith(path.join(world.home, 'data') + path.sep), file).toBe(true);
+      expect(await modeOf(file), file).toBe(0o600);
+    }
+    expect(await modeOf(end.files.dir)).toBe(0o700);
+  });
+
+  it.runIf(linux)('has it redacted from the end reason and the stderr tail when it leaves it on stderr and dies', async () => {
+    await world.start();
+    const gate = world.gate('stderr');
+    const stderrOfThisJob = `${world.locations.jobsDir}/$OPENROUTER_DELEGATE_JOB/stderr.log`;
+    world.model.script('stderr', [
+      { toolUse: { name: 'Bash', input: { command: `echo "leaked $ANTHROPIC_AUTH_TOKEN" >> "${stderrOfThisJob}"; ${gate.command('never')}`, description: 'Leak and wait' } } },
+      { text: 'never said' },
+    ]);
+    await world.serve();
+    const client = await world.connect();
+    const started = await world.startJob(client, { prompt: `${m('stderr')} go`, allowedTools: ['Bash'] });
+    const running = await world.waitForRunning(client, started.job.id);
+    await expect.poll(async () => (await readFile(running.files.stderr, 'utf8')).includes(`leaked ${KEY}`), { timeout: 30_000 }).toBe(true);
+
+    process.kill(running.job.pid ?? 0, 'SIGKILL');
+
+    const end = await world.waitForEnd(client, started.job.id);
+    expect(end.job.state).toBe('failed');
+    expect(end.job.endReason).toContain('Its last words: leaked [redacted]');
+    expect(end.stderrTail).toContain('leaked [redacted]');
+    expect(JSON.stringify(end)).not.toContain(KEY);
+    expect(await readFile(path.join(end.files.dir, 'job.json'), 'utf8')).not.toContain(KEY);
+  });
+});
+
+describe.runIf(linux)("a running delegate's process", () => {
+  it('carries the key in its environment (readable by the user alone), never on its command line; nor the prompt', async () => {
+    await world.start();
+    const gate = world.gate('held');
+    const secretPrompt = `${m('held')} the prompt is private 9c41e`;
+    world.model.script('held', [{ toolUse: { name: 'Bash', input: { command: gate.command('released'), description: 'Wait' } } }, { text: 'done' }]);
+    await world.serve();
+    const client = await world.connect();
+    const started = await world.startJob(client, { prompt: secretPrompt, allowedTools: ['Bash'] });
+    const running = await world.waitForRunning(client, started.job.id);
+    const pid = running.job.pid ?? 0;
+
+    const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
+    expect(cmdline.join(' ')).not.toContain(KEY);
+    expect(cmdline.join(' ')).not.toContain('9c41e');
+    expect(cmdline).toEqual(expect.arrayContaining(['-p', '--strict-mcp-config', '--setting-sources', 'user']));
+
+    const environ = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+    expect(environ).toContain(`ANTHROPIC_AUTH_TOKEN=${KEY}`);
+    expect(environ).toContain(`OPENROUTER_DELEGATE_JOB=${started.job.id}`);
+    expect(environ).toContain('OPENROUTER_DELEGATE_DEPTH=1');
+    expect(environ).not.toContain(`OPENROUTER_API_KEY=${KEY}`);
+    // The kernel shows a process's environment to its own user (and root) only.
+    expect(await modeOf(`/proc/${pid}/environ`)).toBe(0o400);
+
+    await gate.open();
+    expect((await world.waitForEnd(client, started.job.id)).job.state).toBe('succeeded');
+  });
+});
