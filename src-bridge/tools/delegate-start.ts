@@ -28,7 +28,7 @@ export const delegateStartInput = {
   model: z.string().min(1).max(200).optional().describe('OpenRouter model id (see openrouter_models); default: the user\'s default model.'),
   cwd: z.string().min(1).max(4096).optional().describe('Directory the delegate works in (default: this project).'),
   permission_mode: permissionInput,
-  allowed_tools: z.array(z.string().min(1).max(200)).max(100).optional().describe('Tools the delegate may use without asking, e.g. ["Read", "Grep", "Bash(npm test:*)"].'),
+  allowed_tools: z.array(z.string().min(1).max(200)).max(100).optional().describe('Tools the delegate may use without asking, e.g. ["Read", "Grep"]. Only tools the user lets callers pre-approve (openrouter_models lists them); others are refused.'),
   disallowed_tools: z.array(z.string().min(1).max(200)).max(100).optional().describe('Tools the delegate may not use.'),
   append_system_prompt: z.string().min(1).max(MAX_SYSTEM_PROMPT_CHARS).optional().describe('Extra system instructions for the delegate.'),
   max_turns: z.number().int().min(1).max(1000).optional().describe('Stop after this many agent turns.'),

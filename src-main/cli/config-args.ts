@@ -5,10 +5,11 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ModelPatternSchema, SettingsPatchSchema, applySettingsPatch, matchesPattern } from '../contract/index.js';
+import { ModelPatternSchema, SettingsPatchSchema, ToolRuleSchema, applySettingsPatch, matchesPattern } from '../contract/index.js';
 import type { SecretKind, Settings, SettingsPatch } from '../contract/index.js';
 import { LIST_SETTINGS, SCALAR_SETTINGS, flagForIssuePath, labelForIssuePath, withSetting } from './config-fields.js';
 import type { ListSetting, ScalarSetting, ValueKind } from './config-fields.js';
+import { scrubSecrets } from '../core/openrouter/client.js';
 
 export class UsageError extends Error {}
 
@@ -143,15 +144,19 @@ export function checkScalar(setting: ScalarSetting, raw: string): { value: unkno
   return 'problem' in checked ? { problem: `${setting.flag} ${JSON.stringify(raw)}: ${checked.problem}.` } : checked;
 }
 
-/** A model id or `vendor/*` pattern, checked like the settings check list entries. */
-export function checkPatternValue(raw: string): { value: string } | { problem: string } {
-  const checked = ModelPatternSchema.safeParse(raw);
+/** A list entry (a model id or `vendor/*` pattern, or a tool rule), checked like the settings check list entries. */
+export function checkPatternValue(raw: string, entry: ListSetting['entry'] = 'model'): { value: string } | { problem: string } {
+  const checked = (entry === 'tool' ? ToolRuleSchema : ModelPatternSchema).safeParse(raw);
   return checked.success ? { value: checked.data } : { problem: issueMessages(checked.error) };
 }
 
-function checkPattern(flag: string, raw: string): { value: string } | { problem: string } {
-  const checked = checkPatternValue(raw);
+function checkPattern(flag: string, raw: string, entry: ListSetting['entry']): { value: string } | { problem: string } {
+  const checked = checkPatternValue(raw, entry);
   return 'problem' in checked ? { problem: `${flag} ${JSON.stringify(raw)}: ${checked.problem}.` } : checked;
+}
+
+function noEdit(): ListEdit {
+  return { clear: false, remove: [], add: [] };
 }
 
 function emptyRequest(): ConfigRequest {
@@ -161,7 +166,7 @@ function emptyRequest(): ConfigRequest {
     show: false,
     json: false,
     patch: {},
-    lists: { allowlist: { clear: false, remove: [], add: [] }, blocklist: { clear: false, remove: [], add: [] } },
+    lists: { allowlist: noEdit(), blocklist: noEdit(), approvableTools: noEdit() },
     keys: [],
     empty: true,
   };
@@ -173,7 +178,13 @@ export function parseConfigArgs(argv: readonly string[]): ConfigRequest {
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv, specs), options: specs, strict: true, allowPositionals: false, tokens: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    // parseArgs quotes a stray argument, and a stray argument is often a key pasted after --set-key.
+    if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+      throw new UsageError(
+        'Unexpected argument (not repeated here: it may be a key). Keys are never given as arguments: --set-key reads the key from stdin, e.g. `printf %s "$KEY" | openrouter-mcp-config --set-key`.',
+      );
+    }
+    throw new UsageError(scrubSecrets(error instanceof Error ? error.message : String(error)));
   }
   const request = emptyRequest();
   request.empty = argv.length === 0;
@@ -216,7 +227,7 @@ export function parseConfigArgs(argv: readonly string[]): ConfigRequest {
     ] as const) {
       const raws = values[flag.slice(2)];
       for (const raw of Array.isArray(raws) ? raws : []) {
-        const checked = checkPattern(flag, raw);
+        const checked = checkPattern(flag, raw, list.entry);
         if ('problem' in checked) problems.push(checked.problem);
         else into.push(checked.value);
       }
@@ -244,7 +255,7 @@ export function editList(current: readonly string[], edit: ListEdit, list: ListS
   const problems: string[] = [];
   for (const entry of edit.remove) {
     if (!next.some((existing) => sameEntry(existing, entry))) {
-      const matching = next.filter((existing) => matchesPattern(entry, existing) || matchesPattern(existing, entry));
+      const matching = list.entry === 'model' ? next.filter((existing) => matchesPattern(entry, existing) || matchesPattern(existing, entry)) : [];
       const hint = next.length === 0 ? `the ${list.label.toLowerCase()} is empty` : `it holds: ${next.join(', ')}`;
       problems.push(
         `${list.removeFlag} ${JSON.stringify(entry)}: not in the ${list.label.toLowerCase()} (${hint})${matching.length > 0 ? `; did you mean ${matching.join(', ')}?` : ''}.`,

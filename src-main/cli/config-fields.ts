@@ -8,7 +8,7 @@ import { DELEGATION_MODES, PERMISSION_MODES } from '../contract/index.js';
 import type { Settings, SettingsPatch } from '../contract/index.js';
 
 type BudgetKey = keyof Settings['budgets'];
-type ListField = 'allowlist' | 'blocklist';
+export type ListField = 'allowlist' | 'blocklist' | 'approvableTools';
 export type SettingPath = Exclude<keyof Settings, 'budgets'> | `budgets.${BudgetKey}`;
 
 /** How a flag's text becomes a value; the schema then checks ranges. */
@@ -27,6 +27,8 @@ export interface ScalarSetting {
 
 export interface ListSetting {
   path: ListField;
+  /** What an entry is: a model id or `vendor/*` pattern, or a tool rule (`Read`, `Bash(npm test:*)`, `*`). */
+  entry: 'model' | 'tool';
   /** Adds an entry. */
   flag: string;
   /** Removes an entry. */
@@ -64,8 +66,16 @@ export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
 ];
 
 export const LIST_SETTINGS: readonly ListSetting[] = [
-  { path: 'allowlist', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', label: 'Allowlist' },
-  { path: 'blocklist', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', label: 'Blocklist' },
+  { path: 'allowlist', entry: 'model', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', label: 'Allowlist' },
+  { path: 'blocklist', entry: 'model', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', label: 'Blocklist' },
+  {
+    path: 'approvableTools',
+    entry: 'tool',
+    flag: '--approve-tool',
+    removeFlag: '--unapprove-tool',
+    clearFlag: '--clear-approved-tools',
+    label: 'Tools callers may pre-approve',
+  },
 ];
 
 export function getSetting(settings: Settings, path: SettingPath): unknown {
@@ -96,7 +106,10 @@ export function formatTokens(tokens: number): string {
 
 /** A setting's value as the user reads it. */
 export function formatSetting(path: SettingPath | ListField, value: unknown): string {
-  if (Array.isArray(value)) return value.length === 0 ? (path === 'allowlist' ? '(empty: every tool-capable model)' : '(empty)') : value.join(', ');
+  if (Array.isArray(value)) {
+    if (value.length > 0) return value.join(', ');
+    return path === 'allowlist' ? '(empty: every tool-capable model)' : path === 'approvableTools' ? '(empty: callers may pre-approve nothing)' : '(empty)';
+  }
   if (value === null) return path === 'claudePath' ? 'none (OPENROUTER_DELEGATE_CLAUDE, then PATH)' : 'none';
   switch (path) {
     case 'maxPriceInputPerM':

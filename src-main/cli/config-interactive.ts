@@ -52,7 +52,7 @@ interface Session {
   keys: Map<SecretKind, PendingKey>;
 }
 
-type MenuItem = 'key' | 'mode' | 'model' | 'allowlist' | 'blocklist' | 'budgets' | 'permissions' | 'limits' | 'save' | 'quit';
+type MenuItem = 'key' | 'mode' | 'model' | 'allowlist' | 'blocklist' | 'budgets' | 'permissions' | 'approvableTools' | 'limits' | 'save' | 'quit';
 
 function scalar(path: SettingPath) {
   const setting = SCALAR_SETTINGS.find((s) => s.path === path);
@@ -63,7 +63,7 @@ function scalar(path: SettingPath) {
 function changedMark(session: Session, paths: readonly (SettingPath | ListSetting['path'])[]): string {
   const before = session.state.settings;
   const changed = paths.some((path) =>
-    path === 'allowlist' || path === 'blocklist'
+    path === 'allowlist' || path === 'blocklist' || path === 'approvableTools'
       ? JSON.stringify(before[path]) !== JSON.stringify(session.draft[path])
       : getSetting(before, path) !== getSetting(session.draft, path),
   );
@@ -98,6 +98,10 @@ function menuOptions(session: Session): Array<{ value: MenuItem; label: string }
     {
       value: 'permissions',
       label: `Permissions: ceiling ${d.permissionCeiling}, default ${d.defaultPermissionMode}${changedMark(session, ['permissionCeiling', 'defaultPermissionMode'])}`,
+    },
+    {
+      value: 'approvableTools',
+      label: `Tools callers may pre-approve: ${formatSetting('approvableTools', d.approvableTools)}${changedMark(session, ['approvableTools'])}`,
     },
     {
       value: 'limits',
@@ -185,7 +189,7 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
       select({
         message: `${list.label}: ${formatSetting(list.path, entries)}`,
         options: [
-          { value: 'add' as const, label: `Add model ids or vendor/* patterns` },
+          { value: 'add' as const, label: list.entry === 'tool' ? 'Add tools or rules (Read, Bash(npm test:*), * for any)' : 'Add model ids or vendor/* patterns' },
           { value: 'remove' as const, label: 'Remove entries', disabled: entries.length === 0 },
           { value: 'clear' as const, label: `Empty the ${noun}`, disabled: entries.length === 0 },
           { value: 'done' as const, label: 'Done' },
@@ -207,10 +211,10 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
       const raw = await ask(
         text({
           message: `Add to the ${noun} (separate several with spaces)`,
-          placeholder: list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : 'openai/*',
+          placeholder: list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : list.path === 'approvableTools' ? 'Edit Bash(npm test:*)' : 'openai/*',
           validate: (value) => {
             const problems = splitEntries(value ?? '').flatMap((entry) => {
-              const checked = checkPatternValue(entry);
+              const checked = checkPatternValue(entry, list.entry);
               return 'problem' in checked ? [`${entry}: ${checked.problem}`] : [];
             });
             return problems.length > 0 ? problems.join('; ') : undefined;
@@ -434,6 +438,7 @@ export async function runInteractive(deps: InteractiveDeps): Promise<number> {
           break;
         case 'allowlist':
         case 'blocklist':
+        case 'approvableTools':
           await editList(session, LIST_SETTINGS.find((l) => l.path === focus) as ListSetting);
           break;
         case 'budgets':

@@ -56,6 +56,8 @@ export const PolicySummarySchema = z.object({
   minContext: z.number().nullable(),
   permissionCeiling: PermissionModeSchema,
   defaultPermissionMode: PermissionModeSchema,
+  /** What a caller may pre-approve with allowed_tools. */
+  approvableTools: z.array(z.string()),
   budgets: z.object({ perJobUsd: z.number(), perDayUsd: z.number(), reserveUsd: z.number() }),
   concurrency: z.number(),
   jobTimeoutMinutes: z.number(),

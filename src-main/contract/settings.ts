@@ -26,6 +26,24 @@ export const ModelPatternSchema = z
   .trim()
   .regex(/^~?[a-z0-9][\w.-]*\/(\*|[\w.:~-]+)$/i, 'expected a model id like "vendor/model" or a pattern like "vendor/*"');
 
+/**
+ * A Claude Code permission rule a caller may pass in allowed_tools: a tool name (`Read`,
+ * `mcp__server__tool`), optionally narrowed (`Bash(npm test:*)`), or `*` for any.
+ */
+export const ToolRuleSchema = z
+  .string()
+  .trim()
+  .max(200)
+  .regex(/^(\*|[A-Za-z_][\w-]*(\(.+\))?)$/, 'expected a tool like "Read", a rule like "Bash(npm test:*)", or "*" for any');
+
+/** Tools that only read: what a caller may pre-approve unless the user allows more. */
+export const DEFAULT_APPROVABLE_TOOLS = ['Read', 'Glob', 'Grep', 'LS', 'NotebookRead', 'TodoWrite', 'Task', 'Agent'];
+
+/** Whether `rule` (from a caller's allowed_tools) is one the user lets callers pre-approve. */
+export function isApprovableTool(rule: string, approvable: readonly string[]): boolean {
+  return approvable.some((entry) => entry === '*' || entry === rule || (!entry.includes('(') && rule.startsWith(`${entry}(`)));
+}
+
 const usd = z.number().finite().nonnegative();
 const perMillionUsd = z.number().finite().nonnegative().nullable();
 
@@ -49,6 +67,11 @@ const settingsShape = {
     maxPriceOutputPerM: perMillionUsd.default(null),
     minContext: z.number().int().positive().nullable().default(null),
     permissionCeiling: PermissionModeSchema.default('acceptEdits'),
+    /**
+     * What a caller may pre-approve with allowed_tools (tools the delegate then uses without asking).
+     * A bare name also allows its narrowed rules (`Bash` allows `Bash(npm test:*)`); `*` allows anything.
+     */
+    approvableTools: z.array(ToolRuleSchema).max(100).default([...DEFAULT_APPROVABLE_TOOLS]),
     defaultPermissionMode: PermissionModeSchema.default('acceptEdits'),
     budgets: BudgetsSchema.default({ perJobUsd: 0.5, perDayUsd: 5, reserveUsd: 0.5 }),
     concurrency: z.number().int().min(1).max(32).default(3),

@@ -4,7 +4,7 @@
  * (the service checks again; the page never claims a change it did not get back).
  */
 import { z } from 'zod';
-import { ModelPatternSchema, PERMISSION_MODES, SettingsPatchSchema, applySettingsPatch } from '../../src-main/contract/settings.js';
+import { ModelPatternSchema, PERMISSION_MODES, SettingsPatchSchema, ToolRuleSchema, applySettingsPatch } from '../../src-main/contract/settings.js';
 import type { DelegationMode, PermissionMode, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
 
 /** What Claude Code sees in each mode (the bridge's tool list and descriptions follow it). */
@@ -100,6 +100,13 @@ export function patchProblem(current: Settings, patch: SettingsPatch): string | 
 export function patternProblem(text: string): string | null {
   if (text.trim() === '') return 'Type a model id like "deepseek/deepseek-v4-flash" or a pattern like "deepseek/*".';
   const parsed = ModelPatternSchema.safeParse(text);
+  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+}
+
+/** Why a tool-approval entry is not a tool rule, or null: "Read", "Bash(npm test:*)" or "*". */
+export function toolRuleProblem(text: string): string | null {
+  if (text.trim() === '') return 'Type a tool like "Read", a rule like "Bash(npm test:*)", or "*" for any.';
+  const parsed = ToolRuleSchema.safeParse(text);
   return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
 }
 

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { defaultSettings } from '../../src-main/contract/index.js';
+import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/index.js';
 import type { SecretsStatus, Settings } from '../../src-main/contract/index.js';
 import { CLI, CONFIG_CLI, assertBuilt, runCli, runProcess, testEnv } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
@@ -136,6 +136,9 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--block (repeated)': { calls: [['--block', 'openai/*', '--block', 'x-ai/grok-4']], expected: { blocklist: ['openai/*', 'x-ai/grok-4'] } },
   '--unblock': { calls: [['--block', 'openai/*', '--block', 'x-ai/*'], ['--unblock', 'x-ai/*']], expected: { blocklist: ['openai/*'] } },
   '--clear-blocklist': { calls: [['--block', 'openai/*'], ['--clear-blocklist']], expected: { blocklist: [] } },
+  '--approve-tool (repeated)': { calls: [['--approve-tool', 'Bash(npm test:*)', '--approve-tool', 'Edit']], expected: { approvableTools: [...DEFAULT_APPROVABLE_TOOLS, 'Bash(npm test:*)', 'Edit'] } },
+  '--unapprove-tool': { calls: [['--unapprove-tool', 'Grep']], expected: { approvableTools: DEFAULT_APPROVABLE_TOOLS.filter((tool) => tool !== 'Grep') } },
+  '--clear-approved-tools': { calls: [['--clear-approved-tools', '--approve-tool', '*']], expected: { approvableTools: ['*'] } },
   '--max-price-in': { calls: [['--max-price-in', '0.3']], expected: { maxPriceInputPerM: 0.3 } },
   '--max-price-in none': { calls: [['--max-price-in', '0.3'], ['--max-price-in', 'none']], expected: { maxPriceInputPerM: null } },
   '--max-price-out': { calls: [['--max-price-out', '1.25']], expected: { maxPriceOutputPerM: 1.25 } },
@@ -184,6 +187,8 @@ const INVALID: Array<[string[], string, string]> = [
   [['--unallow', 'qwen/*'], '--unallow', 'not in the allowlist'],
   [['--unblock', 'openai/*'], '--unblock', 'not in the blocklist'],
   [['--claude-path', ''], '--claude-path', 'Too small'],
+  [['--approve-tool', 'rm -rf /'], '--approve-tool', 'expected a tool like "Read"'],
+  [['--unapprove-tool', 'Bash'], '--unapprove-tool', 'not in the tools callers may pre-approve'],
   // One bad value refuses the whole call, the good flags included.
   [['--mode', 'off', '--concurrency', '5', '--budget-day', 'abc'], '--budget-day', 'not a number'],
 ];
@@ -193,7 +198,7 @@ const UP = '\x1b[A';
 const ENTER = '\r';
 const CTRL_C = '\x03';
 /** The main menu, in order (src-main/cli/config-interactive.ts). */
-const MENU = ['key', 'mode', 'model', 'allowlist', 'blocklist', 'budgets', 'permissions', 'limits', 'save', 'quit'] as const;
+const MENU = ['key', 'mode', 'model', 'allowlist', 'blocklist', 'budgets', 'permissions', 'approvableTools', 'limits', 'save', 'quit'] as const;
 function move(from: (typeof MENU)[number], to: (typeof MENU)[number]): string {
   return DOWN.repeat(MENU.indexOf(to) - MENU.indexOf(from));
 }
@@ -507,7 +512,7 @@ describe('openrouter-mcp-config', () => {
       [['--colour'], "Unknown option '--colour'"],
       [['--mode'], "Option '--mode <value>' argument missing"],
       [['--mode', 'off', '--mode', 'auto'], '--mode is given twice'],
-      [['stray'], "Unexpected argument 'stray'"],
+      [['stray'], 'Unexpected argument (not repeated here: it may be a key)'],
       [['--set-key', '--remove-key'], 'not both at once'],
     ] as const) {
       const result = await config([...args], h.env);

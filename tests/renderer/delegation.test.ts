@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { defaultSettings } from '../../src-main/contract/settings.js';
+import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/settings.js';
 import type { Settings } from '../../src-main/contract/settings.js';
 import { formatDraft, parseNumber, patchProblem, patternProblem, refusalText } from '../../src-renderer/lib/delegation.js';
 import { CONFIG_CLI, runProcess } from '../support/built.js';
@@ -336,6 +336,24 @@ describe('the Delegation page', () => {
     expect(await page.getByTestId('allowlist-error').count()).toBe(0);
     // The keyboard stays in the editor after its chip went away.
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('allowlist-add');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('edits the tools Claude Code may pre-approve: a narrowed Bash rule is saved, a command line is refused inline', async () => {
+    await startWith({ approvableTools: [...DEFAULT_APPROVABLE_TOOLS] });
+    const { page, context, errors } = await openDelegation();
+    const add = page.getByLabel('Add to the tools Claude Code may pre-approve');
+    await add.fill('rm -rf /');
+    await add.press('Enter');
+    await expect.poll(() => page.getByTestId('approvableTools-error').textContent()).toMatch(/[Ee]xpected a tool like "Read"/);
+    expect((await shownSettings()).approvableTools).toEqual(DEFAULT_APPROVABLE_TOOLS);
+
+    await add.fill('Bash(npm test:*)');
+    await add.press('Enter');
+    await expect.poll(async () => (await shownSettings()).approvableTools).toEqual([...DEFAULT_APPROVABLE_TOOLS, 'Bash(npm test:*)']);
+    await page.getByRole('button', { name: 'Remove Grep from the tools Claude Code may pre-approve' }).click();
+    await expect.poll(async () => (await shownSettings()).approvableTools).not.toContain('Grep');
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -1,14 +1,15 @@
 /**
  * What a delegated session may do, tried for real: the service runs the real `claude -p` (the version in
  * package.json) against the scripted model, and the model asks for tools that would change or read what it
- * should not. The service sets the permission mode (capped by the user's ceiling); inside it, Claude Code's
- * own permission rules decide. SECURITY.md §3 states what these tests show, and the known issue below.
+ * should not. The service sets the permission mode (capped by the user's ceiling) and refuses allowed_tools the
+ * user has not made approvable; inside that, Claude Code's own permission rules decide. SECURITY.md §3 states
+ * what these tests show.
  */
 import { access, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
-import { defaultSettings } from '../../src-main/contract/settings.js';
+import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/settings.js';
 import { resolvePermission, resolveTimeout } from '../../src-main/core/jobs/job-request.js';
 import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
@@ -138,31 +139,54 @@ describe('what a caller may ask for', () => {
   });
 });
 
-describe('known issue: the ceiling does not bound allowed_tools', () => {
-  // When this test fails, the issue is fixed: update SECURITY.md ("Known issues") and turn this around.
-  it('known issue: a Bash the caller pre-approves runs any program under the default ceiling, and can read the service token', async () => {
-    await world.start();
+describe('allowed_tools are bounded by the user\'s policy (approvableTools)', () => {
+  const defaults = { approvableTools: [...DEFAULT_APPROVABLE_TOOLS] };
+
+  it('refuses a Bash the caller pre-approves under the default policy, before anything starts', async () => {
+    await world.start(defaults);
     await world.serve();
-    const marker = path.join(world.project, 'program-ran');
+    const client = await world.connect();
 
-    const results = await runCalls('unbounded', [bash(program(marker)), bash(`node -e "process.stdout.write(require('fs').readFileSync('${world.locations.tokenFile}', 'utf8'))"`)], {
-      allowedTools: ['Bash'],
+    await expect(client.call('jobs.start', { prompt: 'run anything', caller: { cwd: world.project }, allowedTools: ['Read', 'Bash'] })).rejects.toMatchObject({
+      code: 'policy_refused',
+      message: expect.stringContaining('"Bash" is not among the tools the user lets callers pre-approve'),
     });
-
-    expect(results.map((r) => r.isError)).toEqual([false, false]);
-    expect(await exists(marker)).toBe(true);
-    const token = (await readFile(world.locations.tokenFile, 'utf8')).trim();
-    expect(results[1]?.text).toContain(token);
+    expect((await client.call('jobs.list', {})).totalJobs).toBe(0);
+    expect(world.model.sideRequests).toEqual([]);
   });
 
-  it('known issue: under ceiling dontAsk too, a Bash the caller pre-approves runs any program', async () => {
-    await world.start({ permissionCeiling: 'dontAsk', defaultPermissionMode: 'dontAsk' });
+  it('refuses it under ceiling dontAsk too, where pre-approved tools are all a delegate may use', async () => {
+    await world.start({ ...defaults, permissionCeiling: 'dontAsk', defaultPermissionMode: 'dontAsk' });
     await world.serve();
-    const marker = path.join(world.project, 'program-ran');
+    const client = await world.connect();
 
-    const results = await runCalls('unbounded-dontask', [bash(program(marker))], { allowedTools: ['Bash'] });
+    await expect(client.call('jobs.start', { prompt: 'run anything', caller: { cwd: world.project }, allowedTools: ['Bash(node -e:*)'] })).rejects.toMatchObject({
+      code: 'policy_refused',
+    });
+    expect((await client.call('jobs.list', {})).totalJobs).toBe(0);
+  });
+
+  it('lets the read-only tools through, and a narrowed rule of a tool the user made approvable', async () => {
+    await world.start({ approvableTools: [...DEFAULT_APPROVABLE_TOOLS, 'Bash'] });
+    await world.serve();
+    const marker = path.join(world.project, 'narrowed-ran');
+
+    const results = await runCalls('narrowed', [bash(`touch ${marker}`)], { allowedTools: ['Read', 'Grep', 'Bash(touch:*)'] });
 
     expect(results.map((r) => r.isError)).toEqual([false]);
     expect(await exists(marker)).toBe(true);
+  });
+
+  it('checks a follow-up again: a conversation started with Bash cannot continue with it once the user takes it back', async () => {
+    await world.start({ approvableTools: ['Bash'] });
+    await world.serve();
+    await runCalls('before', [bash('true')], { allowedTools: ['Bash'] });
+    const client = await world.connect();
+    const first = (await client.call('jobs.list', {})).conversations[0]?.jobs[0];
+    expect(first?.allowedTools).toEqual(['Bash']);
+
+    await client.call('settings.update', { patch: { approvableTools: [...DEFAULT_APPROVABLE_TOOLS] } });
+
+    await expect(client.call('jobs.followup', { jobId: first?.id ?? '', prompt: 'more', caller: { cwd: world.project } })).rejects.toMatchObject({ code: 'policy_refused' });
   });
 });

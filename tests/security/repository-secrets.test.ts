@@ -52,12 +52,12 @@ describe('a key given on the command line', () => {
     expect(JSON.parse((await runCli(['key', 'status', '--json'], env)).stdout)).toMatchObject({ apiKey: { present: false } });
   });
 
-  // When this test fails, the issue is fixed: update SECURITY.md ("Known issues") and turn this around.
-  it('known issue: is refused by `openrouter-mcp-config --set-key`, stored nowhere, but repeated in the usage error', async () => {
+  it('is refused by `openrouter-mcp-config --set-key`, stored nowhere and not repeated', async () => {
     const env = { PATH: process.env.PATH, HOME: home, OPENROUTER_DELEGATE_HOME: home };
     const result = await runProcess(process.execPath, [CONFIG_CLI, '--set-key', KEY], { env, input: '' });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`Unexpected argument '${KEY}'`);
+    expect(result.stdout + result.stderr).not.toContain(KEY);
+    expect(result.stderr).toContain('--set-key reads the key from stdin');
     expect(JSON.parse((await runCli(['key', 'status', '--json'], env)).stdout)).toMatchObject({ apiKey: { present: false } });
   });
 });

@@ -35,7 +35,10 @@ export async function makeDelegationHome(prefix: string, settings: Record<string
   await mkdir(tmp, { recursive: true });
   await mkdir(path.join(home, 'user'), { recursive: true });
   await mkdir(path.join(home, 'config'), { recursive: true, mode: 0o700 });
-  await writeFile(path.join(home, 'config', 'settings.json'), JSON.stringify({ delegateMaxRetries: 0, ...settings }, null, 2), { mode: 0o600 });
+  // The scripted models ask for Bash freely, so tests' users let callers pre-approve any tool; the policy on
+  // allowed_tools has tests of its own (tests/security/delegate-permissions.test.ts), which set it themselves.
+  const written = { delegateMaxRetries: 0, approvableTools: ['*'], ...settings };
+  await writeFile(path.join(home, 'config', 'settings.json'), JSON.stringify(written, null, 2), { mode: 0o600 });
   return { home, project, tmp, cleanup };
 }
 

@@ -4,7 +4,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { PERMISSION_MODES, ServiceError } from '../../contract/index.js';
+import { PERMISSION_MODES, ServiceError, isApprovableTool } from '../../contract/index.js';
 import type { PermissionMode, Settings } from '../../contract/index.js';
 import { formatPricePerM } from '../../contract/present/models-table.js';
 import type { CatalogModel } from '../catalog/parse.js';
@@ -62,10 +62,29 @@ export function resolvePermission(requested: PermissionMode | undefined, setting
     const allowed = PERMISSION_MODES.slice(0, PERMISSION_MODES.indexOf(settings.permissionCeiling) + 1).join(', ');
     throw new ServiceError(
       'policy_refused',
-      `permission_mode "${mode}" is above the user's ceiling "${settings.permissionCeiling}". Use one of: ${allowed}; to let a delegate run specific commands, pass allowed_tools (e.g. ["Bash(npm test:*)"]).`,
+      `permission_mode "${mode}" is above the user's ceiling "${settings.permissionCeiling}". Use one of: ${allowed}; to let a delegate run specific commands, pass them in allowed_tools (e.g. ["Bash(npm test:*)"]) if the user lets callers pre-approve them (now: ${settings.approvableTools.length > 0 ? settings.approvableTools.join(', ') : 'none'}).`,
     );
   }
   return mode;
+}
+
+/**
+ * The caller's allowed_tools, each one the user lets callers pre-approve (settings.approvableTools).
+ * A tool pre-approved here runs without asking even under a low permission ceiling: this is the one
+ * place a model could otherwise widen what a delegate may do.
+ */
+export function resolveAllowedTools(requested: readonly string[] | undefined, settings: Settings): string[] {
+  const tools = [...(requested ?? [])];
+  const refused = tools.filter((rule) => !isApprovableTool(rule, settings.approvableTools));
+  if (refused.length > 0) {
+    const allowed = settings.approvableTools.length > 0 ? settings.approvableTools.join(', ') : 'none';
+    throw new ServiceError(
+      'policy_refused',
+      `allowed_tools ${refused.map((r) => `"${r}"`).join(', ')} ${refused.length === 1 ? 'is' : 'are'} not among the tools the user lets callers pre-approve (${allowed}). ` +
+        'Leave them out (the delegate then uses only what its permission mode allows), or ask the user to allow them: `openrouter-mcp-config --approve-tool "Bash(npm test:*)"` or Settings → Delegation.',
+    );
+  }
+  return tools;
 }
 
 function alternatives(models: CatalogModel[], settings: Settings): string {

@@ -23,7 +23,7 @@ import { claudeArgs } from './claude-args.js';
 import { newJobRecord } from './job-record.js';
 import type { JobRequestFields } from './job-record.js';
 import { estimateCostUsd, fetchBilledCost } from './cost.js';
-import { promptPreview, resolveDirectory, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
+import { promptPreview, resolveDirectory, resolveAllowedTools, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
 import { JobNotFoundError } from './job-store.js';
 import type { JobStore } from './job-store.js';
 import { isSameProcess, killTree, processesWithEnv, spawnDetached } from './process-tree.js';
@@ -180,6 +180,7 @@ export class Supervisor {
     const addDirs = await Promise.all((request.addDirs ?? []).map((d) => resolveDirectory(d, callerCwd, 'add_dirs entry')));
     const model = resolveModel(request.model, await this.deps.models(), settings);
     const permissionMode = resolvePermission(request.permissionMode, settings);
+    const allowedTools = resolveAllowedTools(request.allowedTools, settings);
     const timeoutMinutes = resolveTimeout(request.timeoutMinutes, settings);
     const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
     const key = this.requireKey();
@@ -192,7 +193,7 @@ export class Supervisor {
       permissionMode,
       cwd,
       addDirs,
-      allowedTools: request.allowedTools ?? [],
+      allowedTools,
       disallowedTools: request.disallowedTools ?? [],
       appendSystemPrompt: request.appendSystemPrompt ?? null,
       maxTurns: request.maxTurns ?? null,
@@ -228,6 +229,8 @@ export class Supervisor {
     const prompt = await resolvePrompt(request, request.caller.cwd);
     const model = resolveModel(latest.model, await this.deps.models(), settings);
     const permissionMode = resolvePermission(request.permissionMode ?? latest.permissionMode, settings);
+    // Checked again: the user may have narrowed what callers may pre-approve since the first turn.
+    const allowedTools = resolveAllowedTools(latest.allowedTools, settings);
     const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
     const key = this.requireKey();
     await this.deps.locateClaude(request.caller.path);
@@ -240,7 +243,7 @@ export class Supervisor {
       permissionMode,
       cwd: latest.cwd,
       addDirs: latest.addDirs,
-      allowedTools: latest.allowedTools,
+      allowedTools,
       disallowedTools: latest.disallowedTools,
       appendSystemPrompt: latest.appendSystemPrompt,
       maxTurns: request.maxTurns ?? latest.maxTurns,

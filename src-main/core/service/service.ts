@@ -60,6 +60,7 @@ export function policySummary(s: Settings): PolicySummary {
     minContext: s.minContext,
     permissionCeiling: s.permissionCeiling,
     defaultPermissionMode: s.defaultPermissionMode,
+    approvableTools: s.approvableTools,
     budgets: s.budgets,
     concurrency: s.concurrency,
     jobTimeoutMinutes: s.jobTimeoutMinutes,
