@@ -2,23 +2,16 @@
  * The About page over the loopback host: versions and paths from the real service. Also the shell
  * every page shares: sections in the sidebar, reachable by keyboard, the URL fragment choosing one.
  */
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { ROOT } from '../support/built.js';
-import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
 
 const VERSION = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { version: string }).version;
 
-let browser: Browser;
+const chrome = useBrowser();
 let world: UiWorld;
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser.close();
-});
 beforeEach(async () => {
   world = new UiWorld();
   await world.start();
@@ -31,7 +24,7 @@ afterEach(async () => {
 describe('the About page', () => {
   for (const theme of ['light', 'dark'] as const) {
     it(`shows the versions and the folders the service uses (${theme})`, async () => {
-      const { page, context, errors } = await openPage(browser, world.pageUrl('about'), { theme });
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('about'), { theme });
       await expect.poll(() => page.getByTestId('app-version').textContent()).toBe(VERSION);
       expect(await page.getByTestId('logs-path').textContent()).toBe(`${world.home}/logs`);
       // The token left the address bar as soon as the page took it.
@@ -46,7 +39,7 @@ describe('the About page', () => {
 
 describe('the page shell', () => {
   it('lists every section, marks the current one, and moves between them by keyboard', async () => {
-    const { page, context, errors } = await openPage(browser, world.pageUrl('about'));
+    const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('about'));
     const nav = page.getByRole('navigation', { name: 'Settings sections' });
     expect(await nav.getByRole('link').allTextContents()).toEqual(['Account', 'Delegation', 'Jobs', 'Claude Code', 'About']);
     expect(await nav.getByRole('link', { name: 'About' }).getAttribute('aria-current')).toBe('page');

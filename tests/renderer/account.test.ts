@@ -5,13 +5,13 @@
  * keychain at all. Also the page's wording helpers (src-renderer/lib/account.ts), tested directly.
  */
 import net from 'node:net';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Balance, SecretsStatus } from '../../src-main/contract/index.js';
 import { balanceProblem, remainingText, saveProblem, testOutcome, textParts } from '../../src-renderer/lib/account.js';
 import { runCli } from '../support/built.js';
 import { KEY } from '../support/delegation.js';
-import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
 
 /** Well-formed, but unknown to the fake OpenRouter: it answers 401 "User not found." like the real one. */
 const UNKNOWN_KEY = `sk-or-v1-${'ab'.repeat(32)}`;
@@ -65,16 +65,10 @@ class Outage {
   }
 }
 
-let browser: Browser;
+const chrome = useBrowser();
 let world: UiWorld;
 let outage: Outage | null = null;
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser.close();
-});
 beforeEach(() => {
   world = new UiWorld();
 });
@@ -97,7 +91,7 @@ async function storeKeyWithCli(key: string): Promise<void> {
 }
 
 async function openAccount(options: { width?: number } = {}): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
-  const { page, context, errors } = await openPage(browser, world.pageUrl('account'), options);
+  const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('account'), options);
   // The page must never fall back on the browser's own dialogs.
   page.on('dialog', (dialog) => {
     errors.push(`dialog: ${dialog.type()} ${dialog.message()}`);

@@ -5,21 +5,15 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BRIDGE, runCli, runProcess } from '../support/built.js';
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
-import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
 
-let browser: Browser;
+const chrome = useBrowser();
 let world: UiWorld;
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser.close();
-});
 beforeEach(async () => {
   world = new UiWorld();
   await world.start();
@@ -42,7 +36,7 @@ function claude(args: string[]) {
 
 async function openClaudePage(options: { width?: number; height?: number } = {}) {
   await world.startService();
-  return openPage(browser, world.pageUrl('claude'), options);
+  return openPage(chrome.browser, world.pageUrl('claude'), options);
 }
 
 const badgeText = (page: Page) => page.getByTestId('registration-badge').textContent();

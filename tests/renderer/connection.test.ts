@@ -2,19 +2,12 @@
  * The loopback host when the service goes away: the page says so at once, keeps what it shows, and
  * picks up where it was when the service is back on the same URL (port and token are kept).
  */
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
 
-let browser: Browser;
+const chrome = useBrowser();
 let world: UiWorld;
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser.close();
-});
 beforeEach(async () => {
   world = new UiWorld();
   await world.start();
@@ -28,7 +21,7 @@ describe('a service restart', () => {
   it('is announced on the page while the service is away, and the page recovers when it is back', async () => {
     const firstUrl = world.pageUrl();
     const firstPid = world.service?.child.pid;
-    const { page, context, errors } = await openPage(browser, world.pageUrl('about'));
+    const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('about'));
     const alert = page.getByRole('alert').filter({ hasText: 'The service is not answering' });
     await expect.poll(() => page.getByText(`pid ${firstPid}`).count()).toBe(1);
     expect(await alert.count()).toBe(0);
@@ -53,7 +46,7 @@ describe('a service restart', () => {
 describe('a page without the token', () => {
   it('says how to get in instead of showing empty pages', async () => {
     const url = world.pageUrl().replace(/#token=.*$/, '#about');
-    const { page, context } = await openPage(browser, url);
+    const { page, context } = await openPage(chrome.browser, url);
     await expect.poll(() => page.getByRole('alert').filter({ hasText: 'serve --ui' }).count()).toBeGreaterThan(0);
     await context.close();
   });

@@ -6,26 +6,20 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/settings.js';
 import type { Settings } from '../../src-main/contract/settings.js';
 import { formatDraft, parseNumber, patchProblem, patternProblem, refusalText } from '../../src-renderer/lib/delegation.js';
 import { CONFIG_CLI, runProcess } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
-import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
 
 const DEFAULT_MODEL = 'deepseek/deepseek-v4-flash-0731';
 
-let browser: Browser;
+const chrome = useBrowser();
 let world: UiWorld;
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser.close();
-});
 beforeEach(async () => {
   world = new UiWorld();
 });
@@ -52,7 +46,7 @@ async function shownSettings(): Promise<Settings> {
 
 /** The page at Delegation (openPage makes any CSP violation a console error, so `errors` holds it). */
 async function openDelegation(options: { theme?: 'light' | 'dark'; width?: number; height?: number } = {}) {
-  const opened = await openPage(browser, world.pageUrl('delegation'), options);
+  const opened = await openPage(chrome.browser, world.pageUrl('delegation'), options);
   await expect.poll(() => opened.page.getByRole('radio', { name: 'On demand' }).count()).toBe(1);
   return opened;
 }

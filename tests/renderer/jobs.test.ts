@@ -5,8 +5,8 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobRecord, JobView, StartJobRequest } from '../../src-main/contract/index.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { resolveLocations } from '../../src-main/ipc/locations.js';
@@ -14,13 +14,13 @@ import { formatUsd } from '../../src-renderer/lib/format.js';
 import { billedCostText, jobDurationSeconds, spendTone, tailLine } from '../../src-renderer/lib/jobs.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import { MODEL, alive, processesRunning } from '../support/delegation.js';
-import { UiWorld, launchBrowser, openPage, screenshot } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
 
 const m = ScriptedModel.marker;
 /** Bounds for waits on a real `claude` process (it starts in about a second; CI machines are slower). */
 const JOB_WAIT = { timeout: 45_000, interval: 200 };
 
-let browser: Browser;
+const chrome = useBrowser();
 let world: UiWorld;
 let ipc: IpcClient | null = null;
 
@@ -52,12 +52,6 @@ const tailEntries = (page: Page) => page.getByTestId('tail-entry');
 const tailTexts = (page: Page) => tailEntries(page).allTextContents();
 
 describe('the Jobs page', () => {
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser.close();
-  });
   beforeEach(async () => {
     world = new UiWorld();
     await world.start({ envKey: true });
@@ -72,7 +66,7 @@ describe('the Jobs page', () => {
     for (const theme of ['light', 'dark'] as const) {
       it(`says there are none yet and how delegation starts, with today's spend against the budget (${theme})`, async () => {
         await world.startService();
-        const { page, context, errors } = await openPage(browser, world.pageUrl('jobs'), { theme });
+        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'), { theme });
         const empty = page.getByRole('region', { name: 'No jobs yet' });
         await expect.poll(() => empty.isVisible()).toBe(true);
         expect(await empty.textContent()).toContain('delegate_start');
@@ -90,7 +84,7 @@ describe('the Jobs page', () => {
       await mkdir(broken, { recursive: true });
       await writeFile(path.join(broken, 'job.json'), '{ not json');
       await world.startService();
-      const { page, context, errors } = await openPage(browser, world.pageUrl('jobs'));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'));
       const warning = page.getByRole('alert').filter({ hasText: 'A job folder could not be read.' });
       await expect.poll(() => warning.count()).toBe(1);
       const item = warning.getByTestId('unreadable-job');
@@ -103,7 +97,7 @@ describe('the Jobs page', () => {
 
     it('says so when a job link names no job', async () => {
       await world.startService();
-      const { page, context, errors } = await openPage(browser, world.pageUrl('jobs/job_20260101T000000Z_bbbbbb'));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs/job_20260101T000000Z_bbbbbb'));
       const alert = page.getByRole('alert');
       await expect.poll(() => alert.textContent()).toContain('There is no job job_20260101T000000Z_bbbbbb');
       expect(await page.getByRole('link', { name: 'See all jobs' }).getAttribute('href')).toBe('#jobs');
@@ -131,7 +125,7 @@ describe('the Jobs page', () => {
       });
       const jobId = followup.job.id;
 
-      const { page, context, errors } = await openPage(browser, world.pageUrl('jobs'));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'));
       const conversation = page.locator(`[data-testid="conversation"][data-session-id="${first.job.sessionId}"]`);
       await expect.poll(() => conversation.getByTestId('job-row').count(), JOB_WAIT).toBe(2);
       // Newest first, both under the one conversation.
@@ -174,7 +168,7 @@ describe('the Jobs page', () => {
         ['jobs', { theme: 'dark' }],
         ['jobs-narrow', { width: 560, height: 700 }],
       ] as const) {
-        const other = await openPage(browser, world.pageUrl('jobs'), options);
+        const other = await openPage(chrome.browser, world.pageUrl('jobs'), options);
         await expect.poll(() => jobRow(other.page, jobId).count()).toBe(1);
         await screenshot(other.page, name, 'theme' in options ? options.theme : 'light');
         expect(other.errors).toEqual([]);
@@ -195,7 +189,7 @@ describe('the Jobs page', () => {
       ]);
       const { job } = await startJob('lead', 'Check the project with a helper.', { allowedTools: ['Bash', 'Agent', 'Read'] });
 
-      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`));
       const failed = page.locator('[data-testid="tail-entry"][data-kind="error"]');
       await expect.poll(() => failed.count(), JOB_WAIT).toBe(1);
       expect(await failed.textContent()).toContain('File does not exist');
@@ -216,7 +210,7 @@ describe('the Jobs page', () => {
         ['jobs-detail', { theme: 'dark' }],
         ['jobs-detail-narrow', { width: 560, height: 700 }],
       ] as const) {
-        const other = await openPage(browser, world.pageUrl(`jobs/${job.id}`), options);
+        const other = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`), options);
         await expect.poll(async () => (await tailTexts(other.page)).some((t) => t.includes('sleep 405'))).toBe(true);
         await screenshot(other.page, name, 'theme' in options ? options.theme : 'light');
         expect(other.errors).toEqual([]);
@@ -233,7 +227,7 @@ describe('the Jobs page', () => {
       const claudePid = (await jobRecord(job.id)).pid ?? 0;
       expect(alive(claudePid)).toBe(true);
 
-      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`));
       const cancel = page.getByRole('button', { name: 'Cancel job' });
       await expect.poll(() => cancel.isVisible(), JOB_WAIT).toBe(true);
       await cancel.click();
@@ -260,7 +254,7 @@ describe('the Jobs page', () => {
         { text: 'Watched to the end: 42.' },
       ]);
       const { job } = await startJob('watched', 'Think, then answer.');
-      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`));
       const statusReads: string[] = [];
       page.on('request', (request) => {
         if (request.url().endsWith('/api/call/jobs.status')) statusReads.push(request.url());
@@ -298,7 +292,7 @@ describe('the Jobs page', () => {
       const record = await jobRecord(started.job.id);
       expect(record.billedCostUsd).toBeCloseTo(billed, 9);
 
-      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${started.job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
       await expect.poll(() => page.getByTestId('result-text').textContent(), JOB_WAIT).toBe('The answer is 42.');
       expect(await page.getByTestId('job-state').textContent()).toBe('Succeeded');
       expect(await page.getByTestId('detail-estimated-cost').textContent()).toBe(formatUsd(record.estimatedCostUsd));
@@ -335,7 +329,7 @@ describe('the Jobs page', () => {
       const started = await startJob('broke', 'Try anyway.', { waitSeconds: 90 });
       expect(started.job.state).toBe('failed');
 
-      const { page, context, errors } = await openPage(browser, world.pageUrl(`jobs/${started.job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
       await expect.poll(() => page.getByTestId('job-state').textContent(), JOB_WAIT).toBe('Failed');
       const reason = page.getByTestId('end-reason');
       expect(await reason.textContent()).toContain('out of credits (402)');
@@ -360,7 +354,7 @@ describe('the Jobs page', () => {
       const b = await startJob('busy-b', 'Be busy too.');
       await expect.poll(async () => (await processesRunning(['sleep', '403'])).length + (await processesRunning(['sleep', '404'])).length, JOB_WAIT).toBe(2);
 
-      const { page, context, errors } = await openPage(browser, world.pageUrl('jobs'));
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'));
       await expect.poll(() => page.getByTestId('running-count').textContent(), JOB_WAIT).toBe('2');
 
       // Asked first; keeping them changes nothing.

@@ -3,19 +3,12 @@
  * its log; in a real browser the token never travels in a request's URL (it is in the fragment), goes only in
  * the Authorization header, and leaves the address bar as soon as the page has read it.
  */
-import type { Browser } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { UiWorld, launchBrowser, openPage } from '../support/ui.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UiWorld, useBrowser, openPage } from '../support/ui.js';
 
-let browser: Browser;
+const chrome = useBrowser();
 let world: UiWorld;
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser.close();
-});
 beforeEach(async () => {
   world = new UiWorld();
   await world.start();
@@ -35,7 +28,7 @@ describe('the settings page token', () => {
 
   it('never travels in a URL, goes only in the Authorization header, and leaves the address bar', async () => {
     const token = /#token=([0-9a-f]{64})/.exec(world.pageUrl())?.[1] ?? '';
-    const context = await browser.newContext();
+    const context = await chrome.browser.newContext();
     const page = await context.newPage();
     const requests: Array<{ url: string; authorization: string | undefined }> = [];
     page.on('request', (request) => requests.push({ url: request.url(), authorization: request.headers().authorization }));
@@ -54,7 +47,7 @@ describe('the settings page token', () => {
   });
 
   it('is needed by a page opened without it, which gets no answer from the service', async () => {
-    const { page, context } = await openPage(browser, world.pageUrl().replace(/#token=.*$/, '#about'));
+    const { page, context } = await openPage(chrome.browser, world.pageUrl().replace(/#token=.*$/, '#about'));
     const statuses: number[] = [];
     page.on('response', (response) => {
       if (new URL(response.url()).pathname.startsWith('/api/call/')) statuses.push(response.status());

@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { chromium } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CLI, ROOT, runCli } from './built.js';
 import { KEY, delegationEnv, makeDelegationHome } from './delegation.js';
@@ -33,6 +34,23 @@ const CHROMIUM_ARGS = [
 /** Playwright gives every launch a fresh, empty profile of its own. */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+}
+
+/** One Chromium for a test file (or a describe block): launched before its tests, closed after them. */
+export function useBrowser(): { readonly browser: Browser } {
+  let launched: Browser | null = null;
+  beforeAll(async () => {
+    launched = await launchBrowser();
+  });
+  afterAll(async () => {
+    await launched?.close();
+  });
+  return {
+    get browser(): Browser {
+      if (!launched) throw new Error('The browser is not running: useBrowser() gives it to tests, not to code outside them.');
+      return launched;
+    },
+  };
 }
 
 export type Theme = 'light' | 'dark';
