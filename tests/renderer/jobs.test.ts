@@ -141,7 +141,8 @@ describe('the Jobs page', () => {
       await link.focus();
       await page.keyboard.press('Enter');
       await expect.poll(() => page.url()).toMatch(new RegExp(`#jobs/${jobId}$`));
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(`Job ${jobId}`);
+      // The address changes first; the page follows on the hashchange event.
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Job ${jobId}`);
 
       // A tool call appears first; more entries follow while the job runs, with no reload of the page.
       await expect.poll(async () => (await tailTexts(page)).some((t) => t.includes('echo step-one')), JOB_WAIT).toBe(true);
