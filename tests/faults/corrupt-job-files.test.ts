@@ -39,8 +39,16 @@ beforeAll(async () => {
   const first = await world.connect();
   const started = await Promise.all((['cut', 'emptied', 'truncated', 'intact'] as const).map((name) => world.startJob(first, { prompt: `${m(name)} go`, allowedTools: ['Bash'] })));
   for (const [index, name] of (['cut', 'emptied', 'truncated', 'intact'] as const).entries()) {
-    jobs[name] = await world.waitForEnd(first, started[index]?.job.id ?? '');
-    expect(jobs[name].job.state).toBe('succeeded');
+    const jobId = started[index]?.job.id ?? '';
+    expect((await world.waitForEnd(first, jobId)).job.state).toBe('succeeded');
+    // The billed cost arrives a moment after the end: the record to compare with is the settled one.
+    // (expect.poll is for tests only; this is set-up.)
+    for (let tries = 0; ; tries++) {
+      jobs[name] = await first.call('jobs.status', { jobId });
+      if (jobs[name].job.billing !== 'pending') break;
+      if (tries > 300) throw new Error(`job ${jobId} was still waiting for its billed cost after 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
   expect((await runCli(['stop'], world.env)).code).toBe(0);
 
