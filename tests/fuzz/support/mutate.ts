@@ -131,7 +131,8 @@ export function mutateJson(rng: Rng, value: unknown): unknown {
     }
     if (op === 7 && isRecord(v)) return { ...v, [rng.chance(0.5) ? rng.pick(KEYS) : randomString(rng, 10)]: randomJson(rng, 2) };
     if (op === 8 && Array.isArray(v)) return rng.chance(0.5) ? v.slice(1) : [...v, ...v];
-    return typeof v === 'string' ? { value: v } : String(v);
+    // Not String(v): an object from the input may carry a "toString" key that is not a function.
+    return typeof v === 'string' ? { value: v } : (JSON.stringify(v) ?? 'null');
   };
   const walk = (v: unknown): unknown => {
     if (target-- === 0) return change(v);
