@@ -2,6 +2,8 @@
  * The service is killed with SIGKILL while a delegate works (DESIGN.md §4: jobs are files first, processes
  * second). The delegate runs on, detached; the next service re-adopts it and collects its result.
  */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { alive } from '../support/delegation.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
@@ -52,5 +54,38 @@ describe('a service killed with SIGKILL mid-job', { timeout: 90_000 }, () => {
     // Never started a second time: the model saw one session, asked twice (the call, then the answer).
     expect(new Set(world.model.requestsFor('adopt').map((r) => r.headers.sessionId)).size).toBe(1);
     expect(world.model.requestsFor('adopt')).toHaveLength(2);
+  });
+
+  it.skipIf(process.platform !== 'linux')('killed between spawning a delegate and recording it: the next service finds the delegate by its marker and adopts it, never spawning it twice', async () => {
+    await world.start();
+    const gate = world.gate('unrecorded');
+    world.model.script('unrecorded', [
+      { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait for the gate' } } },
+      { text: 'Adopted, not run twice.' },
+    ]);
+    const first = await world.serve();
+    const before = await world.connect();
+    const started = await world.startJob(before, { prompt: `${m('unrecorded')} go`, allowedTools: ['Bash'] });
+    const running = await world.waitForRunning(before, started.job.id);
+    const delegatePid = running.job.pid ?? 0;
+    await expect.poll(() => world.model.requestsFor('unrecorded').length, { timeout: 30_000 }).toBe(1);
+    process.kill(first.pid, 'SIGKILL');
+    await first.exited;
+    // What the record says when the service dies in that moment: still queued, no pid.
+    const file = path.join(running.files.dir, 'job.json');
+    const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...record, state: 'queued', startedAt: null, pid: null, pidStartTime: null, claudePath: null }));
+
+    await world.serve();
+    const after = await world.connect();
+    const adopted = await after.call('jobs.status', { jobId: started.job.id });
+    expect(adopted.job.state).toBe('running');
+    expect(adopted.job.pid).toBe(delegatePid);
+
+    await gate.open();
+    const result = await after.call('jobs.result', { jobId: started.job.id, waitSeconds: 90 });
+    expect(result.job.state).toBe('succeeded');
+    expect(result.resultText).toBe('Adopted, not run twice.');
+    expect(world.model.requestsFor('unrecorded')).toHaveLength(2);
   });
 });

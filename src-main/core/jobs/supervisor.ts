@@ -139,6 +139,14 @@ export class Supervisor {
    * before it could record that: never spawn it twice — finish it from its stream instead.
    */
   private async requeue(job: LiveJob): Promise<void> {
+    // Spawned, but the service died before it could record that: its process carries the job's marker.
+    const spawned = await this.findSpawned(job.record.id);
+    if (spawned) {
+      Object.assign(job.record, { state: 'running', startedAt: job.record.startedAt ?? new Date(this.now()).toISOString(), pid: spawned.pid, pidStartTime: spawned.startTime });
+      await this.persist(job);
+      await this.recover(job);
+      return;
+    }
     const parser = new StreamParser();
     const read = await readStreamFile(this.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => null);
     if (!read || read.bytes === 0) {
@@ -467,8 +475,15 @@ export class Supervisor {
         stdoutFile: paths.stream,
         stderrFile: paths.stderr,
       });
-      Object.assign(record, { state: 'running', startedAt: new Date(this.now()).toISOString(), claudePath: command, pid: child.pid, pidStartTime: child.startTime });
-      await this.persist(job);
+      const started = { state: 'running' as const, startedAt: new Date(this.now()).toISOString(), claudePath: command, pid: child.pid, pidStartTime: child.startTime };
+      // On disk before any client can see it: a service killed right after a client saw "running" must
+      // find the job running, with its pid, when it starts again (not queued, to be spawned twice).
+      const saved = await this.deps.store.write({ ...record, ...started }).then(
+        () => true,
+        () => false,
+      );
+      Object.assign(record, started);
+      if (!saved) await this.persist(job);
       this.emit(job);
       this.follow(job);
       this.armTimeout(job);
@@ -705,6 +720,13 @@ export class Supervisor {
     await readStreamFile(this.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => undefined);
     this.running++;
     await this.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
+  }
+
+  /** The delegate of a job whose pid was never recorded: the oldest process carrying its marker (its children start later). */
+  private async findSpawned(jobId: string): Promise<{ pid: number; startTime: string } | null> {
+    const marked = (await processesWithEnv(ENV.job, jobId)).filter((p): p is { pid: number; startTime: string } => p.startTime !== null);
+    const ticks = (p: { startTime: string }) => Number(p.startTime.split(':').pop());
+    return marked.sort((a, b) => ticks(a) - ticks(b))[0] ?? null;
   }
 
   /** An adopted process is not our child, so no exit event: check on it until it is gone. */
