@@ -151,6 +151,7 @@ async function start(locations: Locations): Promise<number> {
     err(`Not starting the tray app: ${choice.reason}.`);
   }
   err('Starting the headless service instead. Ctrl-C stops it.');
+  err('For the settings page in a browser, run `openrouter-delegate serve --ui` instead (it prints the URL).');
   return serve(locations, { notifyReady: false, ui: null });
 }
 
