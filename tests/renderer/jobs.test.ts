@@ -47,6 +47,8 @@ async function jobRecord(jobId: string): Promise<JobRecord> {
   return (await (await contract()).call('jobs.status', { jobId })).job;
 }
 
+/** The file the 'grow' job's second step waits for (in the project, which the test removes). */
+const growGate = () => path.join(world.project, '.gate-grow');
 const jobRow = (page: Page, jobId: string) => page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`);
 const tailEntries = (page: Page) => page.getByTestId('tail-entry');
 const tailTexts = (page: Page) => tailEntries(page).allTextContents();
@@ -112,7 +114,8 @@ describe('the Jobs page', () => {
       world.model.script('first', [{ text: 'First turn done.' }]);
       world.model.script('grow', [
         { text: 'Looking at the project first.', toolUse: { name: 'Bash', input: { command: 'echo step-one', description: 'First step' } } },
-        { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 2; echo step-two"', description: 'Second step' } } },
+        // Held until the test has seen the tail as it was: then it must grow.
+        { toolUse: { name: 'Bash', input: { command: `sh -c 'while [ ! -e ${growGate()} ]; do sleep 0.1; done; echo step-two'`, description: 'Second step' } } },
         { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 401"', description: 'Keep working' } } },
       ]);
       // Two turns of one conversation: a finished one, then a running follow-up.
@@ -147,6 +150,7 @@ describe('the Jobs page', () => {
       // A tool call appears first; more entries follow while the job runs, with no reload of the page.
       await expect.poll(async () => (await tailTexts(page)).some((t) => t.includes('echo step-one')), JOB_WAIT).toBe(true);
       const early = await tailEntries(page).count();
+      await writeFile(growGate(), 'open\n');
       await expect.poll(async () => (await tailTexts(page)).some((t) => t.includes('sleep 401')), JOB_WAIT).toBe(true);
       expect(await tailEntries(page).count()).toBeGreaterThan(early);
       const texts = await tailTexts(page);
