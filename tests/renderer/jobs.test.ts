@@ -49,6 +49,8 @@ async function jobRecord(jobId: string): Promise<JobRecord> {
 
 /** The file the 'grow' job's second step waits for (in the project, which the test removes). */
 const growGate = () => path.join(world.project, '.gate-grow');
+/** The file the 'watched' job's Bash call waits for. */
+const watchGate = () => path.join(world.project, '.gate-watched');
 const jobRow = (page: Page, jobId: string) => page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`);
 const tailEntries = (page: Page) => page.getByTestId('tail-entry');
 const tailTexts = (page: Page) => tailEntries(page).allTextContents();
@@ -255,7 +257,7 @@ describe('the Jobs page', () => {
     it('shows its answer and billed cost without a reload, then stops re-reading it', async () => {
       await world.startService();
       world.model.script('watched', [
-        { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 2; echo forty-two"', description: 'Think' } } },
+        { toolUse: { name: 'Bash', input: { command: `sh -c 'while [ ! -e ${watchGate()} ]; do sleep 0.1; done; echo forty-two'`, description: 'Think' } } },
         { text: 'Watched to the end: 42.' },
       ]);
       const { job } = await startJob('watched', 'Think, then answer.');
@@ -265,10 +267,11 @@ describe('the Jobs page', () => {
         if (request.url().endsWith('/api/call/jobs.status')) statusReads.push(request.url());
       });
 
+      // While it runs (held at its Bash call), its tail is read again and again (it grows without an event).
+      await expect.poll(() => statusReads.length, JOB_WAIT).toBeGreaterThanOrEqual(2);
+      await writeFile(watchGate(), 'open\n');
       await expect.poll(() => page.getByTestId('result-text').textContent(), JOB_WAIT).toBe('Watched to the end: 42.');
       expect(await page.getByTestId('job-state').textContent()).toBe('Succeeded');
-      // While it ran, its tail was read again and again (it grows without an event).
-      expect(statusReads.length).toBeGreaterThanOrEqual(2);
       // OpenRouter's charge arrives after the end, with a job.changed event: the page follows it.
       await expect.poll(async () => (await jobRecord(job.id)).billedCostUsd, JOB_WAIT).not.toBeNull();
       const record = await jobRecord(job.id);
