@@ -238,6 +238,8 @@ export const EVENTS = {
   'job.changed': JobEventSchema,
   /** The balance was read again (on a slow timer, after a job ended, or on request). */
   'balance.changed': BalanceSchema,
+  /** The settings file became unusable (problem: what is wrong, the last good settings stay in force) or usable again (null). */
+  'settings.problem': z.object({ problem: z.string().nullable() }),
   /** A key was stored or removed (never the key: which keys are present, and where from). */
   'secrets.changed': SecretsStatusSchema,
 } as const;

@@ -79,6 +79,10 @@ class ServiceState {
       case 'balance.changed':
         this.balance = event.data;
         break;
+      case 'settings.problem':
+        // The status holds it for every page (the file was broken by hand, or fixed, while the page is open).
+        if (this.status) this.status = { ...this.status, settingsProblem: event.data.problem ?? undefined };
+        break;
       case 'secrets.changed':
         this.secrets = event.data;
         break;

@@ -4,7 +4,7 @@
  * --json`; invalid input is explained next to its field and saves nothing; changes made with the CLI
  * appear in the open page.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -283,6 +283,24 @@ describe('the Delegation page', () => {
     await page.getByRole('radio', { name: 'Automatic' }).check();
     await expect.poll(() => page.getByTestId('mode-error').textContent()).toMatch(/^Not saved: .*Fix or delete .*settings\.json first\./);
     expect(await page.getByRole('radio', { name: 'On demand' }).isChecked()).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('says at once when the settings file is broken by hand while it is open, and stops saying it once fixed', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const banner = page.getByRole('alert').filter({ hasText: 'The settings file cannot be used' });
+    expect(await banner.count()).toBe(0);
+    const file = path.join(world.home, 'config', 'settings.json');
+    const good = await readFile(file, 'utf8');
+
+    await writeFile(file, '{ "mode": "auto", ');
+    await expect.poll(() => banner.count()).toBe(1);
+    expect(await banner.textContent()).toContain('settings.json');
+
+    await writeFile(file, good);
+    await expect.poll(() => banner.count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -96,6 +96,7 @@ export class Service {
     this.settings = new SettingsStore({
       file: this.locations.settingsFile,
       onChange: (s) => this.emit('settings.changed', s),
+      onProblem: (problem) => this.emit('settings.problem', { problem: problem ?? null }),
       log: this.log,
     });
     this.secrets = new SecretStore({ service: this.locations.keychainService, env: options.env });
