@@ -4,7 +4,6 @@
  * the same Vite settings (the least a Svelte page can weigh), and a static HTML page served on the
  * same loopback to the same browser (the least a page can take to paint).
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Browser } from 'playwright-core';
-import { CLI, ROOT } from '../tests/support/built.js';
-import { launchBrowser } from '../tests/support/ui.js';
+import { ROOT } from '../tests/support/built.js';
+import { launchBrowser, serveSettingsPage } from '../tests/support/ui.js';
 import { median, ms } from './lib/stats.js';
 import type { BudgetRow } from './lib/stats.js';
 
@@ -97,34 +96,12 @@ async function staticPage(): Promise<{ url: string; close: () => Promise<void> }
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** `serve --ui` in its own home; resolves with the page URL once the service is ready. */
-async function settingsPageService(env: NodeJS.ProcessEnv): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--ui', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const found = /Settings page: (\S+)/.exec(out);
-      if (found?.[1] && /^ready$/m.test(out)) resolve(found[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`serve --ui exited with ${code}`)));
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
 async function paintRow(baseUrl: string): Promise<BudgetRow> {
   const home = await mkdtemp(path.join(os.tmpdir(), 'ord-bench-ui-'));
   await mkdir(path.join(home, 'config'), { recursive: true, mode: 0o700 });
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, OPENROUTER_DELEGATE_HOME: home, OPENROUTER_BASE_URL: baseUrl };
   for (const name of ['DBUS_SESSION_BUS_ADDRESS', 'XDG_RUNTIME_DIR']) if (process.env[name]) env[name] = process.env[name];
-  const service = await settingsPageService(env);
+  const service = await serveSettingsPage(env);
   const baseline = await staticPage();
   const browser = await launchBrowser();
   try {
@@ -148,7 +125,10 @@ async function paintRow(baseUrl: string): Promise<BudgetRow> {
   } finally {
     await browser.close();
     await baseline.close();
-    await service.stop();
+    await new Promise<void>((resolve) => {
+      service.child.once('exit', () => resolve());
+      service.child.kill('SIGTERM');
+    });
     await rm(home, { recursive: true, force: true });
   }
 }

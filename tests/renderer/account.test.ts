@@ -11,7 +11,7 @@ import type { Balance, SecretsStatus } from '../../src-main/contract/index.js';
 import { balanceProblem, remainingText, saveProblem, testOutcome, textParts } from '../../src-renderer/lib/account.js';
 import { runCli } from '../support/built.js';
 import { KEY } from '../support/delegation.js';
-import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
+import { NO_ENV_KEY, UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
 
 /** Well-formed, but unknown to the fake OpenRouter: it answers 401 "User not found." like the real one. */
 const UNKNOWN_KEY = `sk-or-v1-${'ab'.repeat(32)}`;
@@ -112,7 +112,7 @@ function apiCard(page: Page) {
 
 describe('the Account page', () => {
   it('starts with no key and says how to add one; a saved key shows as present from the keychain with its balance, and is never shown again', async () => {
-    await world.start({ envKey: false });
+    await world.start({}, NO_ENV_KEY);
     await world.startService();
     const { page, errors, close } = await openAccount();
     const card = apiCard(page);
@@ -168,7 +168,7 @@ describe('the Account page', () => {
   });
 
   it('refuses a key OpenRouter does not accept, says why next to the field, and stores nothing', async () => {
-    await world.start({ envKey: false });
+    await world.start({}, NO_ENV_KEY);
     await world.startService();
     const { page, errors, close } = await openAccount();
     const card = apiCard(page);
@@ -197,7 +197,7 @@ describe('the Account page', () => {
   });
 
   it('says OpenRouter cannot be reached when Refresh fails, keeps the last numbers marked as old, and recovers when it is back', async () => {
-    await world.start({ envKey: false });
+    await world.start({}, NO_ENV_KEY);
     const cable = new Outage(Number(new URL(world.fake.baseUrl).port));
     outage = cable;
     await cable.restore();
@@ -238,7 +238,7 @@ describe('the Account page', () => {
   });
 
   it('removes the key only after a confirmation in the page, which Escape cancels', async () => {
-    await world.start({ envKey: false });
+    await world.start({}, NO_ENV_KEY);
     await storeKeyWithCli(KEY);
     await world.startService();
     const { page, errors, close } = await openAccount();
@@ -270,7 +270,7 @@ describe('the Account page', () => {
   });
 
   it('says when the key comes from OPENROUTER_API_KEY, and that the environment wins over the keychain', async () => {
-    await world.start({ envKey: true });
+    await world.start();
     await world.startService();
     const { page, errors, close } = await openAccount();
     const card = apiCard(page);
@@ -296,7 +296,7 @@ describe('the Account page', () => {
   });
 
   it('follows the balance live: a refresh from another window shows here without a reload', async () => {
-    await world.start({ envKey: true });
+    await world.start();
     await world.startService();
     const watching = await openAccount();
     await expect.poll(() => watching.page.getByTestId('balance-remaining').textContent(), { timeout: UI }).toBe('$87.50');
@@ -313,7 +313,7 @@ describe('the Account page', () => {
   });
 
   it('adds the optional management key, and then shows the account credits', async () => {
-    await world.start({ envKey: true });
+    await world.start();
     world.fake.addKey(MANAGEMENT_KEY, { management: true, totalCredits: 610, totalUsage: 321.725553332 });
     await world.startService();
     const { page, errors, close } = await openAccount();
@@ -338,7 +338,7 @@ describe('the Account page', () => {
   });
 
   it('explains a missing keychain, and what to do instead, without offering to save there', async () => {
-    await world.start({ envKey: false });
+    await world.start({}, NO_ENV_KEY);
     world.env.DBUS_SESSION_BUS_ADDRESS = 'unix:path=/nonexistent/openrouter-delegate-test-bus';
     await world.startService();
     const { page, errors, close } = await openAccount();

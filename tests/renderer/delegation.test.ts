@@ -29,7 +29,7 @@ afterEach(async () => {
 
 /** A home with these settings, the service serving the page. */
 async function startWith(settings: Record<string, unknown> = {}): Promise<void> {
-  await world.start({ settings });
+  await world.start(settings);
   await world.startService();
 }
 

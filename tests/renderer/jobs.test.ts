@@ -58,7 +58,7 @@ const tailTexts = (page: Page) => tailEntries(page).allTextContents();
 describe('the Jobs page', () => {
   beforeEach(async () => {
     world = new UiWorld();
-    await world.start({ envKey: true });
+    await world.start();
   });
   afterEach(async () => {
     ipc?.close();

@@ -9,9 +9,12 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { expect } from 'vitest';
+import { resolveLocations } from '../../src-main/ipc/locations.js';
+import type { Locations } from '../../src-main/ipc/locations.js';
 import { BRIDGE, runCli, testEnv } from './built.js';
 import { CLAUDE_CLI, ScriptedModel } from './fake-anthropic.js';
 import { FakeOpenRouter } from './fake-openrouter.js';
+import type { FakeKey } from './fake-openrouter.js';
 import { makeTempHome } from './temp-home.js';
 
 export const KEY = `sk-or-v1-${'5eed'.repeat(16)}`;
@@ -51,33 +54,54 @@ export function delegationEnv(home: string, baseUrl: string, tmp: string, extra:
   return testEnv(home, baseUrl, { HOME: path.join(home, 'user'), OPENROUTER_API_KEY: KEY, OPENROUTER_DELEGATE_CLAUDE: CLAUDE_CLI, TMPDIR: tmp, ...extra });
 }
 
+export interface WorldOptions {
+  /** The temp home's name prefix. */
+  prefix?: string;
+  /** What the fake OpenRouter says of KEY (/v1/key). */
+  balance?: Partial<FakeKey>;
+}
+
+/**
+ * One home, one fake OpenRouter playing the model, the real `claude`: what every end-to-end world shares
+ * (delegation, faults, the settings page). A variable given as undefined in `extraEnv` is left out.
+ */
 export class DelegationWorld {
   readonly fake = new FakeOpenRouter();
   readonly model: ScriptedModel;
   home = '';
   project = '';
   env: NodeJS.ProcessEnv = {};
-  private readonly cleanups: Array<() => Promise<unknown>> = [];
+  locations!: Locations;
+  protected readonly cleanups: Array<() => Promise<unknown>> = [];
+  private readonly options: WorldOptions;
 
-  constructor() {
+  constructor(options: WorldOptions = {}) {
+    this.options = options;
     this.model = new ScriptedModel(this.fake, { apiKey: KEY });
   }
 
   /** Starts the fake and makes a home whose settings.json holds `settings`. */
   async start(settings: Record<string, unknown> = {}, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
-    this.fake.addKey(KEY, { limit: 100, limitRemaining: 90, usage: 10 });
+    this.fake.addKey(KEY, this.options.balance ?? { limit: 100, limitRemaining: 90, usage: 10 });
     await this.fake.start();
-    const { home, project, tmp, cleanup } = await makeDelegationHome('ord-deleg-', settings);
+    const { home, project, tmp, cleanup } = await makeDelegationHome(this.options.prefix ?? 'ord-deleg-', settings);
     this.home = home;
     this.project = project;
     this.env = delegationEnv(home, this.fake.baseUrl, tmp, extraEnv);
+    for (const [name, value] of Object.entries(this.env)) if (value === undefined) delete this.env[name];
+    this.locations = resolveLocations(this.env);
     this.cleanups.push(cleanup, () => this.fake.stop(), async () => this.model.stop());
   }
 
   /** Ends every job and the service, then removes the home. */
   async stop(): Promise<void> {
-    await runCli(['stop', '--kill-jobs'], this.env);
+    await this.endService();
     while (this.cleanups.length) await this.cleanups.pop()?.();
+  }
+
+  /** Stops this home's service, killing its jobs (never another home's: nothing runs before start()). */
+  protected async endService(): Promise<void> {
+    if (this.env.OPENROUTER_DELEGATE_HOME) await runCli(['stop', '--kill-jobs'], this.env);
   }
 
   async bridge(extraEnv: NodeJS.ProcessEnv = {}): Promise<Client> {

@@ -16,12 +16,8 @@ import type { JobView } from '../../src-main/contract/index.js';
 import { killTree } from '../../src-main/core/jobs/process-tree.js';
 import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
-import { resolveLocations } from '../../src-main/ipc/locations.js';
-import type { Locations } from '../../src-main/ipc/locations.js';
-import { CLI, assertBuilt, runCli } from './built.js';
-import { alive, delegationEnv, KEY, makeDelegationHome } from './delegation.js';
-import { ScriptedModel } from './fake-anthropic.js';
-import { FakeOpenRouter } from './fake-openrouter.js';
+import { CLI, assertBuilt } from './built.js';
+import { DelegationWorld, alive } from './delegation.js';
 
 const run = promisify(execFile);
 
@@ -57,29 +53,19 @@ export interface StartFields {
   maxCostUsd?: number;
 }
 
-export class FaultWorld {
-  readonly fake = new FakeOpenRouter();
-  readonly model = new ScriptedModel(this.fake, { apiKey: KEY });
-  home = '';
-  project = '';
-  env: NodeJS.ProcessEnv = {};
-  locations!: Locations;
+export class FaultWorld extends DelegationWorld {
   private readonly services: Array<{ child: ChildProcessWithoutNullStreams; exited: ServiceProcess['exited'] }> = [];
   private readonly clients: IpcClient[] = [];
   private readonly gates: Gate[] = [];
-  private readonly cleanups: Array<() => Promise<unknown>> = [];
+
+  constructor() {
+    super({ prefix: 'ord-fault-' });
+  }
 
   /** Starts the fake and makes a home whose settings.json holds `settings` (no retries by default). */
-  async start(settings: Record<string, unknown> = {}, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+  override async start(settings: Record<string, unknown> = {}, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
     assertBuilt();
-    this.fake.addKey(KEY, { limit: 100, limitRemaining: 90, usage: 10 });
-    await this.fake.start();
-    const { home, project, tmp, cleanup } = await makeDelegationHome('ord-fault-', settings);
-    this.home = home;
-    this.project = project;
-    this.env = delegationEnv(home, this.fake.baseUrl, tmp, extraEnv);
-    this.locations = resolveLocations(this.env);
-    this.cleanups.push(cleanup, () => this.fake.stop(), async () => this.model.stop());
+    await super.start(settings, extraEnv);
   }
 
   /** Runs after the services and delegates are gone, before the home is removed (LIFO). */
@@ -156,12 +142,12 @@ export class FaultWorld {
    * Stops every service (killing their jobs), kills any delegate a killed service left behind, then runs
    * the other clean-ups and removes the home.
    */
-  async stop(): Promise<void> {
+  override async stop(): Promise<void> {
     // A delegate killed under a test leaves its Bash call behind, in a session of its own where no kill
     // of the job's tree reaches it any more: opening its gate lets it end.
     for (const gate of this.gates.splice(0)) await gate.open().catch(() => undefined);
     for (const client of this.clients.splice(0)) client.close();
-    if (this.env.OPENROUTER_DELEGATE_HOME) await runCli(['stop', '--kill-jobs'], this.env);
+    await this.endService();
     for (const { child, exited } of this.services.splice(0)) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;

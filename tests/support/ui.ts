@@ -10,10 +10,8 @@ import type { Readable } from 'node:stream';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { CLI, ROOT, runCli } from './built.js';
-import { KEY, delegationEnv, makeDelegationHome } from './delegation.js';
-import { ScriptedModel } from './fake-anthropic.js';
-import { FakeOpenRouter } from './fake-openrouter.js';
+import { CLI, ROOT } from './built.js';
+import { DelegationWorld } from './delegation.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Where the test run leaves its screenshots (not committed: test-results/ is ignored). */
@@ -64,50 +62,37 @@ export interface ServiceProcess {
   stdout: () => string;
 }
 
-/** One home, one fake OpenRouter, one service serving the page. */
-export class UiWorld {
-  readonly fake = new FakeOpenRouter();
-  readonly model: ScriptedModel;
-  home = '';
-  project = '';
-  env: NodeJS.ProcessEnv = {};
+/** Starts `serve --ui` with `env` and waits for its "ready" line; the page's URL (token included) comes before it. */
+export async function serveSettingsPage(env: NodeJS.ProcessEnv, extraArgs: string[] = []): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--ui', '--notify-ready', ...extraArgs], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const found = /Settings page: (\S+)/.exec(out);
+      if (found?.[1] && /^ready$/m.test(out)) resolve(found[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`serve --ui exited (${code}) before it was ready:\n${err}`)));
+  });
+  return { child, url, stderr: () => err, stdout: () => out };
+}
+
+/** Give to start() as `extraEnv`: no OPENROUTER_API_KEY, so the key must be set through the page, into the real keychain. */
+export const NO_ENV_KEY: NodeJS.ProcessEnv = { OPENROUTER_API_KEY: undefined };
+
+/** A delegation world whose service also serves the settings page. */
+export class UiWorld extends DelegationWorld {
   service: ServiceProcess | null = null;
-  private readonly cleanups: Array<() => Promise<unknown>> = [];
 
   constructor() {
-    this.model = new ScriptedModel(this.fake, { apiKey: KEY });
+    super({ prefix: 'ord-ui-', balance: { limit: 100, limitRemaining: 87.5, usage: 12.5, usageDaily: 0.42, usageWeekly: 3.1, usageMonthly: 12.5 } });
   }
 
-  /**
-   * `envKey`: give the service OPENROUTER_API_KEY (as the delegation tests do); without it the key
-   * must be set through the page, into the real keychain.
-   */
-  async start(options: { settings?: Record<string, unknown>; envKey?: boolean } = {}): Promise<void> {
-    this.fake.addKey(KEY, { limit: 100, limitRemaining: 87.5, usage: 12.5, usageDaily: 0.42, usageWeekly: 3.1, usageMonthly: 12.5 });
-    await this.fake.start();
-    const { home, project, tmp, cleanup } = await makeDelegationHome('ord-ui-', options.settings ?? {});
-    this.home = home;
-    this.project = project;
-    this.env = delegationEnv(home, this.fake.baseUrl, tmp, options.envKey === false ? { OPENROUTER_API_KEY: undefined } : {});
-    if (options.envKey === false) delete this.env.OPENROUTER_API_KEY;
-    this.cleanups.push(cleanup, () => this.fake.stop(), async () => this.model.stop());
-  }
-
-  /** Starts `serve --ui` and waits for its "ready" line; the page's URL (token included) comes before it. */
+  /** Starts `serve --ui` for this home. */
   async startService(extraArgs: string[] = []): Promise<ServiceProcess> {
-    const child = spawn(process.execPath, [CLI, 'serve', '--ui', '--notify-ready', ...extraArgs], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const found = /Settings page: (\S+)/.exec(out);
-        if (found?.[1] && /^ready$/m.test(out)) resolve(found[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`serve --ui exited (${code}) before it was ready:\n${err}`)));
-    });
-    this.service = { child, url, stderr: () => err, stdout: () => out };
+    this.service = await serveSettingsPage(this.env, extraArgs);
     return this.service;
   }
 
@@ -122,11 +107,9 @@ export class UiWorld {
     });
   }
 
-  /** Ends every job and the service, then removes the home. */
-  async stop(): Promise<void> {
-    if (this.service) await runCli(['stop', '--kill-jobs'], this.env);
+  protected override async endService(): Promise<void> {
+    await super.endService();
     await this.stopService('SIGKILL');
-    while (this.cleanups.length) await this.cleanups.pop()?.();
   }
 
   /** The page's URL at a section: "#token=…&jobs". */
