@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { contentSecurityPolicy } from '../contract/present/window-options.js';
+import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../contract/present/window-options.js';
 
 export const PAGE_SCHEME = 'app';
 const PAGE_HOST = 'settings';
@@ -16,15 +16,6 @@ export const PAGE_URL = `${PAGE_SCHEME}://${PAGE_HOST}/index.html`;
 
 /** For protocol.registerSchemesAsPrivileged, before the app is ready: a standard, secure origin. */
 export const PAGE_SCHEME_PRIVILEGES = { standard: true, secure: true, supportFetchAPI: false, corsEnabled: false, stream: false } as const;
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.woff2': 'font/woff2',
-};
 
 function notFound(): Response {
   return new Response('Not found.', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
@@ -50,7 +41,7 @@ export function pageFile(root: string, url: string): string | null {
   if (/[\\\0]/.test(pathname) || pathname.split('/').some((segment) => segment === '..' || segment === '.')) return null;
   const base = path.resolve(root);
   const file = path.resolve(base, `.${pathname}`);
-  return file.startsWith(`${base}${path.sep}`) && CONTENT_TYPES[path.extname(file)] ? file : null;
+  return file.startsWith(`${base}${path.sep}`) && PAGE_FILE_TYPES[path.extname(file)] ? file : null;
 }
 
 /** protocol.handle's handler for PAGE_SCHEME: the page's files, with the CSP on every response. */
@@ -68,7 +59,7 @@ export function createPageHandler(root: string): (request: { url: string }) => P
     return new Response(new Uint8Array(body), {
       status: 200,
       headers: {
-        'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream',
+        'content-type': PAGE_FILE_TYPES[path.extname(file)] ?? 'application/octet-stream',
         'content-security-policy': csp,
         'x-content-type-options': 'nosniff',
         'cache-control': 'no-store',

@@ -19,7 +19,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
-import { contentSecurityPolicy } from '../contract/present/window-options.js';
+import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../contract/present/window-options.js';
 import { MAX_FRAME_BYTES, ServiceError } from '../contract/protocol.js';
 import type { WireError } from '../contract/protocol.js';
 import { generateToken, tokensEqual, writePrivateFile } from './runtime-dir.js';
@@ -47,15 +47,6 @@ export interface HttpUiAddress {
 }
 
 const LOOPBACK = '127.0.0.1';
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.woff2': 'font/woff2',
-  '.json': 'application/json',
-};
 /** The same policy as the Electron window's: no inline script, no eval, nothing remote. */
 const PAGE_CSP = contentSecurityPolicy();
 const COMMON_HEADERS = {
@@ -157,9 +148,9 @@ export class HttpUiServer {
       for (const entry of await readdir(dir, { withFileTypes: true })) {
         const file = path.join(dir, entry.name);
         if (entry.isDirectory()) await visit(file);
-        else if (entry.isFile() && CONTENT_TYPES[path.extname(entry.name)]) {
+        else if (entry.isFile() && PAGE_FILE_TYPES[path.extname(entry.name)]) {
           const urlPath = `/${path.relative(root, file).split(path.sep).join('/')}`;
-          this.files.set(urlPath, { body: await readFile(file), type: CONTENT_TYPES[path.extname(entry.name)] as string });
+          this.files.set(urlPath, { body: await readFile(file), type: PAGE_FILE_TYPES[path.extname(entry.name)] as string });
         }
       }
     };

@@ -109,6 +109,19 @@ export function contentSecurityPolicy(options: { meta?: boolean } = {}): string 
   return (options.meta ? policy.filter((directive) => !directive.startsWith('frame-ancestors')) : policy).join('; ');
 }
 
+/**
+ * The settings page's files, by extension, with the content type both hosts serve them with (the
+ * window's app:// protocol and the loopback host); a file of any other kind is never served.
+ */
+export const PAGE_FILE_TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+};
+
 const MAX_EXTERNAL_URL_CHARS = 2048;
 
 /**
