@@ -19,34 +19,43 @@ afterEach(async () => {
   await world.stop();
 });
 
+/**
+ * A job held at its Bash call (it has asked the model once and waits for the gate), under a service that
+ * is then killed with SIGKILL. The delegate runs on.
+ */
+async function heldJobUnderKilledService(name: string, answer: string) {
+  await world.start();
+  const gate = world.gate(name);
+  world.model.script(name, [
+    { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait for the gate' } } },
+    { text: answer },
+  ]);
+  const first = await world.serve();
+  const before = await world.connect();
+  const started = await world.startJob(before, { prompt: `${m(name)} go`, allowedTools: ['Bash'] });
+  const jobId = started.job.id;
+  const running = await world.waitForRunning(before, jobId);
+  await expect.poll(() => world.model.requestsFor(name).length, { timeout: 30_000 }).toBe(1);
+  process.kill(first.pid, 'SIGKILL');
+  const exit = await first.exited;
+  return { gate, jobId, running, exit };
+}
+
 describe('a service killed with SIGKILL mid-job', { timeout: 90_000 }, () => {
   it('leaves the delegate running; the restarted service adopts that same process and collects its result', async () => {
-    await world.start();
-    const gate = world.gate('adopt');
-    world.model.script('adopt', [
-      { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait for the gate' } } },
-      { text: 'Finished under the second service.' },
-    ]);
-    const first = await world.serve();
-    const before = await world.connect();
-    const started = await world.startJob(before, { prompt: `${m('adopt')} go`, allowedTools: ['Bash'] });
-    const running = await world.waitForRunning(before, started.job.id);
+    const { gate, jobId, running, exit } = await heldJobUnderKilledService('adopt', 'Finished under the second service.');
     const delegatePid = running.job.pid ?? 0;
-    // Held at its Bash call: it has asked the model once and waits for the gate.
-    await expect.poll(() => world.model.requestsFor('adopt').length, { timeout: 30_000 }).toBe(1);
-
-    process.kill(first.pid, 'SIGKILL');
-    expect((await first.exited).signal).toBe('SIGKILL');
+    expect(exit.signal).toBe('SIGKILL');
     expect(alive(delegatePid)).toBe(true);
 
     await world.serve();
     const after = await world.connect();
-    const adopted = await after.call('jobs.status', { jobId: started.job.id });
+    const adopted = await after.call('jobs.status', { jobId });
     expect(adopted.job.state).toBe('running');
     expect(adopted.job.pid).toBe(delegatePid);
 
     await gate.open();
-    const result = await after.call('jobs.result', { jobId: started.job.id, waitSeconds: 90 });
+    const result = await after.call('jobs.result', { jobId, waitSeconds: 90 });
     expect(result.job.state).toBe('succeeded');
     expect(result.resultText).toBe('Finished under the second service.');
     expect(result.job.toolCalls).toBe(1);
@@ -57,20 +66,8 @@ describe('a service killed with SIGKILL mid-job', { timeout: 90_000 }, () => {
   });
 
   it.skipIf(process.platform !== 'linux')('killed between spawning a delegate and recording it: the next service finds the delegate by its marker and adopts it, never spawning it twice', async () => {
-    await world.start();
-    const gate = world.gate('unrecorded');
-    world.model.script('unrecorded', [
-      { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait for the gate' } } },
-      { text: 'Adopted, not run twice.' },
-    ]);
-    const first = await world.serve();
-    const before = await world.connect();
-    const started = await world.startJob(before, { prompt: `${m('unrecorded')} go`, allowedTools: ['Bash'] });
-    const running = await world.waitForRunning(before, started.job.id);
+    const { gate, jobId, running } = await heldJobUnderKilledService('unrecorded', 'Adopted, not run twice.');
     const delegatePid = running.job.pid ?? 0;
-    await expect.poll(() => world.model.requestsFor('unrecorded').length, { timeout: 30_000 }).toBe(1);
-    process.kill(first.pid, 'SIGKILL');
-    await first.exited;
     // What the record says when the service dies in that moment: still queued, no pid.
     const file = path.join(running.files.dir, 'job.json');
     const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
@@ -78,12 +75,12 @@ describe('a service killed with SIGKILL mid-job', { timeout: 90_000 }, () => {
 
     await world.serve();
     const after = await world.connect();
-    const adopted = await after.call('jobs.status', { jobId: started.job.id });
+    const adopted = await after.call('jobs.status', { jobId });
     expect(adopted.job.state).toBe('running');
     expect(adopted.job.pid).toBe(delegatePid);
 
     await gate.open();
-    const result = await after.call('jobs.result', { jobId: started.job.id, waitSeconds: 90 });
+    const result = await after.call('jobs.result', { jobId, waitSeconds: 90 });
     expect(result.job.state).toBe('succeeded');
     expect(result.resultText).toBe('Adopted, not run twice.');
     expect(world.model.requestsFor('unrecorded')).toHaveLength(2);
