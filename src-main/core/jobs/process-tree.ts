@@ -488,26 +488,34 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
- * Processes whose environment holds `name=value` (Linux, from /proc/<pid>/environ; elsewhere the
- * environment of another process cannot be read reliably, and this returns []). A delegate's tools run
- * their commands in sessions of their own: once the delegate is gone, its job marker is the only link
- * left to them. This process is never included.
+ * Running processes by the value `name` has in their environment (Linux, from /proc/<pid>/environ;
+ * elsewhere the environment of another process cannot be read reliably, and this is empty). A
+ * delegate's tools run their commands in sessions of their own: once the delegate is gone, its job
+ * marker is the only link left to them. This process is never included. One pass over /proc.
  */
-export async function processesWithEnv(name: string, value: string): Promise<Array<{ pid: number; startTime: string | null }>> {
-  if (process.platform !== 'linux') return [];
-  const needle = Buffer.from(`${name}=${value}\0`);
+export async function processesByEnv(name: string): Promise<Map<string, Array<{ pid: number; startTime: string | null }>>> {
+  const found = new Map<string, Array<{ pid: number; startTime: string | null }>>();
+  if (process.platform !== 'linux') return found;
+  const prefix = `${name}=`;
   const names = await readdir('/proc').catch(() => [] as string[]);
-  const found: Array<{ pid: number; startTime: string | null }> = [];
   await Promise.all(
     names
       .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
       .map(async (entry) => {
-        const environ = await readFile(`/proc/${entry}/environ`).catch(() => null);
-        // The first entry has no NUL before it; every other one does.
-        if (!environ || !(environ.indexOf(needle) === 0 || environ.indexOf(Buffer.concat([Buffer.from([0]), needle])) !== -1)) return;
+        const environ = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => null);
+        const variable = environ?.split('\0').find((item) => item.startsWith(prefix));
+        if (variable === undefined) return;
+        const value = Buffer.from(variable.slice(prefix.length), 'latin1').toString('utf8');
         const pid = Number(entry);
-        found.push({ pid, startTime: await processStartTime(pid) });
+        const startTime = await processStartTime(pid);
+        // No await between the look-up and the set: the other readers run in between.
+        found.set(value, [...(found.get(value) ?? []), { pid, startTime }]);
       }),
   );
   return found;
+}
+
+/** The processes whose environment holds `name=value` (see processesByEnv). */
+export async function processesWithEnv(name: string, value: string): Promise<Array<{ pid: number; startTime: string | null }>> {
+  return (await processesByEnv(name)).get(value) ?? [];
 }

@@ -26,7 +26,7 @@ import { estimateCostUsd, fetchBilledCost } from './cost.js';
 import { promptPreview, resolveDirectory, resolveAllowedTools, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
 import { JobNotFoundError } from './job-store.js';
 import type { JobStore } from './job-store.js';
-import { isSameProcess, killTree, processesWithEnv, spawnDetached } from './process-tree.js';
+import { isSameProcess, killTree, processesByEnv, processesWithEnv, spawnDetached } from './process-tree.js';
 import { StreamParser } from './stream-parser.js';
 import { StreamTail, readStreamFile } from './stream-tail.js';
 
@@ -122,9 +122,11 @@ export class Supervisor {
     records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     const loaded = records.map((record) => this.live(record));
     for (const job of loaded) this.jobs.set(job.record.id, job);
+    // Queued jobs may have been spawned by a service that died before recording it: one look at /proc for all of them.
+    const marked = loaded.some((job) => job.record.state === 'queued') ? await processesByEnv(ENV.job) : new Map<string, never[]>();
     for (const job of loaded) {
       if (job.record.state === 'running') await this.recover(job);
-      else if (job.record.state === 'queued') await this.requeue(job);
+      else if (job.record.state === 'queued') await this.requeue(job, marked.get(job.record.id) ?? []);
       else if (job.record.billing === 'pending' && job.record.generationIds.length > 0) this.bill(job);
     }
     await this.prune();
@@ -138,9 +140,9 @@ export class Supervisor {
    * A job the last service left queued. If its stream has output, the last service spawned it and died
    * before it could record that: never spawn it twice — finish it from its stream instead.
    */
-  private async requeue(job: LiveJob): Promise<void> {
+  private async requeue(job: LiveJob, marked: Array<{ pid: number; startTime: string | null }>): Promise<void> {
     // Spawned, but the service died before it could record that: its process carries the job's marker.
-    const spawned = await this.findSpawned(job.record.id);
+    const spawned = oldestProcess(marked);
     if (spawned) {
       Object.assign(job.record, { state: 'running', startedAt: job.record.startedAt ?? new Date(this.now()).toISOString(), pid: spawned.pid, pidStartTime: spawned.startTime });
       await this.persist(job);
@@ -722,13 +724,6 @@ export class Supervisor {
     await this.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
   }
 
-  /** The delegate of a job whose pid was never recorded: the oldest process carrying its marker (its children start later). */
-  private async findSpawned(jobId: string): Promise<{ pid: number; startTime: string } | null> {
-    const marked = (await processesWithEnv(ENV.job, jobId)).filter((p): p is { pid: number; startTime: string } => p.startTime !== null);
-    const ticks = (p: { startTime: string }) => Number(p.startTime.split(':').pop());
-    return marked.sort((a, b) => ticks(a) - ticks(b))[0] ?? null;
-  }
-
   /** An adopted process is not our child, so no exit event: check on it until it is gone. */
   private watchAdopted(job: LiveJob): void {
     const { pid, pidStartTime } = job.record;
@@ -845,6 +840,13 @@ export class Supervisor {
   private wake(job: LiveJob): void {
     for (const waiter of [...job.waiters]) waiter();
   }
+}
+
+/** The delegate among a job's marked processes: the oldest (its children start later). */
+function oldestProcess(marked: Array<{ pid: number; startTime: string | null }>): { pid: number; startTime: string } | null {
+  const known = marked.filter((p): p is { pid: number; startTime: string } => p.startTime !== null);
+  const ticks = (p: { startTime: string }) => Number(p.startTime.split(':').pop());
+  return known.sort((a, b) => ticks(a) - ticks(b))[0] ?? null;
 }
 
 function lastLine(text: string): string {

@@ -13,6 +13,7 @@ import {
   listDescendants,
   parseProcStat,
   processStartTime,
+  processesByEnv,
   processesWithEnv,
   spawnDetached,
 } from '../../../src-main/core/jobs/process-tree.js';
@@ -385,5 +386,15 @@ describe.skipIf(!linux)('processesWithEnv', () => {
 
     expect(await processesWithEnv('ORD_TEST_MARK', marker)).toEqual([{ pid: marked.pid, startTime: marked.startTime }]);
     expect(await processesWithEnv('ORD_TEST_MARK', 'nobody')).toEqual([]);
+  });
+
+  it('finds every process that carries the same marker (a delegate and the commands it started)', async () => {
+    const marker = `job-${process.pid}-${Date.now()}-many`;
+    const env = { ...process.env, ORD_TEST_MARK: marker };
+    const spawned = await Promise.all(['a', 'b', 'c'].map((name) => spawnDetached({ command: 'sleep', args: ['300'], cwd: dir, env, ...files(name) })));
+    for (const child of spawned) started.push({ pid: child.pid, startTime: child.startTime });
+
+    const found = (await processesByEnv('ORD_TEST_MARK')).get(marker) ?? [];
+    expect(found.map((p) => p.pid).sort()).toEqual(spawned.map((child) => child.pid).sort());
   });
 });
