@@ -1,4 +1,4 @@
-// Layers by runtime (STYLE.md §1), said in lint rules:
+// Layers by runtime (docs/ARCHITECTURE.md §9), said in lint rules:
 //   contract  pure schemas and types: imports nothing of ours and no Node built-ins
 //   ipc       Node transport: the contract only
 //   core      the service: never electron, never the CLI or the bridge
@@ -13,7 +13,7 @@ const layer = (files, patterns) => ({
   rules: { 'no-restricted-imports': ['error', { patterns }] },
 });
 
-const electron = { group: ['electron', 'electron/*'], message: 'src-main/core and the transports never import electron (DESIGN.md §8).' };
+const electron = { group: ['electron', 'electron/*'], message: 'src-main/core and the transports never import electron (docs/ARCHITECTURE.md §8).' };
 const core = { group: ['**/core/**', '**/core'], message: 'Only the contract and the ipc transport may be imported here, never core internals.' };
 const cli = { group: ['**/cli/**'], message: 'The CLI is an entry point; nothing imports it.' };
 const electronDir = { group: ['**/electron/**'], message: 'Only src-main/electron may use the Electron shell.' };

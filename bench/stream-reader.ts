@@ -16,7 +16,7 @@ import { readStreamFile, StreamTail } from '../src-main/core/jobs/stream-tail.js
 import { median, ms, printTable } from './lib/stats.js';
 import type { BudgetRow } from './lib/stats.js';
 
-const CLAUDE_FIXTURES = fileURLToPath(new URL('../../shared/fixtures/claude/', import.meta.url));
+const CLAUDE_FIXTURES = fileURLToPath(new URL('../tests/fixtures/claude/', import.meta.url));
 const TARGET_BYTES = Number(process.env.BENCH_STREAM_MB ?? 52) * 1024 * 1024;
 const RUNS = Number(process.env.BENCH_STREAM_RUNS ?? 5);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a command inside a private D-Bus session with an unlocked gnome-keyring, so the keychain code is
-# tested against a real Secret Service (DESIGN.md §8), in CI and on a developer's machine alike.
+# tested against a real Secret Service (docs/ARCHITECTURE.md §8), in CI and on a developer's machine alike.
 #
 #   scripts/with-keyring.sh npx vitest run tests/core/secrets
 #

@@ -1,5 +1,5 @@
 /**
- * How the bridge starts the service when none answers (DESIGN.md §1): the tray app when it is
+ * How the bridge starts the service when none answers (docs/ARCHITECTURE.md §1): the tray app when it is
  * installed and a display exists, otherwise the headless service. The bridge ships beside the CLI
  * (dist/bridge ↔ dist/cli, in a checkout and in the packaged app alike), so the headless service is
  * that CLI's `serve`, run by the Node that runs the bridge.

@@ -1,6 +1,6 @@
 /**
  * Every tool the bridge offers, and how the policy shapes them: descriptions follow the mode, and
- * mode `off` hides the delegate tools (DESIGN.md §3). Changing them notifies the client
+ * mode `off` hides the delegate tools (docs/ARCHITECTURE.md §3). Changing them notifies the client
  * (`notifications/tools/list_changed`).
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';

@@ -1,4 +1,4 @@
-/** Environment variables the app reads (DESIGN.md §7); one place, so every runtime agrees. */
+/** Environment variables the app reads (docs/ARCHITECTURE.md §7); one place, so every runtime agrees. */
 export const ENV = {
   /** One folder for all config, state and runtime files; two homes are fully isolated. */
   home: 'OPENROUTER_DELEGATE_HOME',

@@ -1,5 +1,5 @@
 /**
- * Delegated jobs (DESIGN.md §3, §4): what is stored per job, what the tools see, and the
+ * Delegated jobs (docs/ARCHITECTURE.md §3, §4): what is stored per job, what the tools see, and the
  * requests that start, follow, continue, cancel and list them.
  */
 import { z } from 'zod';

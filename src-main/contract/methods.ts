@@ -1,5 +1,5 @@
 /**
- * The service contract (DESIGN.md §2): every operation is one entry here, method name →
+ * The service contract (docs/ARCHITECTURE.md §2): every operation is one entry here, method name →
  * request schema and response schema. The socket dispatcher, the bridge client and (later)
  * the preload and the loopback HTTP routes are all derived from this table.
  */

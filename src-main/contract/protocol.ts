@@ -1,5 +1,5 @@
 /**
- * Wire protocol of the local IPC (DESIGN.md §2): newline-delimited JSON frames.
+ * Wire protocol of the local IPC (docs/ARCHITECTURE.md §2): newline-delimited JSON frames.
  * The first client frame must be `hello` with the token; the server says nothing before it.
  */
 import { z } from 'zod';

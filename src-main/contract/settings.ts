@@ -1,5 +1,5 @@
 /**
- * The user's settings (DESIGN.md §5). The schema is the single source of truth for
+ * The user's settings (docs/ARCHITECTURE.md §5). The schema is the single source of truth for
  * defaults and validation: the service, the CLI and the settings window all parse with it.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * Claude Code set-up over the contract (DESIGN.md §6: the settings window's "Claude Code" page):
+ * Claude Code set-up over the contract (docs/ARCHITECTURE.md §6: the settings window's "Claude Code" page):
  * whether this installation's bridge is registered, the exact command, and the doctor's checks —
  * the same answers `openrouter-delegate install | uninstall | doctor` print.
  */

@@ -1,5 +1,5 @@
 /**
- * The tray app (DESIGN.md §6): hosts the same service core as `openrouter-delegate serve` and adds a
+ * The tray app (docs/ARCHITECTURE.md §6): hosts the same service core as `openrouter-delegate serve` and adds a
  * tray, notifications and the settings window around it. What the tray and the notifications say is
  * decided by the pure presenters in src-main/contract/present; this class gathers their input from
  * the service, turns their output into Electron calls, and runs the menu's actions through the

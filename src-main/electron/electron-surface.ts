@@ -1,5 +1,5 @@
 /**
- * The part of Electron the desktop shell uses, as a narrow interface (STYLE.md: the Electron app is
+ * The part of Electron the desktop shell uses, as a narrow interface (docs/ARCHITECTURE.md §9: the Electron app is
  * injected, not imported). main.ts hands in the real module — and the compiler checks there that the
  * real module fits these shapes, against Electron's own type definitions; tests hand in plain fakes.
  *

@@ -1,5 +1,5 @@
 /**
- * The settings window's one registration point (STYLE.md §3): one `ipcMain.handle` per contract
+ * The settings window's one registration point (docs/ARCHITECTURE.md §9): one `ipcMain.handle` per contract
  * method, each checking the sender before anything else, then handing the call to the service's
  * dispatcher — which validates the parameters against the contract exactly as for the socket.
  * Service events go the other way, to the window only.

@@ -1,5 +1,5 @@
 /**
- * The settings window's whole API, built from the contract's method names (DESIGN.md §6): each
+ * The settings window's whole API, built from the contract's method names (docs/ARCHITECTURE.md §6): each
  * method invokes its own channel and unwraps the reply; `onEvent` hands the page service events.
  * Nothing else — in particular never ipcRenderer itself, nor the IPC event (its `sender` is
  * ipcRenderer). A factory, so tests build it with a fake ipcRenderer; preload.ts only exposes it.

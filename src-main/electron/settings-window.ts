@@ -1,5 +1,5 @@
 /**
- * The settings window shell (DESIGN.md §6, Electron hardening): one BrowserWindow at a time, built
+ * The settings window shell (docs/ARCHITECTURE.md §6, Electron hardening): one BrowserWindow at a time, built
  * from the pure settingsWindowOptions (sandbox, context isolation, no Node), with the CSP on every
  * response, every navigation away and every new window denied, permissions refused, and https links
  * handed to the user's browser only when isAllowedExternalUrl says so. It also decides which IPC

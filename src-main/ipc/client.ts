@@ -1,5 +1,5 @@
 /**
- * The client end of the local IPC (DESIGN.md §2), used by the MCP bridge and the CLI: reads the token,
+ * The client end of the local IPC (docs/ARCHITECTURE.md §2), used by the MCP bridge and the CLI: reads the token,
  * connects, says hello, then makes typed calls against the contract and receives events.
  */
 import { readFile } from 'node:fs/promises';

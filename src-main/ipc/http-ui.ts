@@ -1,5 +1,5 @@
 /**
- * The settings page's second host (DESIGN.md §2), for machines without a desktop: the built page and
+ * The settings page's second host (docs/ARCHITECTURE.md §2), for machines without a desktop: the built page and
  * the contract over HTTP on 127.0.0.1 only, opt-in (`openrouter-delegate serve --ui`).
  *
  *   GET  /, /assets/…            the built page (public code, no secrets): no token needed

@@ -1,5 +1,5 @@
 /**
- * Where everything lives (DESIGN.md §7). OS conventions via env-paths, or everything under
+ * Where everything lives (docs/ARCHITECTURE.md §7). OS conventions via env-paths, or everything under
  * OPENROUTER_DELEGATE_HOME when it is set. The bridge uses this too, to find the socket.
  */
 import { createHash } from 'node:crypto';

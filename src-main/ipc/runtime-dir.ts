@@ -1,5 +1,5 @@
 /**
- * The per-user runtime directory that holds the socket and the token (DESIGN.md §2), and the token itself.
+ * The per-user runtime directory that holds the socket and the token (docs/ARCHITECTURE.md §2), and the token itself.
  *
  * The directory is the first line of defence: only its owner can reach the socket inside it. So it must
  * be a real directory (not a symlink someone planted), owned by us, with no group/other permissions.

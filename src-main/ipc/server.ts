@@ -1,5 +1,5 @@
 /**
- * The service end of the local IPC (DESIGN.md §2): a Unix socket (a named pipe on Windows) in the
+ * The service end of the local IPC (docs/ARCHITECTURE.md §2): a Unix socket (a named pipe on Windows) in the
  * private runtime directory, a token in the first frame, then requests dispatched into the contract.
  *
  * Single instance per home, without a window where two servers both think they won:

@@ -1,5 +1,5 @@
 /**
- * Which host runs the service (DESIGN.md §1): the tray app where it is installed and a display
+ * Which host runs the service (docs/ARCHITECTURE.md §1): the tray app where it is installed and a display
  * exists, else the headless service. `openrouter-delegate start` and the MCP bridge both decide this,
  * and the bridge may import only the contract and this transport layer, so the decision, the install
  * layouts it relies on and the wait for a started app's socket live here, once.

@@ -293,7 +293,7 @@ describe('supervision', () => {
     });
     const finishedId = store.newJobId();
     const finished = await store.create(record(finishedId), 'prompt');
-    await copyFile(fileURLToPath(new URL('../../../shared/fixtures/claude/stream-success-tooluse-2.1.154.jsonl', import.meta.url)), finished.stream);
+    await copyFile(fileURLToPath(new URL('../fixtures/claude/stream-success-tooluse-2.1.154.jsonl', import.meta.url)), finished.stream);
     const lostId = store.newJobId();
     const lost = await store.create(record(lostId), 'prompt');
     await writeFile(lost.stream, '{"type":"system","subtype":"init","session_id":"x"}\n{"type":"assistant","message":{"id":"gen-1-a","content":[{"type":"text","text":"half'); // cut mid-line

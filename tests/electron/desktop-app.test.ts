@@ -1,5 +1,5 @@
 /**
- * The tray app's wiring, with Electron faked at the edge and everything else real (DESIGN.md §8):
+ * The tray app's wiring, with Electron faked at the edge and everything else real (docs/ARCHITECTURE.md §8):
  * the service core in a temp home, real `claude -p` jobs against the fake OpenRouter, the built
  * bridge over stdio. The menu is clicked and the dialogs answered the way a user would.
  */

@@ -1,5 +1,5 @@
 /**
- * A fake Electron at the edge (DESIGN.md §8): plain classes that record what the shell asks of them
+ * A fake Electron at the edge (docs/ARCHITECTURE.md §8): plain classes that record what the shell asks of them
  * and let a test play the user (click a menu item, a notification, a dialog button) or the page
  * (send an IPC call from some frame). Typed against ElectronSurface, so it cannot drift from what
  * the shell uses. The real `electron` package is never loaded: without its binary it would try to

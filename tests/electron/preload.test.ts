@@ -1,5 +1,5 @@
 /**
- * The preload exposes the contract and nothing else (DESIGN.md §6): one function per contract method,
+ * The preload exposes the contract and nothing else (docs/ARCHITECTURE.md §6): one function per contract method,
  * named like it, plus onEvent — never ipcRenderer, never the IPC event. Checked on the factory and on
  * the built bundle, loaded with a fake `electron` module the way a sandboxed preload is.
  */

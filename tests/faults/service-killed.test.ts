@@ -1,5 +1,5 @@
 /**
- * The service is killed with SIGKILL while a delegate works (DESIGN.md §4: jobs are files first, processes
+ * The service is killed with SIGKILL while a delegate works (docs/ARCHITECTURE.md §4: jobs are files first, processes
  * second). The delegate runs on, detached; the next service re-adopts it and collects its result.
  */
 import { readFile, writeFile } from 'node:fs/promises';

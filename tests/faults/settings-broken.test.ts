@@ -1,5 +1,5 @@
 /**
- * The settings file broken by hand while the service runs (DESIGN.md §5): the service says what is wrong,
+ * The settings file broken by hand while the service runs (docs/ARCHITECTURE.md §5): the service says what is wrong,
  * in which file and on which line, and keeps the last good settings in force rather than falling back to
  * the defaults or overwriting the user's file.
  */

@@ -1,5 +1,5 @@
 /**
- * Services racing for one home (DESIGN.md §1: one service per home): started at the same moment, exactly
+ * Services racing for one home (docs/ARCHITECTURE.md §1: one service per home): started at the same moment, exactly
  * one serves and the others exit at once, saying why; a job left by a killed service is adopted by the
  * winner only, and a job it left queued is started once, not once per racer.
  */

@@ -1,5 +1,5 @@
 /**
- * Fuzz of the MCP bridge (DESIGN.md §3): the built `openrouter-delegate-mcp` over stdio with the
+ * Fuzz of the MCP bridge (docs/ARCHITECTURE.md §3): the built `openrouter-delegate-mcp` over stdio with the
  * official SDK client, connected to a real service, called more than 5,000 times with arguments
  * generated from the input schemas the bridge itself advertises in tools/list: values the schema
  * accepts, and values it refuses (wrong types, out of range, too long, missing, not in the list).

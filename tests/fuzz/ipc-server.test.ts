@@ -1,5 +1,5 @@
 /**
- * Fuzz of the local IPC (DESIGN.md §2) against the real service: `openrouter-delegate serve` in a
+ * Fuzz of the local IPC (docs/ARCHITECTURE.md §2) against the real service: `openrouter-delegate serve` in a
  * throwaway home, its real IpcServer on a real Unix socket, its real dispatcher behind it.
  *
  * More than 20,000 frames, most of them valid frames damaged on purpose (bit flips, truncation, wrong
@@ -478,7 +478,7 @@ describe('IPC server fuzz (real service, real socket)', () => {
     }
     const endpoint = service.locations.socketPath;
 
-    // Clients that never finish a hello: the server says nothing to them and drops them (DESIGN.md §2).
+    // Clients that never finish a hello: the server says nothing to them and drops them (docs/ARCHITECTURE.md §2).
     const silent = await Promise.all(
       [Buffer.alloc(0), Buffer.from('{"type":"hello","token":"'), Buffer.from(' \n\r\n')].map(async (bytes) => {
         const wire = await Wire.connect(endpoint);

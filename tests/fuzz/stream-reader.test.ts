@@ -1,8 +1,8 @@
 /**
- * Fuzz of the job stream reader (DESIGN.md §4): what Claude Code writes into `stream.jsonl`, damaged
+ * Fuzz of the job stream reader (docs/ARCHITECTURE.md §4): what Claude Code writes into `stream.jsonl`, damaged
  * every way a killed, buggy or hostile writer could damage it, into the parser (StreamParser), the
  * one-pass file reader (readStreamFile) and the tailing reader (StreamTail) on real files.
- * Inputs: real lines from ../shared/fixtures/claude, mutated as JSON and as bytes, events generated
+ * Inputs: real lines from tests/fixtures/claude, mutated as JSON and as bytes, events generated
  * from the stream's own grammar with wrong types in every field, random bytes, and lines of megabytes.
  * Properties: nothing throws, nothing hangs; the parser's tail stays within its bounds (at most
  * TAIL_CAPACITY entries, each one line of at most 500 characters, each a valid TailEntry) and its
@@ -40,7 +40,7 @@ const RETAINED_LIMIT_MIB = 48;
 const HANG_MS = 30_000;
 const MAX_PROBLEMS = 25;
 
-const CLAUDE_FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/claude/', import.meta.url));
+const CLAUDE_FIXTURES = fileURLToPath(new URL('../fixtures/claude/', import.meta.url));
 const FIXTURE_LINES = readdirSync(CLAUDE_FIXTURES)
   .filter((name) => name.endsWith('.jsonl'))
   .flatMap((name) => readFileSync(path.join(CLAUDE_FIXTURES, name), 'utf8').split('\n'))

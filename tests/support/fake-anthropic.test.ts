@@ -88,7 +88,7 @@ interface RunOptions {
   unset?: string[];
 }
 
-/** One delegate turn, the way DESIGN.md §4 runs it: prompt on stdin, stream-json on stdout. */
+/** One delegate turn, the way docs/ARCHITECTURE.md §4 runs it: prompt on stdin, stream-json on stdout. */
 async function runClaude(prompt: string, options: RunOptions = {}): Promise<Run> {
   const env = {
     ...buildChildEnv({

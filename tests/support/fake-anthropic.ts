@@ -1,5 +1,5 @@
 /**
- * Plays the model for the real `claude -p` CLI (DESIGN.md §8): installs OpenRouter's Anthropic-compatible
+ * Plays the model for the real `claude -p` CLI (docs/ARCHITECTURE.md §8): installs OpenRouter's Anthropic-compatible
  * `POST /api/v1/messages` on a FakeOpenRouter and answers it from scripts, in the Messages API's SSE
  * format (or JSON when `stream` is false), with OpenRouter-style `gen-…` message ids whose cost the fake's
  * `/api/v1/generation` then reports.
@@ -28,7 +28,7 @@ import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { FakeOpenRouter, RecordedRequest } from './fake-openrouter.js';
 
-/** The real Claude Code CLI, a devDependency (DESIGN.md §8). */
+/** The real Claude Code CLI, a devDependency (docs/ARCHITECTURE.md §8). */
 export const CLAUDE_CLI = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
 
 /**

@@ -1,5 +1,5 @@
 /**
- * A fake OpenRouter on 127.0.0.1 for tests (DESIGN.md §8): real HTTP, real fixture bodies, the
+ * A fake OpenRouter on 127.0.0.1 for tests (docs/ARCHITECTURE.md §8): real HTTP, real fixture bodies, the
  * real error envelopes. Routes live in a table so more endpoints (e.g. `/api/v1/messages` with
  * Anthropic SSE) can be added with `route()` without touching the rest.
  */
@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-export const OPENROUTER_FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/openrouter/', import.meta.url));
+export const OPENROUTER_FIXTURES = fileURLToPath(new URL('../fixtures/openrouter/', import.meta.url));
 
 export function readFixture(name: string): string {
   return readFileSync(`${OPENROUTER_FIXTURES}${name}`, 'utf8');

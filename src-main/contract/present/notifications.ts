@@ -1,5 +1,5 @@
 /**
- * Desktop notifications as data (DESIGN.md §6): what to say when a job ends, and when the balance
+ * Desktop notifications as data (docs/ARCHITECTURE.md §6): what to say when a job ends, and when the balance
  * or the day's spend crosses a threshold. Alerts remember what they showed (AlertMemory), so each
  * shows once per crossing, never on every poll; src-main/electron keeps the memory and shows them.
  */

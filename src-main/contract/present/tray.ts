@@ -1,5 +1,5 @@
 /**
- * The tray as data (DESIGN.md §6): icon, tooltip and menu are a pure function of service state;
+ * The tray as data (docs/ARCHITECTURE.md §6): icon, tooltip and menu are a pure function of service state;
  * src-main/electron only turns the TrayView into Tray and Menu calls and runs the chosen action.
  * Every label made from data is shortened and has '&' escaped (text.ts).
  */

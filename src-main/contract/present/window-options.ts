@@ -1,5 +1,5 @@
 /**
- * The settings window's options and the renderer's security rules, as plain data (DESIGN.md §6,
+ * The settings window's options and the renderer's security rules, as plain data (docs/ARCHITECTURE.md §6,
  * Electron hardening): src-main/electron passes them to BrowserWindow, the CSP header and the
  * will-navigate / setWindowOpenHandler checks unchanged, so they are tested here without Electron.
  */

@@ -1,7 +1,7 @@
 /**
  * Turns the raw `GET /v1/models` body into the catalog the rest of the service works with.
  *
- * What the real captures taught us (../shared/fixtures/openrouter, both schemas):
+ * What the real captures taught us (tests/fixtures/openrouter, both schemas):
  * - Prices are per-token decimal strings; we keep $/M tokens.
  * - `prompt` and `completion` are always present, free models included (they say "0"): an omitted
  *   prompt/completion is therefore unknown (null), never assumed free. The 2026 schema omits

@@ -1,5 +1,5 @@
 /**
- * May this model be delegated to? The user's settings decide (DESIGN.md §5); this is the one
+ * May this model be delegated to? The user's settings decide (docs/ARCHITECTURE.md §5); this is the one
  * place that reads them for a model, so the table, the refusal and the job start agree.
  */
 import type { Settings } from '../../contract/settings.js';

@@ -1,5 +1,5 @@
 /**
- * Budgets (DESIGN.md §4): a daily cap and a reserve, checked before a job is spawned. Each
+ * Budgets (docs/ARCHITECTURE.md §4): a daily cap and a reserve, checked before a job is spawned. Each
  * active job reserves what it may still spend (its cap minus its estimate so far), so concurrent
  * starts cannot overshoot together: the check and the reservation happen in one synchronous step.
  */

@@ -1,5 +1,5 @@
 /**
- * The environment a delegated `claude -p` session receives (DESIGN.md §4). Built from an
+ * The environment a delegated `claude -p` session receives (docs/ARCHITECTURE.md §4). Built from an
  * allowlist so nothing of the parent's Anthropic login, cloud credentials or tokens leaks in;
  * then pointed at OpenRouter with the user's key and pinned to one model.
  */

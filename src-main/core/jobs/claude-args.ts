@@ -1,5 +1,5 @@
 /**
- * The `claude -p` command line of one job (DESIGN.md §4). The prompt goes on stdin, never argv.
+ * The `claude -p` command line of one job (docs/ARCHITECTURE.md §4). The prompt goes on stdin, never argv.
  * No MCP servers (strict config, empty set): a delegate cannot reach tools the user did not give it,
  * nor this service again. Settings come from the app-owned config dir only, so a project folder's
  * .claude/settings.json cannot widen permissions or add hooks.

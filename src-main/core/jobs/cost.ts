@@ -1,5 +1,5 @@
 /**
- * What a delegated job costs (DESIGN.md §4): a live estimate from token usage × the model's
+ * What a delegated job costs (docs/ARCHITECTURE.md §4): a live estimate from token usage × the model's
  * OpenRouter list prices, and, after the job, what OpenRouter actually billed per generation.
  * Claude Code's own `total_cost_usd` uses Anthropic's price list and is never used here.
  */

@@ -1,5 +1,5 @@
 /**
- * Jobs on disk (DESIGN.md §4): one private folder per job under the jobs directory holding
+ * Jobs on disk (docs/ARCHITECTURE.md §4): one private folder per job under the jobs directory holding
  * `job.json` (written atomically), `prompt.txt`, `stream.jsonl`, `stderr.log` and `result.txt`.
  * History survives restarts; one broken folder never hides the others; old jobs are pruned.
  *

@@ -1,5 +1,5 @@
 /**
- * The delegate's process and everything it starts (DESIGN.md §4). A job's `claude -p` runs detached
+ * The delegate's process and everything it starts (docs/ARCHITECTURE.md §4). A job's `claude -p` runs detached
  * (its own session and process group) with its stdio going straight into the job's files, so it
  * outlives a crashed service and loses no output; a restarted service recognises it by pid *and*
  * start time, so a recycled pid is never mistaken for a job. Cancel ends the whole tree, including

@@ -1,9 +1,9 @@
 /**
  * Reads a delegated job's `claude -p --output-format stream-json --verbose` output, one line at a
- * time, into what the service shows and bills (DESIGN.md §4): a bounded tail, tool-call counts,
+ * time, into what the service shows and bills (docs/ARCHITECTURE.md §4): a bounded tail, tool-call counts,
  * usage per assistant message, OpenRouter generation ids and the result.
  *
- * What the real captures taught us (../shared/fixtures/claude):
+ * What the real captures taught us (tests/fixtures/claude):
  * - Claude Code repeats the same assistant message once per content block (same `message.id`,
  *   one block each, the usage copied onto every repeat), and a sub-agent's repeats interleave with
  *   other messages. Usage is therefore kept per message id, never summed per line; repeats can

@@ -1,5 +1,5 @@
 /**
- * Follows a job's `stream.jsonl` as Claude Code writes it (DESIGN.md §4). The child writes straight
+ * Follows a job's `stream.jsonl` as Claude Code writes it (docs/ARCHITECTURE.md §4). The child writes straight
  * into the file, so the service can restart without losing output; this reads it back line by line.
  *
  * - Lines are split at the byte level and decoded per complete line, so a UTF-8 character split

@@ -1,5 +1,5 @@
 /**
- * The job supervisor (DESIGN.md §4): starts delegated `claude -p` sessions, follows their streams,
+ * The job supervisor (docs/ARCHITECTURE.md §4): starts delegated `claude -p` sessions, follows their streams,
  * prices them, enforces budgets and timeouts, kills whole process trees, and survives its own
  * restarts: jobs are files first, processes second.
  */

@@ -1,5 +1,5 @@
 /**
- * OpenRouter REST client: models, key, credits, generation (DESIGN.md §5, §4 cost).
+ * OpenRouter REST client: models, key, credits, generation (docs/ARCHITECTURE.md §5, §4 cost).
  *
  * Every failure becomes a ServiceError whose message says what to do. The key is a secret: it
  * is scrubbed from anything OpenRouter echoes back, and raw fetch errors (which can carry request

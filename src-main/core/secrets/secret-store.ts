@@ -1,5 +1,5 @@
 /**
- * The OpenRouter keys (DESIGN.md §5): in the OS keychain (macOS Keychain, Windows Credential Manager,
+ * The OpenRouter keys (docs/ARCHITECTURE.md §5): in the OS keychain (macOS Keychain, Windows Credential Manager,
  * the Secret Service on Linux), with OPENROUTER_API_KEY in the service's environment taking precedence.
  *
  * On Linux, @napi-rs/keyring tries the Secret Service and silently falls back to the kernel keyutils
@@ -11,7 +11,7 @@
  * and native errors are not attached as causes.
  *
  * The management key comes from the keychain only. It can read the whole account's credits, and
- * DESIGN.md §7 defines no variable for it, so no environment variable silently supplies it.
+ * docs/ARCHITECTURE.md §7 defines no variable for it, so no environment variable silently supplies it.
  */
 import { Entry } from '@napi-rs/keyring';
 import type { KeySource, SecretKind, SecretsStatus } from '../../contract/methods.js';

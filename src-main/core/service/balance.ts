@@ -1,5 +1,5 @@
 /**
- * The balance (DESIGN.md §5): `/v1/key` with the normal key, `/v1/credits` only with a
+ * The balance (docs/ARCHITECTURE.md §5): `/v1/key` with the normal key, `/v1/credits` only with a
  * management key. Cached briefly so a burst of tool calls costs one request, and refreshed on demand.
  */
 import { ServiceError } from '../../contract/index.js';

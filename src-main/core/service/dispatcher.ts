@@ -1,5 +1,5 @@
 /**
- * The one registration point (STYLE.md §3): every transport hands raw (method, params) here;
+ * The one registration point (docs/ARCHITECTURE.md §9): every transport hands raw (method, params) here;
  * the method is looked up in the contract and the params validated before any service code runs.
  */
 import type { z } from 'zod';

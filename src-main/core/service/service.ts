@@ -189,7 +189,7 @@ export class Service {
     return balance;
   }
 
-  /** The balance on a slow timer (DESIGN.md §5), while the service runs. */
+  /** The balance on a slow timer (docs/ARCHITECTURE.md §5), while the service runs. */
   private pollBalance(): void {
     const every = this.options.balancePollMs ?? 5 * 60_000;
     const tick = () => {

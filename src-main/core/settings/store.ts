@@ -1,5 +1,5 @@
 /**
- * The settings file (DESIGN.md §5): one JSON file, validated with the contract's schema, written
+ * The settings file (docs/ARCHITECTURE.md §5): one JSON file, validated with the contract's schema, written
  * atomically, and watched, because the CLI, the window and a text editor can all change it.
  *
  * A broken file is never overwritten: the last good settings stay in force, `problem` says what is

@@ -1,5 +1,5 @@
 /**
- * Registers the MCP bridge with Claude Code at user scope (DESIGN.md §6, "connection to Claude Code"),
+ * Registers the MCP bridge with Claude Code at user scope (docs/ARCHITECTURE.md §6, "connection to Claude Code"),
  * finds out whether it is registered, and removes it. Shared by `openrouter-delegate install`,
  * `uninstall`, `doctor` and (later) the settings window.
  *

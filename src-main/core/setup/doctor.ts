@@ -232,7 +232,7 @@ function octal(mode: number): string {
   return (mode & 0o777).toString(8).padStart(4, '0');
 }
 
-/** The verdict on the socket folder, the token and the socket (DESIGN.md §2: 0700 folder, 0600 files, ours). */
+/** The verdict on the socket folder, the token and the socket (docs/ARCHITECTURE.md §2: 0700 folder, 0600 files, ours). */
 export function judgeRuntimeFiles(facts: RuntimeFacts): Verdict {
   const { runtime, dir, uid } = facts;
   if (dir === null) {

@@ -30,7 +30,7 @@ describe('estimateCostUsd', () => {
     // $0.14 in, $0.28 out, $0.028 cache read, no cache-write price.
     expect(pricing).toMatchObject({ inputPerM: 0.14, outputPerM: 0.28, cacheReadPerM: 0.028, cacheWritePerM: null });
     const parser = new StreamParser();
-    const stream = readFileSync(new URL('../../../../shared/fixtures/claude/stream-success-tooluse-2.1.154.jsonl', import.meta.url), 'utf8');
+    const stream = readFileSync(new URL('../../fixtures/claude/stream-success-tooluse-2.1.154.jsonl', import.meta.url), 'utf8');
     for (const line of stream.split('\n')) parser.push(line);
     // (3 + 1) × 0.14 + (6 + 4) × 0.28 + (17057 + 20674) × 0.028 + (3617 + 127) × 0.14, per million.
     expect(estimateCostUsd(parser.usageByMessage.values(), pricing)).toBe(0.001583988);

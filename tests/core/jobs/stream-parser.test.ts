@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { TailEntry, Usage } from '../../../src-main/contract/jobs.js';
 import { StreamParser, TAIL_CAPACITY } from '../../../src-main/core/jobs/stream-parser.js';
 
-const CLAUDE_FIXTURES = new URL('../../../../shared/fixtures/claude/', import.meta.url);
+const CLAUDE_FIXTURES = new URL('../../fixtures/claude/', import.meta.url);
 const DATA = new URL('./data/', import.meta.url);
 
 function linesOf(url: URL): string[] {

@@ -9,7 +9,7 @@ import type { StreamTailDeps } from '../../../src-main/core/jobs/stream-tail.js'
 import { makeTempHome } from '../../support/temp-home.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const CLAUDE_FIXTURES = fileURLToPath(new URL('../../../../shared/fixtures/claude/', import.meta.url));
+const CLAUDE_FIXTURES = fileURLToPath(new URL('../../fixtures/claude/', import.meta.url));
 const WAIT = { timeout: 5000, interval: 10 };
 
 let dir: string;

@@ -1,5 +1,5 @@
 /**
- * What the IPC server must answer to a byte stream, written from DESIGN.md §2 and the contract, not
+ * What the IPC server must answer to a byte stream, written from docs/ARCHITECTURE.md §2 and the contract, not
  * from the server's code: frames are the lines between '\n' bytes; a line past MAX_FRAME_BYTES ends
  * the connection with `frame_too_large`; a blank line is nothing; the first frame must be a hello with
  * the token (a wrong or missing token is `unauthorized`, a wrong protocol `protocol_mismatch`, a
