@@ -1,8 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects (docs/ARCHITECTURE.md §8):
+ * - unit: pure code and in-process servers. No dist/, no D-Bus or keychain, no `claude` run, no browser;
+ *   the inner loop, seconds (`npm run test:unit`).
+ * - integration: everything else — the built bundles, the real keychain, the real Claude Code CLI,
+ *   Chromium, fault and fuzz suites (`npm run test:integration`, inside scripts/with-keyring.sh).
+ * `npm test` runs both.
+ */
+const UNIT = [
+  'tests/bridge/**/*.test.ts',
+  'tests/cli/**/*.test.ts',
+  'tests/contract/**/*.test.ts',
+  'tests/core/catalog/**/*.test.ts',
+  'tests/core/fs/**/*.test.ts',
+  'tests/core/jobs/**/*.test.ts',
+  'tests/core/openrouter/**/*.test.ts',
+  'tests/core/service/**/*.test.ts',
+  'tests/core/settings/**/*.test.ts',
+  'tests/core/setup/claude-registration.test.ts',
+  'tests/core/setup/doctor.test.ts',
+  'tests/core/setup/present.test.ts',
+  'tests/electron/ipc-main.test.ts',
+  'tests/electron/menu-template.test.ts',
+  'tests/electron/page-protocol.test.ts',
+  'tests/ipc/**/*.test.ts',
+  'tests/renderer/format.test.ts',
+  'tests/resources/**/*.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
     // Real processes, sockets and a real keychain: give them room, and keep files apart.
     testTimeout: 30_000,
     hookTimeout: 30_000,
@@ -10,5 +38,25 @@ export default defineConfig({
     maxWorkers: 2,
     restoreMocks: true,
     reporters: ['default', './tests/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: UNIT,
+          // A unit test that reaches for the keychain fails here at once instead of passing by luck on a desktop.
+          env: { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/unit-tests-use-no-keychain' },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['tests/**/*.test.ts'],
+          exclude: UNIT,
+          setupFiles: ['tests/support/keyring-guard.ts'],
+        },
+      },
+    ],
   },
 });

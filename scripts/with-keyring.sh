@@ -43,33 +43,59 @@ cat >"$scratch/session.conf" <<CONF
 </busconfig>
 CONF
 
-# Runs inside the new session bus: start and unlock the keyring, prove it is usable, then become the command.
+# Runs inside the new session bus: start and unlock the keyring under a watchdog, prove it is usable, run
+# the command, then stop the daemon.
 inner=$(cat <<'INNER'
 set -euo pipefail
 scratch=$WITH_KEYRING_SCRATCH
 unset WITH_KEYRING_SCRATCH
 mkdir -m 700 "$scratch/data" "$scratch/run"
+log="$scratch/daemon.log"
+: >"$log"
 
 fail() {
   echo "with-keyring: $1" >&2
-  if [ -s "$scratch/daemon.log" ]; then sed 's/^/  gnome-keyring-daemon: /' "$scratch/daemon.log" >&2; fi
+  if [ -s "$log" ]; then sed 's/^/  gnome-keyring-daemon: /' "$log" >&2; fi
   exit 1
 }
 
+# One daemon at a time, in the foreground of a watchdog that restarts it if it dies, and in a session of
+# its own (setsid): the tests start, signal and kill whole process groups, and a daemon that shared the
+# command's process group and session could be hit by a signal meant for them. Its stderr is kept, with
+# a line for every start and exit, and shown when anything goes wrong.
 # The daemon keeps keyrings under $XDG_DATA_HOME/keyrings and its control socket under $XDG_RUNTIME_DIR;
 # both point into the scratch directory for the daemon only, so the command's own paths are unchanged.
-# --unlock reads the password on stdin and creates the "login" keyring with it (it is the default one).
-# (Fed by process substitution, not a pipe: with pipefail, a daemon that ignores stdin would fail the pipe.)
-if ! printed=$(XDG_DATA_HOME="$scratch/data" XDG_RUNTIME_DIR="$scratch/run" \
-  gnome-keyring-daemon --unlock --components=secrets 2>"$scratch/daemon.log" < <(printf '%s' 'with-keyring-test-password')); then
-  fail "gnome-keyring-daemon --unlock failed"
-fi
-# It prints NAME=value lines (e.g. GNOME_KEYRING_CONTROL) that clients use to find it.
-while IFS= read -r line; do
-  if [[ "$line" =~ ^[A-Z_][A-Z0-9_]*= ]]; then export "${line?}"; fi
-done <<<"$printed"
+# --unlock reads the password on stdin and creates (or, after a restart, opens) the default "login" keyring.
+watchdog() {
+  local starts=0 code
+  while [ ! -e "$scratch/stopping" ]; do
+    starts=$((starts + 1))
+    echo "[$(date +%T)] start $starts" >>"$log"
+    code=0
+    # In the background, so its pid is known (setsid execs in place: a background job leads no group).
+    XDG_DATA_HOME="$scratch/data" XDG_RUNTIME_DIR="$scratch/run" \
+      setsid gnome-keyring-daemon --foreground --unlock --components=secrets \
+      < <(printf '%s' 'with-keyring-test-password') >>"$log" 2>&1 &
+    echo "$!" >"$scratch/daemon.pid"
+    wait "$!" || code=$?
+    [ -e "$scratch/stopping" ] && break
+    echo "[$(date +%T)] gnome-keyring-daemon exited with status $code" >>"$log"
+    echo "with-keyring: gnome-keyring-daemon exited with status $code; restarting it (log below at the end)" >&2
+    touch "$scratch/restarted"
+    if [ "$starts" -ge 10 ]; then echo "with-keyring: gnome-keyring-daemon died $starts times; giving up" >&2; break; fi
+    sleep 0.2
+  done
+}
+watchdog &
+watchdog_pid=$!
 
-# The daemon forks and prints before its child has claimed the Secret Service name on the bus: wait for it.
+stop_daemon() {
+  touch "$scratch/stopping"
+  kill -TERM "$(cat "$scratch/daemon.pid" 2>/dev/null)" 2>/dev/null || true
+  wait "$watchdog_pid" 2>/dev/null || true
+}
+
+# The daemon claims the Secret Service name on the bus a moment after it starts: wait for it.
 claimed=false
 for _ in $(seq 100); do
   if dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
@@ -79,23 +105,32 @@ for _ in $(seq 100); do
   fi
   sleep 0.1
 done
-[ "$claimed" = true ] || fail "gnome-keyring-daemon did not register the Secret Service on the session bus within 10 s"
+[ "$claimed" = true ] || { stop_daemon; fail "gnome-keyring-daemon did not register the Secret Service on the session bus within 10 s"; }
 
 # Secret Service clients write to the collection behind the "default" alias; it must exist and be unlocked,
 # or keychain tests would fail later with a much less obvious error (or hang on an unlock prompt).
 secrets=(dbus-send --session --print-reply=literal --reply-timeout=5000 --dest=org.freedesktop.secrets)
 collection=$("${secrets[@]}" /org/freedesktop/secrets org.freedesktop.Secret.Service.ReadAlias string:default 2>&1) ||
-  fail "the Secret Service does not answer on the session bus: $collection"
+  { stop_daemon; fail "the Secret Service does not answer on the session bus: $collection"; }
 collection=$(echo "$collection" | tr -d '[:space:]')
-if [ -z "$collection" ] || [ "$collection" = "/" ]; then fail "the keyring has no default collection"; fi
+if [ -z "$collection" ] || [ "$collection" = "/" ]; then stop_daemon; fail "the keyring has no default collection"; fi
 locked=$("${secrets[@]}" "$collection" org.freedesktop.DBus.Properties.Get \
-  string:org.freedesktop.Secret.Collection string:Locked 2>&1) || fail "cannot read the state of $collection: $locked"
+  string:org.freedesktop.Secret.Collection string:Locked 2>&1) || { stop_daemon; fail "cannot read the state of $collection: $locked"; }
 case "$locked" in
   *false*) ;;
-  *) fail "the keyring $collection is still locked after --unlock ($locked)" ;;
+  *) stop_daemon; fail "the keyring $collection is still locked after --unlock ($locked)" ;;
 esac
 
-exec "$@"
+# Tests read this to tell a dead daemon from a bug (tests/support/keyring-guard.ts).
+export WITH_KEYRING_LOG="$log"
+code=0
+"$@" || code=$?
+stop_daemon
+if [ -e "$scratch/restarted" ]; then
+  echo "with-keyring: gnome-keyring-daemon died during the run and was restarted; its log:" >&2
+  sed 's/^/  gnome-keyring-daemon: /' "$log" >&2
+fi
+exit "$code"
 INNER
 )
 
