@@ -13,7 +13,7 @@ const layer = (files, patterns) => ({
   rules: { 'no-restricted-imports': ['error', { patterns }] },
 });
 
-const electron = { group: ['electron', 'electron/*'], message: 'src-main/core and the transports never import electron (docs/ARCHITECTURE.md §8).' };
+const electron = { group: ['electron', 'electron/*'], message: 'src-main/core and the transports never import electron (docs/ARCHITECTURE.md §9).' };
 const core = { group: ['**/core/**', '**/core'], message: 'Only the contract and the ipc transport may be imported here, never core internals.' };
 const cli = { group: ['**/cli/**'], message: 'The CLI is an entry point; nothing imports it.' };
 const electronDir = { group: ['**/electron/**'], message: 'Only src-main/electron may use the Electron shell.' };
