@@ -1,5 +1,5 @@
 /**
- * Newline-delimited JSON frames (docs/ARCHITECTURE.md §2, STYLE.md "Frames, not chunks").
+ * Newline-delimited JSON frames (docs/ARCHITECTURE.md §2, and §9 "Frames, not chunks").
  *
  * A socket delivers chunks, not frames: a chunk may hold half a frame, several frames, or end in the
  * middle of a multi-byte character. The decoder therefore keeps raw bytes, splits on the '\n' byte and

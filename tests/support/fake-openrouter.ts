@@ -75,7 +75,7 @@ export interface FakeOpenRouterOptions {
 
 export type RouteHandler = (request: RecordedRequest, response: http.ServerResponse) => void | Promise<void>;
 
-/** The real answer of `/credits` to a normal key (SOURCES.md). */
+/** The real answer of `/credits` to a normal key (tests/fixtures/openrouter/README.md). */
 export const CREDITS_FORBIDDEN_MESSAGE = 'Only management keys can fetch credits for an account';
 
 const API = '/api/v1';

@@ -59,7 +59,7 @@ interface FixtureFacts {
   lastAssistantTextStart: string | null;
 }
 
-// Derived by hand and with an independent script from the captures (see SOURCES.md).
+// Derived by hand and with an independent script from the captures (see tests/fixtures/claude/README.md).
 const FIXTURES: Record<string, FixtureFacts> = {
   'stream-success-tooluse-2.1.154.jsonl': {
     sessionId: '1ce8213d-f999-4838-8e26-c634d5150284',
