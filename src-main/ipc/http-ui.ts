@@ -3,20 +3,31 @@
  * the contract over HTTP on 127.0.0.1 only, opt-in (`openrouter-delegate serve --ui`).
  *
  *   GET  /, /assets/…            the built page (public code, no secrets): no token needed
+ *   GET  /api/hello?challenge=…  proof that this server holds the page's token (no token needed, none given)
  *   POST /api/call/<method>      one contract call: JSON body in, `{ ok, result | error }` out
  *   GET  /api/events             service events as newline-delimited JSON, kept open
  *
  * What stops other local users and web pages, in order: the listener is on loopback only; the Host
  * header must name this loopback address and port (a DNS-rebinding page sends its own host name); an
- * Origin, when the browser sends one, must be this very origin; every /api request must carry the
- * random token as `Authorization: Bearer …`, compared in constant time. The token travels in the URL's
- * fragment, which browsers never send to a server, and lives in a 0600 file in the private runtime
- * folder. A JSON body is required, so a cross-site form cannot post here without a (refused) preflight.
+ * Origin, when the browser sends one, must be this very origin; every /api request but the hello must carry
+ * the random token as `Authorization: Bearer …`, compared in constant time. The token travels in the URL's
+ * fragment, which browsers never send to a server, and is new at every start: it lives in this process
+ * only, so a URL dies with the service that printed it. So is the port (none of the last 16 runs' ports,
+ * unless the user names one), so nothing another user left in the browser for an old origin meets a new URL.
+ * A JSON body is required, so a cross-site form cannot post here without a (refused) preflight.
  * Calls go into the same dispatcher as the socket: the same contract and the same validation.
+ *
+ * Port squatting: once the service stops, any local user may bind its port, and an open page keeps knocking
+ * there. So the page first sends a random challenge and sends its token (or any call) only to a server
+ * whose answer is the HMAC of that challenge under the token (src-renderer/lib/http-host.ts). Connections,
+ * idle sockets, event streams and what a stream may buffer are all bounded, so an idle or slow client cannot
+ * hold the service's descriptors or memory.
  */
 import { Buffer } from 'node:buffer';
+import { createHmac } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../contract/present/window-options.js';
@@ -31,14 +42,40 @@ export interface HttpUiDeps {
   onEvent: (listener: (event: string, data: unknown) => void) => () => void;
   /** The built page: dist/renderer (index.html and assets/). */
   pageDir: string;
-  /** Where the URL (with its token) is kept, 0600, so a restarted service can serve the same one. */
+  /** Where the ports of the last runs are kept (0600, never a token), so a new run never takes one of them again. */
   stateFile: string;
-  /** 0: the port of the last run when it is free, else any free port. */
+  /** 0 (default): a free port none of the last runs used. Another number: that port, as the user asked. */
   port?: number;
   log?: (line: string) => void;
   /** How often an idle event stream gets a keep-alive line (ms). */
   keepAliveMs?: number;
+  /** Open sockets at most; more are closed at once. Leaves descriptors for the service's own socket and CLI. */
+  maxConnections?: number;
+  /** A socket with no request under way (not an event stream) is closed after this long (ms). */
+  idleTimeoutMs?: number;
+  /** Open event streams at most (one per open page); another is refused with 503. */
+  maxEventStreams?: number;
+  /** An event stream whose client stops reading is ended once this much output waits for it (bytes). */
+  maxStreamBufferBytes?: number;
 }
+
+/** The message the page's HMAC covers: a fixed label (this purpose, this version) and the page's challenge. */
+export const HELLO_LABEL = 'openrouter-delegate settings page v1:';
+/** The page's challenge: 16 to 64 random bytes, hex. */
+const CHALLENGE_PATTERN = /^[0-9a-f]{32,128}$/;
+
+/** hex(HMAC-SHA256(token, HELLO_LABEL + challenge)): only a holder of the token can compute it. */
+export function helloProof(token: string | Buffer, challenge: string): string {
+  return createHmac('sha256', token).update(`${HELLO_LABEL}${challenge}`, 'utf8').digest('hex');
+}
+
+const DEFAULTS = {
+  keepAliveMs: 15_000,
+  maxConnections: 64,
+  idleTimeoutMs: 10_000,
+  maxEventStreams: 8,
+  maxStreamBufferBytes: 1024 * 1024,
+};
 
 export interface HttpUiAddress {
   port: number;
@@ -57,21 +94,18 @@ const COMMON_HEADERS = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-interface SavedState {
-  port: number;
-  token: string;
-}
+/** How many of the last runs' ports a new run avoids. */
+const RECENT_PORTS = 16;
 
-function parseSaved(text: string): SavedState | null {
+/** The ports the last runs served on, newest first; anything else in the file (an old version's token) is ignored. */
+function parseRecentPorts(text: string): number[] {
   try {
-    const value = JSON.parse(text) as Partial<SavedState>;
-    if (typeof value.port === 'number' && Number.isInteger(value.port) && value.port > 0 && value.port < 65536 && typeof value.token === 'string' && /^[0-9a-f]{64}$/.test(value.token)) {
-      return { port: value.port, token: value.token };
-    }
+    const value = JSON.parse(text) as { recentPorts?: unknown; port?: unknown };
+    const listed = Array.isArray(value.recentPorts) ? value.recentPorts : [value.port];
+    return listed.filter((port): port is number => typeof port === 'number' && Number.isInteger(port) && port > 0 && port < 65536).slice(0, RECENT_PORTS);
   } catch {
-    // Unreadable: start afresh.
+    return [];
   }
-  return null;
 }
 
 export class HttpUiServer {
@@ -92,30 +126,45 @@ export class HttpUiServer {
 
   async start(): Promise<HttpUiAddress> {
     await this.loadPage();
-    const saved = parseSaved(await readFile(this.deps.stateFile, 'utf8').catch(() => ''));
-    const token = saved?.token ?? generateToken();
+    const recentPorts = parseRecentPorts(await readFile(this.deps.stateFile, 'utf8').catch(() => ''));
+    // New at every start, never read back: a page (or anyone) holding an older URL holds nothing.
+    const token = generateToken();
+    const idleTimeoutMs = this.deps.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs;
     const server = http.createServer((request, response) => void this.handle(request, response));
     server.on('connection', (socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
+      // Until its first request arrives; after a response Node applies keepAliveTimeout (the same value).
+      socket.setTimeout(idleTimeoutMs);
     });
+    server.maxConnections = this.deps.maxConnections ?? DEFAULTS.maxConnections;
+    server.keepAliveTimeout = idleTimeoutMs;
     // Headers and bodies are small here: refuse slow or huge requests early.
     server.headersTimeout = 10_000;
     server.requestTimeout = 30_000;
     server.maxHeadersCount = 50;
+    // A new port at every start (unless the user named one): whoever held an old port while the service
+    // was away may have left something in the browser for that origin (a service worker that would serve
+    // its own page and read the next token from the URL); a URL on a port never used before cannot meet it.
     const wanted = this.deps.port ?? 0;
-    let port: number;
+    let port = await this.listen(server, wanted);
+    // The system handed out a recent port again: hold it (so it cannot come back) and ask for another.
+    const held: net.Server[] = [];
     try {
-      port = await this.listen(server, wanted || saved?.port || 0);
-    } catch (error) {
-      // The last run's port is taken now: any free one (a page left open on the old URL cannot follow).
-      if (wanted !== 0 || !saved) throw error;
-      port = await this.listen(server, 0);
+      while (wanted === 0 && recentPorts.includes(port) && held.length < RECENT_PORTS) {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        const holder = net.createServer();
+        await this.listen(holder, port);
+        held.push(holder);
+        port = await this.listen(server, 0);
+      }
+    } finally {
+      for (const holder of held) holder.close();
     }
     this.server = server;
     this.port = port;
     this.token = Buffer.from(token, 'utf8');
-    await writePrivateFile(this.deps.stateFile, `${JSON.stringify({ port, token })}\n`);
+    await writePrivateFile(this.deps.stateFile, `${JSON.stringify({ recentPorts: [port, ...recentPorts.filter((p) => p !== port)].slice(0, RECENT_PORTS) })}\n`);
     return { port, url: `http://${LOOPBACK}:${port}/#token=${token}` };
   }
 
@@ -131,7 +180,7 @@ export class HttpUiServer {
     });
   }
 
-  private listen(server: http.Server, port: number): Promise<number> {
+  private listen(server: net.Server, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       const onError = (error: Error) => reject(error);
       server.once('error', onError);
@@ -181,8 +230,12 @@ export class HttpUiServer {
       if (!this.hostIsOurs(request.headers.host)) return this.refuse(response, 421, 'Wrong Host header: open the URL `openrouter-delegate serve --ui` printed.');
       if (!this.originIsOurs(request.headers.origin)) return this.refuse(response, 403, 'Requests from other sites are refused.');
       // The raw path, looked up as it is: never resolved against anything (no "..", no "//host" tricks).
-      const pathname = (request.url ?? '/').split('?')[0] ?? '/';
-      if (pathname.startsWith('/api/')) return await this.api(pathname, request, response);
+      const [pathname = '/', query = ''] = (request.url ?? '/').split('?');
+      if (pathname.startsWith('/api/')) {
+        // A call's body or a long-running dispatch is not idleness; the stream turns it off for good.
+        request.socket.setTimeout(0);
+        return await this.api(pathname, query, request, response);
+      }
       if (request.method !== 'GET' && request.method !== 'HEAD') return this.refuse(response, 405, 'Only GET is served here.');
       const file = this.files.get(pathname === '/' ? '/index.html' : pathname);
       if (!file) return this.refuse(response, 404, 'Not found.');
@@ -200,7 +253,8 @@ export class HttpUiServer {
     }
   }
 
-  private async api(pathname: string, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+  private async api(pathname: string, query: string, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    if (pathname === '/api/hello') return this.hello(query, request, response);
     if (!this.authorized(request)) return this.refuse(response, 401, 'Missing or wrong token: open the URL `openrouter-delegate serve --ui` printed.');
     if (pathname === '/api/events') {
       if (request.method !== 'GET') return this.refuse(response, 405, 'GET only.');
@@ -230,23 +284,52 @@ export class HttpUiServer {
     }
   }
 
+  /**
+   * Proves, without sending it, that this server holds the page's token: the page sends a fresh random
+   * challenge and checks the HMAC before it sends the token anywhere. Needs no token; answers nothing else.
+   */
+  private hello(query: string, request: http.IncomingMessage, response: http.ServerResponse): void {
+    if (request.method !== 'GET') return this.refuse(response, 405, 'GET only.');
+    const challenge = new URLSearchParams(query).get('challenge') ?? '';
+    if (!CHALLENGE_PATTERN.test(challenge)) return this.refuse(response, 400, 'The challenge is 32 to 128 lowercase hex characters.');
+    const text = JSON.stringify({ proof: helloProof(this.token, challenge) });
+    response.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    response.end(text);
+  }
+
   private events(request: http.IncomingMessage, response: http.ServerResponse): void {
+    const maxStreams = this.deps.maxEventStreams ?? DEFAULTS.maxEventStreams;
+    if (this.streams.size >= maxStreams) {
+      return this.refuse(response, 503, `Too many open settings pages (${maxStreams}): close one, and this one connects by itself.`);
+    }
+    const maxBuffered = this.deps.maxStreamBufferBytes ?? DEFAULTS.maxStreamBufferBytes;
     response.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'application/x-ndjson; charset=utf-8' });
-    // The first line tells the page the stream is open (and so that the service is back after a restart).
-    response.write(`${JSON.stringify({ event: 'stream.open', data: {} })}\n`);
     this.streams.add(response);
-    const unsubscribe = this.deps.onEvent((event, data) => {
-      response.write(`${JSON.stringify({ event, data })}\n`);
-    });
-    const keepAlive = setInterval(() => response.write('\n'), this.deps.keepAliveMs ?? 15_000);
-    keepAlive.unref();
+    let ended = false;
     const end = () => {
+      if (ended) return;
+      ended = true;
       clearInterval(keepAlive);
       unsubscribe();
       this.streams.delete(response);
     };
+    // A page that stopped reading (frozen tab, a client that never reads) must not make us buffer without bound.
+    const send = (text: string) => {
+      if (ended) return;
+      response.write(text);
+      if (response.writableLength > maxBuffered) {
+        this.log(`settings page over HTTP: an event stream fell more than ${maxBuffered} bytes behind; ended it (the page reconnects).`);
+        end();
+        response.destroy();
+      }
+    };
+    const unsubscribe = this.deps.onEvent((event, data) => send(`${JSON.stringify({ event, data })}\n`));
+    const keepAlive = setInterval(() => send('\n'), this.deps.keepAliveMs ?? DEFAULTS.keepAliveMs);
+    keepAlive.unref();
     request.once('close', end);
     response.once('close', end);
+    // The first line tells the page the stream is open (and so that the service is back after a restart).
+    send(`${JSON.stringify({ event: 'stream.open', data: {} })}\n`);
   }
 
   private reply(response: http.ServerResponse, status: number, body: { ok: true; result: unknown } | { ok: false; error: WireError }): void {

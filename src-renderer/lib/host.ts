@@ -12,6 +12,12 @@ function pick(): { api: ContractApi; onConnection: (listener: ConnectionListener
   // In the app the service is in the same process: the connection cannot drop while the page lives.
   if (preload) return { api: preload, onConnection: () => () => undefined };
   const host = httpHost(takeToken(window.location, window.history, window.sessionStorage));
+  // A new URL pasted into this tab changes only the fragment, which reloads nothing: start afresh with its token.
+  window.addEventListener('hashchange', () => {
+    if (!/(?:^#|&)token=[0-9a-f]{64}/.test(window.location.hash)) return;
+    takeToken(window.location, window.history, window.sessionStorage);
+    window.location.reload();
+  });
   return { api: host, onConnection: (listener) => host.onConnection(listener) };
 }
 

@@ -2,6 +2,15 @@
  * The contract over loopback HTTP (`openrouter-delegate serve --ui`), shaped exactly like the Electron
  * preload's API, so the pages cannot tell the hosts apart. The token comes in the URL's fragment
  * (never sent to a server); it is kept for this tab in sessionStorage and removed from the address bar.
+ *
+ * Whoever listens on 127.0.0.1:<port> is not necessarily the service: once it stops, any local user may bind
+ * the port. So the page sends its token, and any call (a body may hold a key the user typed), only to a server
+ * that has just proved it holds the token: the page sends a random challenge to `/api/hello` and checks the
+ * HMAC-SHA256 of it under the token (WebCrypto; 127.0.0.1 is a secure context). Only then does it open the
+ * event stream with its token, and it makes calls only while that stream is open. When the stream drops the
+ * page is unverified again. A server that answers without the right proof is never sent the token: since the
+ * service makes a new token at every start, that is a restarted service (or someone else), and this page's
+ * link is dead for good.
  */
 import { contractCallError, isContractEvent } from '../../src-main/contract/api.js';
 import type { ContractApi, ContractEvent } from '../../src-main/contract/api.js';
@@ -9,6 +18,9 @@ import { CONTRACT_METHODS } from '../../src-main/contract/method-names.js';
 import type { WireError } from '../../src-main/contract/protocol.js';
 
 const TOKEN_KEY = 'openrouter-delegate.token';
+/** What the service's HMAC covers besides the challenge; the same as HELLO_LABEL in src-main/ipc/http-ui.ts. */
+const HELLO_LABEL = 'openrouter-delegate settings page v1:';
+const CHALLENGE_BYTES = 32;
 
 /** Reads `#token=…` once, keeps it for this tab, and leaves the rest of the fragment (the page) in place. */
 export function takeToken(location: Location, history: History, storage: Storage): string | null {
@@ -28,22 +40,115 @@ const UNREACHABLE: WireError = {
   code: 'unavailable',
   message: 'The service is not answering (it may be restarting). This page reconnects by itself once it is back.',
 };
+const NO_TOKEN: WireError = { code: 'unauthorized', message: 'This page has no valid token. Open the URL `openrouter-delegate serve --ui` printed.' };
+/** What every call of a page whose link died says (its banner says it too, from onConnection's `stale`). */
+const STALE: WireError = {
+  code: 'unauthorized',
+  message: 'The service restarted, or something else now answers on this port, so this page’s link no longer works. Open the new URL that `openrouter-delegate serve --ui` printed.',
+};
 
-/** Listeners hear service events, plus `connected` / `disconnected` as the event stream opens and drops. */
-export type ConnectionListener = (connected: boolean) => void;
+/**
+ * `connected`: the event stream is open to the verified service; `away`: it is not (restarting, stopped),
+ * and the page keeps trying; `stale`: something answered without the proof, and the page has given up.
+ */
+export type ConnectionState = 'connected' | 'away' | 'stale';
+export type ConnectionListener = (state: ConnectionState) => void;
 
-export function httpHost(token: string | null, fetchImpl: typeof fetch = fetch.bind(globalThis)): ContractApi & { onConnection(listener: ConnectionListener): () => void } {
-  const headers = { authorization: `Bearer ${token ?? ''}`, 'content-type': 'application/json' };
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+function fromHex(text: string): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(new ArrayBuffer(text.length / 2));
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(text.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+/**
+ * Asks whoever listens for the HMAC of a fresh challenge under `token`, sending no token: 'verified' when the
+ * proof is right, 'stale' when something answered without it. Throws when nothing answers (fetch failed).
+ */
+export async function verifyHello(token: string, fetchImpl: typeof fetch, cryptoImpl: Crypto): Promise<'verified' | 'stale'> {
+  const challenge = hex(cryptoImpl.getRandomValues(new Uint8Array(CHALLENGE_BYTES)));
+  const response = await fetchImpl(`/api/hello?challenge=${challenge}`, { cache: 'no-store' });
+  let proof: unknown;
+  try {
+    proof = ((await response.json()) as { proof?: unknown } | null)?.proof;
+  } catch {
+    return 'stale';
+  }
+  if (!response.ok || typeof proof !== 'string' || !/^[0-9a-f]{64}$/.test(proof)) return 'stale';
+  const encoder = new TextEncoder();
+  const key = await cryptoImpl.subtle.importKey('raw', encoder.encode(token), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+  // verify() compares in constant time, unlike comparing hex strings here.
+  const valid = await cryptoImpl.subtle.verify('HMAC', key, fromHex(proof), encoder.encode(`${HELLO_LABEL}${challenge}`));
+  return valid ? 'verified' : 'stale';
+}
+
+export function httpHost(
+  token: string | null,
+  fetchImpl: typeof fetch = fetch.bind(globalThis),
+  cryptoImpl: Crypto = globalThis.crypto,
+): ContractApi & { onConnection(listener: ConnectionListener): () => void } {
+  const authorization = `Bearer ${token ?? ''}`;
+  const eventListeners = new Set<(event: ContractEvent) => void>();
+  const connectionListeners = new Set<ConnectionListener>();
+  /** Calls waiting for the connection attempt under way. */
+  const waiters = new Set<{ resolve: () => void; reject: (error: Error) => void }>();
+  let phase: 'connecting' | ConnectionState = 'connecting';
+  let announced: ConnectionState | null = null;
+  let running = false;
+  /** A function, so that checks after enter() are not narrowed away by the compiler. */
+  const dead = () => phase === 'stale';
+  /** Ends the open event stream (once the link is found dead while it is open). */
+  let closeStream: (() => void) | null = null;
+
+  const enter = (next: ConnectionState) => {
+    // Dead is final: nothing after it may send the token again.
+    if (phase === 'stale') return;
+    phase = next;
+    if (next === 'stale') closeStream?.();
+    for (const waiter of waiters) {
+      if (next === 'connected') waiter.resolve();
+      else waiter.reject(contractCallError(next === 'stale' ? STALE : UNREACHABLE));
+    }
+    waiters.clear();
+    if (next === announced) return;
+    announced = next;
+    for (const listener of connectionListeners) listener(next);
+  };
+
+  /** Resolves once calls may go out: the stream to the verified service is open. */
+  const ready = (): Promise<void> => {
+    if (token === null) return Promise.reject(contractCallError(NO_TOKEN));
+    if (phase === 'stale') return Promise.reject(contractCallError(STALE));
+    if (phase === 'connected') return Promise.resolve();
+    if (phase === 'away' && running) return Promise.reject(contractCallError(UNREACHABLE));
+    return new Promise((resolve, reject) => {
+      waiters.add({ resolve, reject });
+      ensureRunning();
+    });
+  };
+
   const api: Record<string, unknown> = {};
   for (const method of CONTRACT_METHODS) {
     api[method] = async (params?: unknown) => {
+      await ready();
       let response: Response;
       try {
-        response = await fetchImpl(`/api/call/${method}`, { method: 'POST', headers, body: JSON.stringify(params ?? {}) });
+        response = await fetchImpl(`/api/call/${method}`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify(params ?? {}),
+        });
       } catch {
         throw contractCallError(UNREACHABLE);
       }
-      if (response.status === 401) throw contractCallError({ code: 'unauthorized', message: 'This page has no valid token. Open the URL `openrouter-delegate serve --ui` printed.' });
+      // The verified service knows our token; a 401 means another one (with another token) answers now.
+      if (response.status === 401) {
+        enter('stale');
+        throw contractCallError(STALE);
+      }
       let reply: Reply;
       try {
         reply = (await response.json()) as Reply;
@@ -55,62 +160,70 @@ export function httpHost(token: string | null, fetchImpl: typeof fetch = fetch.b
     };
   }
 
-  const eventListeners = new Set<(event: ContractEvent) => void>();
-  const connectionListeners = new Set<ConnectionListener>();
-  let running = false;
-  let connected = false;
-  const setConnected = (value: boolean) => {
-    if (value === connected) return;
-    connected = value;
-    for (const listener of connectionListeners) listener(value);
-  };
+  /** Reads the stream until it ends; says `connected` at its first line. */
+  async function read(body: NonNullable<Response['body']>, onOpen: () => void): Promise<void> {
+    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffered += value;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) !== -1) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (!line) continue;
+        let payload: unknown;
+        try {
+          payload = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if ((payload as { event?: unknown }).event === 'stream.open') {
+          onOpen();
+          enter('connected');
+        } else if (isContractEvent(payload)) {
+          for (const listener of eventListeners) listener(payload);
+        }
+      }
+    }
+  }
 
-  /** One stream for all listeners; reconnects with a growing pause while anyone listens. */
+  /** One stream for all listeners; verifies, then connects, again after every drop, with a growing pause. */
   async function follow(): Promise<void> {
     let pause = 250;
-    while (eventListeners.size > 0 || connectionListeners.size > 0) {
+    while (phase !== 'stale' && (eventListeners.size > 0 || connectionListeners.size > 0 || waiters.size > 0)) {
+      phase = 'connecting';
+      const abort = new AbortController();
+      closeStream = () => abort.abort();
       try {
-        const response = await fetchImpl('/api/events', { headers: { authorization: headers.authorization } });
-        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
-        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffered = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffered += value;
-          let newline: number;
-          while ((newline = buffered.indexOf('\n')) !== -1) {
-            const line = buffered.slice(0, newline).trim();
-            buffered = buffered.slice(newline + 1);
-            if (!line) continue;
-            let payload: unknown;
-            try {
-              payload = JSON.parse(line);
-            } catch {
-              continue;
-            }
-            if ((payload as { event?: unknown }).event === 'stream.open') {
-              pause = 250;
-              setConnected(true);
-            } else if (isContractEvent(payload)) {
-              for (const listener of eventListeners) listener(payload);
-            }
-          }
+        if ((await verifyHello(token ?? '', fetchImpl, cryptoImpl)) === 'stale') {
+          enter('stale');
+          break;
+        }
+        const response = await fetchImpl('/api/events', { headers: { authorization }, signal: abort.signal });
+        if (response.ok && response.body) {
+          await read(response.body, () => (pause = 250));
+        } else {
+          await response.body?.cancel();
         }
       } catch {
         // Refused or dropped: the service is restarting or gone. Say so, and try again.
+      } finally {
+        closeStream = null;
       }
-      setConnected(false);
+      enter('away');
+      if (dead()) break;
       await new Promise((resolve) => setTimeout(resolve, pause));
       pause = Math.min(pause * 2, 4000);
     }
     running = false;
   }
-  const ensureRunning = () => {
-    if (running) return;
+  function ensureRunning(): void {
+    if (running || token === null || phase === 'stale') return;
     running = true;
     void follow();
-  };
+  }
 
   api.onEvent = (listener: (event: ContractEvent) => void) => {
     eventListeners.add(listener);

@@ -25,6 +25,8 @@ class ServiceState {
   jobs = $state<JobList | null>(null);
   /** False while the service cannot be reached (the HTTP host while the service restarts). */
   connected = $state(true);
+  /** The HTTP host's link is dead for good (the service restarted with a new token, or another server answers). */
+  stale = $state(false);
   /** Why the first load failed, when it did. */
   problem = $state<string | null>(null);
   loaded = $state(false);
@@ -37,9 +39,11 @@ class ServiceState {
     if (this.started) return;
     this.started = true;
     api.onEvent((event) => this.onEvent(event));
-    onConnection((connected) => {
+    onConnection((state) => {
       const wasDown = !this.connected;
+      const connected = state === 'connected';
       this.connected = connected;
+      this.stale = state === 'stale';
       // Back after a restart: what we hold may be stale in every part.
       if (connected && wasDown) void this.reload();
     });

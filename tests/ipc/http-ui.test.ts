@@ -2,14 +2,16 @@
  * The settings page's loopback host: who may reach it and what it answers. Real HTTP on 127.0.0.1,
  * the real dispatcher behind it (contract validation), a built page folder of its own.
  */
+import { createHmac } from 'node:crypto';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src-main/contract/protocol.js';
 import { defaultSettings } from '../../src-main/contract/settings.js';
 import { contentSecurityPolicy } from '../../src-main/contract/present/window-options.js';
-import { HttpUiServer } from '../../src-main/ipc/http-ui.js';
+import { HttpUiServer, helloProof } from '../../src-main/ipc/http-ui.js';
 import type { HttpUiDeps } from '../../src-main/ipc/http-ui.js';
 import { createDispatcher } from '../../src-main/core/service/dispatcher.js';
 import type { Handlers } from '../../src-main/core/service/dispatcher.js';
@@ -21,6 +23,9 @@ let port: number;
 let token: string;
 let emit: (event: string, data: unknown) => void;
 const calls: Array<{ method: string; params: unknown }> = [];
+const logLines: string[] = [];
+/** Raw sockets and streams a test opened, closed after it. */
+const opened: Array<{ destroy: () => void }> = [];
 
 /** Sends a raw request (fetch would fix up Host and Origin for us, which is what is under test). */
 function request(
@@ -74,6 +79,7 @@ async function startServer(overrides: Partial<HttpUiDeps> = {}): Promise<void> {
     pageDir: path.join(home.home, 'page'),
     stateFile: path.join(home.home, 'run', 'settings-page.json'),
     keepAliveMs: 50,
+    log: (line) => logLines.push(line),
     ...overrides,
   });
   const address = await server.start();
@@ -83,6 +89,7 @@ async function startServer(overrides: Partial<HttpUiDeps> = {}): Promise<void> {
 
 beforeEach(async () => {
   calls.length = 0;
+  logLines.length = 0;
   home = await makeTempHome('ord-http-ui-');
   await mkdir(path.join(home.home, 'page', 'assets'), { recursive: true });
   await mkdir(path.join(home.home, 'run'), { recursive: true, mode: 0o700 });
@@ -93,6 +100,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  for (const thing of opened.splice(0)) thing.destroy();
   await server.stop();
   await home.cleanup();
 });
@@ -244,18 +252,133 @@ describe('events', () => {
   });
 });
 
-describe('the URL', () => {
-  it('keeps its token in a private file and serves the same URL after a restart', async () => {
-    const file = path.join(home.home, 'run', 'settings-page.json');
-    expect((await stat(file)).mode & 0o777).toBe(0o600);
-    const before = { port, token };
-    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual(before);
-    await server.stop();
-    await startServer();
-    expect({ port, token }).toEqual(before);
+/** Opens the event stream; resolves at its first line, with the response (paused) and what arrives after. */
+function openStream(headers: Record<string, string> = { authorization: `Bearer ${token}` }): Promise<{ status: number; body: string; req: http.ClientRequest; res: http.IncomingMessage; lines: unknown[] }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: '/api/events', agent: false, headers: { host: `127.0.0.1:${port}`, ...headers } }, (res) => {
+      const lines: unknown[] = [];
+      let buffered = '';
+      res.setEncoding('utf8');
+      if (res.statusCode !== 200) {
+        res.on('data', (chunk: string) => (buffered += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: buffered, req, res, lines }));
+        return;
+      }
+      const onData = (chunk: string) => {
+        buffered += chunk;
+        for (let i = buffered.indexOf('\n'); i !== -1; i = buffered.indexOf('\n')) {
+          const line = buffered.slice(0, i).trim();
+          buffered = buffered.slice(i + 1);
+          if (!line) continue;
+          lines.push(JSON.parse(line));
+          if (lines.length === 1) resolve({ status: 200, body: '', req, res, lines });
+        }
+      };
+      res.on('data', onData);
+    });
+    opened.push(req);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** A raw TCP connection that says nothing; resolves once connected, with a promise of its close. */
+function idleSocket(): Promise<{ socket: net.Socket; closed: Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    opened.push(socket);
+    const closed = new Promise<void>((done) => socket.once('close', () => done()));
+    socket.once('connect', () => resolve({ socket, closed }));
+    socket.once('error', reject);
+  });
+}
+
+/** Sends one GET / on an open raw socket and resolves with the status line. */
+function getOn(socket: net.Socket): Promise<string> {
+  return new Promise((resolve) => {
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8').split('\r\n')[0] ?? ''));
+    socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+  });
+}
+
+describe('the hello', () => {
+  it('proves the server holds the token: the HMAC of the page\'s challenge, with no token asked or given', async () => {
+    const challenge = 'ab'.repeat(32);
+    const answer = await request({ path: `/api/hello?challenge=${challenge}` });
+    expect(answer.status).toBe(200);
+    const { proof } = JSON.parse(answer.body) as { proof: string };
+    expect(proof).toBe(createHmac('sha256', token).update(`openrouter-delegate settings page v1:${challenge}`).digest('hex'));
+    expect(answer.body).not.toContain(token);
+    expect(calls).toEqual([]);
   });
 
-  it('takes another port when the last one is taken, keeping the token', async () => {
+  it('gives another proof for another challenge, and a proof under another token does not match', async () => {
+    const first = JSON.parse((await request({ path: `/api/hello?challenge=${'01'.repeat(32)}` })).body) as { proof: string };
+    const second = JSON.parse((await request({ path: `/api/hello?challenge=${'02'.repeat(32)}` })).body) as { proof: string };
+    expect(first.proof).not.toBe(second.proof);
+    expect(first.proof).not.toBe(helloProof('0'.repeat(64), '01'.repeat(32)));
+    expect(first.proof).toBe(helloProof(token, '01'.repeat(32)));
+  });
+
+  it('refuses a malformed challenge, and keeps the Host and Origin checks', async () => {
+    expect((await request({ path: '/api/hello?challenge=xyz' })).status).toBe(400);
+    expect((await request({ path: '/api/hello' })).status).toBe(400);
+    expect((await request({ path: `/api/hello?challenge=${'ab'.repeat(32)}`, headers: { host: `evil.example:${port}` } })).status).toBe(421);
+    expect((await request({ path: `/api/hello?challenge=${'ab'.repeat(32)}`, headers: { origin: 'http://evil.example' } })).status).toBe(403);
+  });
+});
+
+describe('the URL', () => {
+  it('has a new token and a new port at every start; the old token is refused', async () => {
+    const file = path.join(home.home, 'run', 'settings-page.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    // The file keeps ports only: the token lives in the process that printed it.
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ recentPorts: [port] });
+    const before = { port, token };
+    await server.stop();
+    await startServer();
+    expect(port).not.toBe(before.port);
+    expect(token).not.toBe(before.token);
+    // The old origin is gone, so nothing a squatter left for it in the browser meets the new URL.
+    expect((await fetch(`http://127.0.0.1:${before.port}/`).catch(() => null))?.status).toBeUndefined();
+    const hello = JSON.parse((await request({ path: `/api/hello?challenge=${'cd'.repeat(32)}` })).body) as { proof: string };
+    expect(hello.proof).not.toBe(helloProof(before.token, 'cd'.repeat(32)));
+    expect((await callApi('settings.get', {}, { authorization: `Bearer ${before.token}` })).status).toBe(401);
+    expect((await openStream({ authorization: `Bearer ${before.token}` })).status).toBe(401);
+    expect((await callApi('settings.get', {})).status).toBe(200);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('never serves again on a port one of its last runs served on', async () => {
+    const seen = [port];
+    for (let run = 0; run < 5; run++) {
+      await server.stop();
+      await startServer();
+      expect(seen).not.toContain(port);
+      seen.unshift(port);
+    }
+    const file = path.join(home.home, 'run', 'settings-page.json');
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ recentPorts: seen });
+  });
+
+  it('serves on the port the user names, even one it served on before', async () => {
+    const before = port;
+    await server.stop();
+    await startServer({ port: before });
+    expect(port).toBe(before);
+  });
+
+  it('never takes up a token a former version kept in the file', async () => {
+    const file = path.join(home.home, 'run', 'settings-page.json');
+    const planted = 'f'.repeat(64);
+    await server.stop();
+    await writeFile(file, JSON.stringify({ port, token: planted }));
+    await startServer();
+    expect(token).not.toBe(planted);
+    expect(await readFile(file, 'utf8')).not.toContain(planted);
+  });
+
+  it('takes another port when the last one is taken, with a new token', async () => {
     const before = { port, token };
     await server.stop();
     const squatter = http.createServer();
@@ -263,7 +386,8 @@ describe('the URL', () => {
     try {
       await startServer();
       expect(port).not.toBe(before.port);
-      expect(token).toBe(before.token);
+      expect(token).not.toBe(before.token);
+      expect((await callApi('settings.get', {}, { authorization: `Bearer ${before.token}` })).status).toBe(401);
     } finally {
       squatter.close();
     }
@@ -273,5 +397,65 @@ describe('the URL', () => {
     await server.stop();
     await expect(startServer({ pageDir: path.join(home.home, 'missing') })).rejects.toThrow(/settings page is not built.*npm run build/);
     await startServer();
+  });
+});
+
+describe('limits', () => {
+  it('closes connections beyond maxConnections at once, and keeps serving the others', async () => {
+    await server.stop();
+    await startServer({ maxConnections: 3 });
+    const kept = [await idleSocket(), await idleSocket(), await idleSocket()];
+    const extra = await idleSocket();
+    await extra.closed;
+    expect(await getOn(kept[0]?.socket as net.Socket)).toBe('HTTP/1.1 200 OK');
+  });
+
+  it('closes a socket that sends nothing after the idle timeout, and one idle after its answer, but not an event stream', async () => {
+    await server.stop();
+    await startServer({ idleTimeoutMs: 100, keepAliveMs: 60_000 });
+    const stream = await openStream();
+    const silent = await idleSocket();
+    await silent.closed;
+    const answered = await idleSocket();
+    expect(await getOn(answered.socket)).toBe('HTTP/1.1 200 OK');
+    await answered.closed;
+    // The stream has been quiet for longer than two idle timeouts by now, and still carries events.
+    const next = new Promise<unknown>((resolve) => stream.res.on('data', () => resolve(stream.lines.at(-1))));
+    emit('settings.changed', { mode: 'auto' });
+    expect(await next).toEqual({ event: 'settings.changed', data: { mode: 'auto' } });
+  });
+
+  it('refuses an event stream beyond maxEventStreams with 503 and says why', async () => {
+    await server.stop();
+    await startServer({ maxEventStreams: 2 });
+    const first = await openStream();
+    await openStream();
+    const third = await openStream();
+    expect(third.status).toBe(503);
+    expect(third.body).toMatch(/Too many open settings pages \(2\)/);
+    // Once one closes, another may open.
+    first.req.destroy();
+    await expect.poll(async () => {
+      const retry = await openStream();
+      return retry.status;
+    }).toBe(200);
+  });
+
+  it('ends an event stream whose client stops reading once its output passes the buffer cap', async () => {
+    await server.stop();
+    await startServer({ maxStreamBufferBytes: 64 * 1024, keepAliveMs: 60_000 });
+    const stream = await openStream();
+    stream.res.pause();
+    const ended = new Promise<void>((resolve) => stream.res.once('close', () => resolve()));
+    const big = 'x'.repeat(256 * 1024);
+    // Kernel buffers take the first megabytes; past them the server's own buffer grows, up to the cap.
+    for (let sent = 0; sent < 256 && !logLines.some((line) => line.includes('fell more than')); sent++) {
+      emit('settings.changed', { pad: big });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(logLines.join('\n')).toMatch(/an event stream fell more than 65536 bytes behind; ended it/);
+    // What was written still arrives; then the stream ends instead of carrying on.
+    stream.res.resume();
+    await ended;
   });
 });
