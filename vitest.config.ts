@@ -16,6 +16,7 @@ const UNIT = [
   'tests/core/fs/**/*.test.ts',
   'tests/core/jobs/**/*.test.ts',
   'tests/core/openrouter/**/*.test.ts',
+  'tests/core/secrets/redact.test.ts',
   'tests/core/service/**/*.test.ts',
   'tests/core/settings/**/*.test.ts',
   'tests/core/setup/claude-registration.test.ts',

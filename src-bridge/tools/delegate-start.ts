@@ -12,7 +12,12 @@ export const DELEGATE_START_TOOL = 'delegate_start';
 
 export const promptInput = {
   prompt: z.string().min(1).max(MAX_INLINE_PROMPT_CHARS).optional().describe('The task, complete and self-contained: the delegate sees nothing of this conversation. Give exactly one of prompt / prompt_file (for more than 200,000 characters).'),
-  prompt_file: z.string().min(1).max(4096).optional().describe('Path of a file holding the task (relative to this project), for long prompts.'),
+  prompt_file: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe('Path of a file holding the task, for long prompts: relative to this project; a regular file inside cwd or add_dirs, not reached through a symlink.'),
 };
 export const waitInput = z
   .number()
@@ -28,7 +33,7 @@ export const delegateStartInput = {
   model: z.string().min(1).max(200).optional().describe('OpenRouter model id (see openrouter_models); default: the user\'s default model.'),
   cwd: z.string().min(1).max(4096).optional().describe('Directory the delegate works in (default: this project).'),
   permission_mode: permissionInput,
-  allowed_tools: z.array(z.string().min(1).max(200)).max(100).optional().describe('Tools the delegate may use without asking, e.g. ["Read", "Grep"]. Only tools the user lets callers pre-approve (openrouter_models lists them); others are refused.'),
+  allowed_tools: z.array(z.string().min(1).max(200)).max(100).optional().describe('Tools the delegate may use without asking, e.g. ["Read", "Grep"]; file tools stay inside cwd and add_dirs (narrow them with a path relative to cwd: "Read(src/**)"). Only tools the user lets callers pre-approve (openrouter_models lists them); others are refused.'),
   disallowed_tools: z.array(z.string().min(1).max(200)).max(100).optional().describe('Tools the delegate may not use.'),
   append_system_prompt: z.string().min(1).max(MAX_SYSTEM_PROMPT_CHARS).optional().describe('Extra system instructions for the delegate.'),
   max_turns: z.number().int().min(1).max(1000).optional().describe('Stop after this many agent turns.'),

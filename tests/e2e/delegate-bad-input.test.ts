@@ -1,5 +1,5 @@
 /** Everything a model can get wrong gets a precise error; nothing starts and nothing is lost. */
-import { writeFile } from 'node:fs/promises';
+import { symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -42,6 +42,12 @@ describe('delegate_start refuses, starting nothing', () => {
     await writeFile(path.join(world.project, 'empty.txt'), '  \n');
     await refused('delegate_start', { prompt_file: 'empty.txt' }, /is empty/);
   });
+  it('a prompt file outside the job\'s folders', () => refused('delegate_start', { prompt_file: '/etc/hostname' }, /prompt_file \/etc\/hostname is outside the job's folders .*inside the job's folder \(cwd or add_dirs\)/));
+  it('a prompt file that is a symlink', async () => {
+    await symlink('/etc/hostname', path.join(world.project, 'linked.txt'));
+    await refused('delegate_start', { prompt_file: 'linked.txt' }, /linked\.txt is a symlink/);
+  });
+  it('an allowed_tools path rule outside the job\'s folders', () => refused('delegate_start', { prompt: 'a', allowed_tools: ['Read(//etc/**)'] }, /"Read\(\/\/etc\/\*\*\)" reaches outside the job's folders/));
   it('a cwd that does not exist', () => refused('delegate_start', { prompt: 'a', cwd: '/nonexistent/dir' }, /cwd \/nonexistent\/dir does not exist/));
   it('wait_seconds out of range', () => refused('delegate_start', { prompt: 'a', wait_seconds: 601 }, /wait_seconds/));
   it('a model outside the allowlist, naming allowed ones', () => refused('delegate_start', { prompt: 'a', model: 'openai/gpt-5' }, /does not allow openai\/gpt-5: .*Allowed instead \(cheapest first\): (deepseek|qwen)\//));

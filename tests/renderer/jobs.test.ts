@@ -191,7 +191,8 @@ describe('the Jobs page', () => {
       ]);
       world.model.script('helper', [
         { toolUse: { name: 'Bash', input: { command: 'echo from-helper', description: 'Echo' } } },
-        { toolUse: { name: 'Read', input: { file_path: '/nonexistent/notes.txt' } } },
+        // Inside the project: a pre-approved Read reaches nothing outside the job's folders.
+        { toolUse: { name: 'Read', input: { file_path: `${world.project}/missing-notes.txt` } } },
         { text: 'The helper is done: one file was missing.' },
       ]);
       const { job } = await startJob('lead', 'Check the project with a helper.', { allowedTools: ['Bash', 'Agent', 'Read'] });

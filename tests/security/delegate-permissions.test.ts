@@ -5,7 +5,7 @@
  * user has not made approvable; inside that, Claude Code's own permission rules decide. SECURITY.md §3 states
  * what these tests show.
  */
-import { access, mkdir, readFile } from 'node:fs/promises';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
@@ -32,6 +32,8 @@ const exists = (file: string): Promise<boolean> => access(file).then(
 const bash = (command: string): ToolCall => ({ name: 'Bash', input: { command, description: 'Do it' } });
 const write = (file: string): ToolCall => ({ name: 'Write', input: { file_path: file, content: 'written by a delegate\n' } });
 const read = (file: string): ToolCall => ({ name: 'Read', input: { file_path: file } });
+const grep = (dir: string): ToolCall => ({ name: 'Grep', input: { pattern: '.', path: dir, output_mode: 'content' } });
+const glob = (dir: string): ToolCall => ({ name: 'Glob', input: { pattern: '**', path: dir } });
 /** A program (not a file-edit command): `node -e` writing a file. */
 const program = (file: string): string => `node -e "require('fs').writeFileSync('${file}', 'x')"`;
 
@@ -63,6 +65,36 @@ describe('the permission mode the service sets bounds the delegate', () => {
     expect(results.map((r) => r.isError)).toEqual([true, true]);
     expect(await exists(bashMarker)).toBe(false);
     expect(await exists(written)).toBe(false);
+  });
+
+  it('ceiling plan: reads nothing of the service\'s own folders, even with Read and Grep pre-approved; elsewhere, plan reads what Claude Code lets it', async () => {
+    await world.start({ permissionCeiling: 'plan', defaultPermissionMode: 'plan' });
+    await world.serve();
+    const secretDir = path.join(world.home, 'elsewhere');
+    await mkdir(secretDir);
+    await writeFile(path.join(secretDir, 'beside.txt'), 'BESIDE-THE-PROJECT\n');
+    const calls = [read(world.locations.tokenFile), grep(world.locations.runtime), glob(world.locations.data), read(path.join(secretDir, 'beside.txt'))];
+
+    const results = await runCalls('plan-reads', calls, { allowedTools: ['Read', 'Grep'] });
+
+    expect(results.slice(0, 3).map((r) => r.isError)).toEqual([true, true, true]);
+    const token = (await readFile(world.locations.tokenFile, 'utf8')).trim();
+    expect(JSON.stringify(world.model.requests.map((r) => r.body))).not.toContain(token);
+    // Claude Code's own rule, not ours: plan mode reads outside its folder (SECURITY.md §3 says so).
+    expect(results[3]?.text).toContain('BESIDE-THE-PROJECT');
+  });
+
+  it('a cwd that holds the service\'s folders: its file tools still cannot read them', async () => {
+    await world.start();
+    await world.serve();
+    const calls = [read(world.locations.tokenFile), read(path.join(world.project, 'notes.txt'))];
+    await writeFile(path.join(world.project, 'notes.txt'), 'NOTES-INSIDE\n');
+
+    const results = await runCalls('home-cwd', calls, { cwd: world.home });
+
+    expect(results.map((r) => r.isError)).toEqual([true, false]);
+    const token = (await readFile(world.locations.tokenFile, 'utf8')).trim();
+    expect(JSON.stringify(world.model.requests.map((r) => r.body))).not.toContain(token);
   });
 
   it('ceiling dontAsk: a tool the caller did not pre-approve is refused', async () => {
@@ -175,6 +207,54 @@ describe('allowed_tools are bounded by the user\'s policy (approvableTools)', ()
 
     expect(results.map((r) => r.isError)).toEqual([false]);
     expect(await exists(marker)).toBe(true);
+  });
+
+  it('keeps pre-approved Read and Grep in the job\'s folder: the service token, settings-page.json and a secret beside the project never reach the model', async () => {
+    await world.start(defaults);
+    await world.serve();
+    const secretDir = path.join(world.home, 'elsewhere');
+    await mkdir(secretDir);
+    await writeFile(path.join(secretDir, 'secret.txt'), 'SECRET-BESIDE-THE-PROJECT\n');
+    const settingsPage = path.join(world.locations.runtime, 'settings-page.json');
+    await writeFile(settingsPage, '{"url":"http://127.0.0.1:1/","token":"PAGE-TOKEN-OF-THE-SERVICE"}\n', { mode: 0o600 });
+    await writeFile(path.join(world.project, 'notes.txt'), 'NOTES-INSIDE\n');
+    const calls = [
+      read(path.join(world.project, 'notes.txt')),
+      grep(world.project),
+      read(world.locations.tokenFile),
+      read(settingsPage),
+      read(path.join(secretDir, 'secret.txt')),
+      grep(world.locations.runtime),
+      grep(secretDir),
+      glob(secretDir),
+    ];
+
+    const results = await runCalls('scoped-read', calls, { allowedTools: ['Read', 'Grep', 'Glob'] });
+
+    expect(results.slice(0, 2).map((r) => r.isError)).toEqual([false, false]);
+    expect(results[0]?.text).toContain('NOTES-INSIDE');
+    expect(results.slice(2).map((r) => r.isError)).toEqual(calls.slice(2).map(() => true));
+    const token = (await readFile(world.locations.tokenFile, 'utf8')).trim();
+    const sent = JSON.stringify(world.model.requests.map((r) => r.body));
+    for (const secret of [token, 'PAGE-TOKEN-OF-THE-SERVICE', 'SECRET-BESIDE-THE-PROJECT']) expect(sent).not.toContain(secret);
+    const client = await world.connect();
+    const job = (await client.call('jobs.list', {})).conversations[0]?.jobs[0];
+    expect(job?.allowedTools).toEqual(['Read', 'Grep', 'Glob'].map((tool) => `${tool}(/${world.project}/**)`));
+  });
+
+  it('refuses a path rule outside the job\'s folders before anything starts', async () => {
+    await world.start(defaults);
+    await world.serve();
+    const client = await world.connect();
+
+    for (const rule of [`Read(/${world.locations.runtime}/**)`, 'Read(~/.ssh/**)', 'Read(../**)']) {
+      await expect(client.call('jobs.start', { prompt: 'read it', caller: { cwd: world.project }, allowedTools: [rule] }), rule).rejects.toMatchObject({
+        code: 'policy_refused',
+        message: expect.stringContaining('limited to the job\'s folders'),
+      });
+    }
+    expect((await client.call('jobs.list', {})).totalJobs).toBe(0);
+    expect(world.model.requests).toEqual([]);
   });
 
   it('checks a follow-up again: a conversation started with Bash cannot continue with it once the user takes it back', async () => {

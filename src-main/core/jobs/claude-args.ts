@@ -6,13 +6,29 @@
  */
 import type { JobRecord } from '../../contract/index.js';
 
-export function claudeArgs(job: Pick<JobRecord, 'turn' | 'sessionId' | 'model' | 'permissionMode' | 'allowedTools' | 'disallowedTools' | 'appendSystemPrompt' | 'maxTurns' | 'addDirs'>): string[] {
+/**
+ * Deny rules that keep a delegate's file tools out of the service's own folders (its token, job files, the
+ * delegates' shared config, logs) in every permission mode: Claude Code lets plan mode, and any cwd that holds
+ * these folders, read them otherwise. Deny rules win over allow rules and over the mode. `//` starts an
+ * absolute path in Claude Code's rules.
+ */
+export function serviceFolderDenyRules(serviceDirs: readonly string[]): string[] {
+  return serviceDirs.flatMap((dir) => {
+    const folder = `/${dir.replace(/\/+$/, '')}/**`;
+    return ['Read', 'Edit', 'Grep', 'Glob'].map((tool) => `${tool}(${folder})`);
+  });
+}
+
+export function claudeArgs(
+  job: Pick<JobRecord, 'turn' | 'sessionId' | 'model' | 'permissionMode' | 'allowedTools' | 'disallowedTools' | 'appendSystemPrompt' | 'maxTurns' | 'addDirs'>,
+  serviceDirs: readonly string[] = [],
+): string[] {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', job.model, '--permission-mode', job.permissionMode];
   args.push(job.turn === 1 ? '--session-id' : '--resume', job.sessionId);
   args.push('--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', '--setting-sources', 'user');
   // Variadic flags take each value as its own argument; `=` keeps a value that starts with "-" a value.
   for (const tool of job.allowedTools) args.push(`--allowedTools=${tool}`);
-  for (const tool of job.disallowedTools) args.push(`--disallowedTools=${tool}`);
+  for (const tool of [...job.disallowedTools, ...serviceFolderDenyRules(serviceDirs)]) args.push(`--disallowedTools=${tool}`);
   for (const dir of job.addDirs) args.push(`--add-dir=${dir}`);
   if (job.appendSystemPrompt) args.push('--append-system-prompt', job.appendSystemPrompt);
   if (job.maxTurns !== null) args.push('--max-turns', String(job.maxTurns));

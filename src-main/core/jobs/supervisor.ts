@@ -16,8 +16,8 @@ import type {
   Settings,
 } from '../../contract/index.js';
 import type { CatalogModel, CatalogPricing } from '../catalog/parse.js';
-import { scrubSecrets } from '../openrouter/client.js';
 import type { GenerationRecord } from '../openrouter/client.js';
+import { holdsSecret, scrubSecrets } from '../secrets/redact.js';
 import { checkBudget, jobCostUsd, localDayKey, reservationOf, spentOnDay } from './budget.js';
 import { claudeArgs } from './claude-args.js';
 import { newJobRecord } from './job-record.js';
@@ -56,6 +56,8 @@ export interface SupervisorDeps {
   persistRetryMs?: number;
   /** Injected by tests of the failure paths; the real ones by default. */
   spawn?: typeof spawnDetached;
+  /** The service's own folders (runtime, data, config, cache, logs): no prompt_file is read from them, and every delegate is denied its file tools there. */
+  serviceDirs?: readonly string[];
 }
 
 /** Why a job is being stopped by us rather than ending by itself. */
@@ -185,12 +187,12 @@ export class Supervisor {
     const settings = this.deps.settings();
     this.assertDelegationOn(settings);
     const callerCwd = request.caller.cwd;
-    const prompt = await resolvePrompt(request, callerCwd);
     const cwd = await resolveDirectory(request.cwd ?? callerCwd, callerCwd, 'cwd');
     const addDirs = await Promise.all((request.addDirs ?? []).map((d) => resolveDirectory(d, callerCwd, 'add_dirs entry')));
+    const prompt = await resolvePrompt(request, callerCwd, { workDirs: [cwd, ...addDirs], serviceDirs: this.deps.serviceDirs ?? [] });
     const model = resolveModel(request.model, await this.deps.models(), settings);
     const permissionMode = resolvePermission(request.permissionMode, settings);
-    const allowedTools = resolveAllowedTools(request.allowedTools, settings);
+    const allowedTools = resolveAllowedTools(request.allowedTools, settings, [cwd, ...addDirs]);
     const timeoutMinutes = resolveTimeout(request.timeoutMinutes, settings);
     const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
     const key = this.requireKey();
@@ -209,7 +211,7 @@ export class Supervisor {
       maxTurns: request.maxTurns ?? null,
       maxCostUsd,
       timeoutMinutes,
-      promptPreview: promptPreview(prompt),
+      promptPreview: promptPreview(prompt, key),
       client,
     });
     const job = await this.admit(record, prompt, model.pricing, key, request.caller.path, settings);
@@ -236,11 +238,11 @@ export class Supervisor {
       );
     };
     stillLatest();
-    const prompt = await resolvePrompt(request, request.caller.cwd);
+    const prompt = await resolvePrompt(request, request.caller.cwd, { workDirs: [latest.cwd, ...latest.addDirs], serviceDirs: this.deps.serviceDirs ?? [] });
     const model = resolveModel(latest.model, await this.deps.models(), settings);
     const permissionMode = resolvePermission(request.permissionMode ?? latest.permissionMode, settings);
     // Checked again: the user may have narrowed what callers may pre-approve since the first turn.
-    const allowedTools = resolveAllowedTools(latest.allowedTools, settings);
+    const allowedTools = resolveAllowedTools(latest.allowedTools, settings, [latest.cwd, ...latest.addDirs]);
     const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
     const key = this.requireKey();
     await this.deps.locateClaude(request.caller.path);
@@ -259,7 +261,7 @@ export class Supervisor {
       maxTurns: request.maxTurns ?? latest.maxTurns,
       maxCostUsd,
       timeoutMinutes: Math.min(latest.timeoutMinutes, settings.jobTimeoutMinutes),
-      promptPreview: promptPreview(prompt),
+      promptPreview: promptPreview(prompt, key),
       client,
     });
     const job = await this.admit(record, prompt, model.pricing, key, request.caller.path, settings, stillLatest);
@@ -396,7 +398,8 @@ export class Supervisor {
     job.callerPath = callerPath;
     this.jobs.set(record.id, job);
     try {
-      await this.deps.store.create(record, prompt);
+      // The delegate never gets the key from its prompt either: it would go to the model's provider.
+      await this.deps.store.create(record, scrubSecrets(prompt, key));
     } catch (error) {
       // Nothing was written; a kill-all waiting on this job must not wait forever.
       this.jobs.delete(record.id);
@@ -410,8 +413,33 @@ export class Supervisor {
     return job;
   }
 
+  /**
+   * The one place what a caller sent becomes a record (job.json, every view and event, and the delegate's
+   * command line): without the key. A folder cannot be renamed, so one whose path holds it is refused.
+   */
   private newRecord(fields: JobRequestFields): JobRecord {
-    return newJobRecord(this.deps.store.newJobId(), fields, this.now());
+    const key = this.deps.apiKey()?.value;
+    for (const dir of [fields.cwd, ...fields.addDirs]) {
+      if (holdsSecret(dir, key)) {
+        throw new ServiceError(
+          'invalid_request',
+          `The folder ${scrubSecrets(dir, key)} has an OpenRouter key in its path, and a job's folders are shown in its views and given to its model. Rename the folder, or delegate from another one.`,
+        );
+      }
+    }
+    const scrub = (text: string) => scrubSecrets(text, key);
+    return newJobRecord(
+      this.deps.store.newJobId(),
+      {
+        ...fields,
+        promptPreview: scrub(fields.promptPreview),
+        appendSystemPrompt: fields.appendSystemPrompt === null ? null : scrub(fields.appendSystemPrompt),
+        allowedTools: fields.allowedTools.map(scrub),
+        disallowedTools: fields.disallowedTools.map(scrub),
+        client: scrub(fields.client),
+      },
+      this.now(),
+    );
   }
 
   private live(record: JobRecord): LiveJob {
@@ -470,7 +498,7 @@ export class Supervisor {
       const spawn = this.deps.spawn ?? spawnDetached;
       const child = await spawn({
         command,
-        args: claudeArgs(record),
+        args: claudeArgs(record, this.deps.serviceDirs ?? []),
         cwd: record.cwd,
         env: { ...this.deps.childEnv(record.model, job.apiKey, job.callerPath), [ENV.job]: record.id },
         stdinFile: paths.prompt,
@@ -793,14 +821,14 @@ export class Supervisor {
       job: record,
       elapsedSeconds: Math.max(0, Math.round((end - start) / 1000)),
       unverified: !isActive(record.state) && record.toolCalls === 0,
-      tail: (job.parser?.tail(options.progressLimit) ?? []).map((entry) => ({ ...entry, text: this.redact(entry.text) })),
+      tail: job.parser?.tail(options.progressLimit) ?? [],
       queuePosition: record.state === 'queued' ? this.queue.indexOf(record.id) + 1 || null : null,
       files: { dir: paths.dir, prompt: paths.prompt, stream: paths.stream, stderr: paths.stderr, result: paths.result },
       waitTimedOut,
     };
     if (record.state === 'failed' || record.state === 'lost') {
       const stderr = await this.deps.store.readStderrTail(record.id, 2000).catch(() => '');
-      if (stderr.trim()) view.stderrTail = this.redact(stderr);
+      if (stderr.trim()) view.stderrTail = stderr;
     }
     return view;
   }
@@ -808,8 +836,9 @@ export class Supervisor {
   // ── plumbing ──────────────────────────────────────────────────────────────────────────────
 
   /**
-   * A delegate can print its own environment (`env`), key included. What it wrote to its stream
-   * stays in the job's private folder; what the service hands out never carries the key.
+   * A delegate can print its own environment (`env`), key included. What it wrote to its stream stays in
+   * the job's private folder; what the supervisor writes for others (the end reason in job.json, result.txt)
+   * never carries the key. Views and events are scrubbed as they leave the service (Service.dispatch, emit).
    */
   private redact(text: string): string {
     return scrubSecrets(text, this.deps.apiKey()?.value);

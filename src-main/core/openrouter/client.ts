@@ -7,6 +7,10 @@
  */
 import type { KeyBalance } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
+import { scrubSecrets } from '../secrets/redact.js';
+
+// The CLI's errors are scrubbed with the same function; it lives with the secrets.
+export { scrubSecrets };
 
 export const DEFAULT_APP_URL = 'https://github.com/openrouter-delegate/openrouter-delegate';
 export const DEFAULT_APP_TITLE = 'OpenRouter Delegate';
@@ -51,7 +55,6 @@ const MANAGEMENT_KEYS_PAGE = 'https://openrouter.ai/settings/management-keys';
 /** How the user sets the key again; one place, so the wording follows the CLI. */
 export const SET_KEY_HINT = '`openrouter-delegate key set`';
 const CREDITS_PAGE = 'https://openrouter.ai/settings/credits';
-const SECRET_PATTERN = /sk-or-[\w-]+/g;
 /** Header values must be visible ASCII; anything else would make fetch throw with the value in its message. */
 const SENDABLE_KEY = /^[\x21-\x7e]+$/;
 
@@ -88,13 +91,6 @@ function booleanOrNull(value: unknown): boolean | null {
 /** Money from float sums: 610 - 321.725553332 is 288.274446668, not 288.27444666800003. */
 function roundUsd(usd: number): number {
   return Math.round(usd * 1e9) / 1e9;
-}
-
-/** Removes the key, and anything that looks like an OpenRouter key, from text we did not write. */
-export function scrubSecrets(text: string, key?: string): string {
-  let clean = key ? text.split(key).join('[redacted]') : text;
-  clean = clean.replace(SECRET_PATTERN, 'sk-or-[redacted]');
-  return clean;
 }
 
 function openRouterMessage(body: unknown, key: string | undefined): string | null {

@@ -16,6 +16,7 @@
 import { Entry } from '@napi-rs/keyring';
 import type { KeySource, SecretKind, SecretsStatus } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
+import { scrubSecrets } from './redact.js';
 
 /** The part of a keyring entry this store uses. */
 export interface KeyringEntry {
@@ -164,7 +165,7 @@ interface KeychainErrorContext {
 /** Turns a native keyring failure into an error that says what happened and what to do, without the key. */
 export function describeKeychainError(error: unknown, context: KeychainErrorContext): ServiceError {
   if (error instanceof ServiceError) return error;
-  const native = redact(error instanceof Error ? error.message : String(error), context.secret);
+  const native = scrubSecrets(error instanceof Error ? error.message : String(error), context.secret);
   const label = KIND_LABELS[context.kind];
   const backend = keychainBackendName(context.platform);
   if (/prompt was dismissed|locked|interaction is not allowed/i.test(native)) {
@@ -206,8 +207,4 @@ function dbusDetail(native: string): string {
   if (!bus) return 'DBUS_SESSION_BUS_ADDRESS is not set, so there is no D-Bus session to ask';
   if (/not provided by any \.service files/i.test(native)) return 'nothing on the D-Bus session provides org.freedesktop.secrets';
   return `D-Bus: ${native.replace(/^(?:Platform failure: )?(?:DBus error: )?/i, '')}`;
-}
-
-function redact(text: string, secret: string | undefined): string {
-  return secret ? text.split(secret).join('[redacted]') : text;
 }

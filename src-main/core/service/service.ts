@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { APP_VERSION, PROTOCOL_VERSION, ServiceError } from '../../contract/index.js';
-import type { Balance, EnvEntry, EventName, EventOf, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
+import type { Balance, EnvEntry, EventName, EventOf, KeySource, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
 import type { Locations } from '../../ipc/locations.js';
 import { IpcServer } from '../../ipc/server.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
@@ -14,6 +14,7 @@ import { Supervisor } from '../jobs/supervisor.js';
 import { queryModels } from '../catalog/query.js';
 import { OpenRouterClient } from '../openrouter/client.js';
 import { ModelsCache } from '../openrouter/models-cache.js';
+import { scrubDeep, scrubError, scrubSecrets } from '../secrets/redact.js';
 import { SecretStore } from '../secrets/secret-store.js';
 import { SettingsStore } from '../settings/store.js';
 import { updateSettings } from '../settings/update.js';
@@ -82,6 +83,7 @@ export class Service {
   private readonly ipc: IpcServer;
   private readonly baseUrl: string;
   private startedAt = 0;
+  private scrubKeyCache: { value: string | undefined; readAt: number } | null = null;
   private readonly eventListeners = new Set<(event: EventName, data: unknown) => void>();
   private balanceTimer: NodeJS.Timeout | null = null;
   private stopping: Promise<void> | null = null;
@@ -91,7 +93,10 @@ export class Service {
     this.options = options;
     this.locations = options.locations;
     this.now = options.now ?? Date.now;
-    this.log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.secrets = new SecretStore({ service: this.locations.keychainService, env: options.env });
+    const writeLog = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    // Log lines quote what clients sent (their names, their paths) and what delegates wrote.
+    this.log = (line) => writeLog(scrubSecrets(line, this.scrubKey()));
     this.baseUrl = baseUrlFrom(options.env);
     this.settings = new SettingsStore({
       file: this.locations.settingsFile,
@@ -99,7 +104,6 @@ export class Service {
       onProblem: (problem) => this.emit('settings.problem', { problem: problem ?? null }),
       log: this.log,
     });
-    this.secrets = new SecretStore({ service: this.locations.keychainService, env: options.env });
     this.client = new OpenRouterClient({
       baseUrl: this.baseUrl,
       appTitle: ATTRIBUTION.title,
@@ -117,13 +121,7 @@ export class Service {
       store: new JobStore({ dir: this.locations.jobsDir, now: this.now }),
       settings: () => this.settings.current,
       models: async () => (await this.models.get()).models,
-      apiKey: () => {
-        try {
-          return this.secrets.get('api');
-        } catch {
-          return null;
-        }
-      },
+      apiKey: () => this.apiKey(),
       balance: (o) => this.balance.get(o),
       getGeneration: (key, id) => this.client.getGeneration(key, id),
       childEnv: (model, apiKey, callerPath) => this.childEnv(model, apiKey, callerPath),
@@ -133,10 +131,23 @@ export class Service {
         // A job that ended has spent money: read the balance again.
         if (job.endedAt && (job.state !== 'queued' && job.state !== 'running')) void this.refreshBalance();
       },
+      // Never a prompt file from, nor a delegate's file tool into, the service's own folders.
+      serviceDirs: [this.locations.runtime, this.locations.data, this.locations.config, this.locations.cache, this.locations.logs],
       log: this.log,
       now: this.now,
     });
-    this.dispatch = createDispatcher(this.handlers());
+    const dispatch = createDispatcher(this.handlers());
+    // Every answer and every error leaves through here (socket, settings window, settings page, tray):
+    // none carries the key, whatever a caller sent or a delegate printed (SECURITY.md §2).
+    this.dispatch = async (method, params, ctx) => {
+      let result: unknown;
+      try {
+        result = await dispatch(method, params, ctx);
+      } catch (error) {
+        throw scrubError(error, this.scrubKey());
+      }
+      return scrubDeep(result, this.scrubKey());
+    };
     this.ipc = new IpcServer({
       locations: this.locations,
       serverName: `openrouter-delegate/${APP_VERSION}`,
@@ -177,9 +188,32 @@ export class Service {
     return () => this.eventListeners.delete(listener);
   }
 
+  /** Every event leaves through here, without the key (job.changed carries what callers and delegates wrote). */
   private emit<E extends EventName>(event: E, data: EventOf<E>): void {
-    this.ipc.broadcast(event, data);
-    for (const listener of this.eventListeners) listener(event, data);
+    if (event === 'secrets.changed') this.scrubKeyCache = null;
+    const clean = scrubDeep(data, this.scrubKey());
+    this.ipc.broadcast(event, clean);
+    for (const listener of this.eventListeners) listener(event, clean);
+  }
+
+  /**
+   * The key to scrub by value from what leaves the service. Read at most every 10 s — on Linux every keychain
+   * read is a synchronous D-Bus round trip, and this runs for every answer, event and log line — and afresh
+   * after a key change here (secrets.changed). Anything shaped like an OpenRouter key is scrubbed regardless.
+   */
+  private scrubKey(): string | undefined {
+    const now = this.now();
+    if (this.scrubKeyCache === null || now - this.scrubKeyCache.readAt > 10_000) this.scrubKeyCache = { value: this.apiKey()?.value, readAt: now };
+    return this.scrubKeyCache.value;
+  }
+
+  /** The key, or null when there is none or the keychain cannot say (anything shaped like a key is scrubbed anyway). */
+  private apiKey(): { value: string; source: KeySource } | null {
+    try {
+      return this.secrets.get('api');
+    } catch {
+      return null;
+    }
   }
 
   /** Reads the balance from OpenRouter now and tells everyone. */

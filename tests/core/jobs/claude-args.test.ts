@@ -45,3 +45,21 @@ describe('the claude command line', () => {
     expect(claudeArgs({ ...job, appendSystemPrompt: 'Be brief.', maxTurns: 5 })).toEqual(expect.arrayContaining(['--append-system-prompt', 'Be brief.', '--max-turns', '5']));
   });
 });
+
+describe('the service folders', () => {
+  it('are denied to every file tool, after the caller\'s own deny rules, as absolute rules', () => {
+    const args = claudeArgs(job, ['/home/u/.local/share/openrouter-delegate', '/run/user/1000/openrouter-delegate/']);
+    const denied = args.filter((arg) => arg.startsWith('--disallowedTools=')).map((arg) => arg.slice('--disallowedTools='.length));
+    expect(denied).toEqual([
+      'WebFetch',
+      'Read(//home/u/.local/share/openrouter-delegate/**)',
+      'Edit(//home/u/.local/share/openrouter-delegate/**)',
+      'Grep(//home/u/.local/share/openrouter-delegate/**)',
+      'Glob(//home/u/.local/share/openrouter-delegate/**)',
+      'Read(//run/user/1000/openrouter-delegate/**)',
+      'Edit(//run/user/1000/openrouter-delegate/**)',
+      'Grep(//run/user/1000/openrouter-delegate/**)',
+      'Glob(//run/user/1000/openrouter-delegate/**)',
+    ]);
+  });
+});

@@ -1,7 +1,18 @@
-/** What a caller may pre-approve with allowed_tools: the user's approvableTools, nothing more. */
-import { describe, expect, it } from 'vitest';
+/**
+ * What a caller may ask of a job: allowed_tools within the user's approvableTools, file-reading tools within
+ * the job's folders, and a prompt_file only from those folders (read by the service itself, so checked here).
+ */
+import { execFile } from 'node:child_process';
+import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings, isApprovableTool } from '../../../src-main/contract/index.js';
-import { resolveAllowedTools } from '../../../src-main/core/jobs/job-request.js';
+import { resolveAllowedTools, resolvePrompt } from '../../../src-main/core/jobs/job-request.js';
+import type { JobFolders } from '../../../src-main/core/jobs/job-request.js';
+import { makeTempHome } from '../../support/temp-home.js';
+
+const run = promisify(execFile);
 
 describe('isApprovableTool', () => {
   it('allows a listed tool, and narrowed rules of a listed bare tool', () => {
@@ -22,22 +33,160 @@ describe('isApprovableTool', () => {
 
 describe('resolveAllowedTools', () => {
   const settings = defaultSettings();
+  const project = '/work/project';
+  const shared = '/data/shared';
+  const folders = [project, shared];
 
   it('by default lets read-only tools through and refuses anything that runs or writes', () => {
     expect(settings.approvableTools).toEqual(DEFAULT_APPROVABLE_TOOLS);
-    expect(resolveAllowedTools(['Read', 'Grep', 'Glob'], settings)).toEqual(['Read', 'Grep', 'Glob']);
-    expect(resolveAllowedTools(undefined, settings)).toEqual([]);
+    expect(resolveAllowedTools(['Read', 'Grep', 'Glob', 'TodoWrite'], settings, [project])).toEqual([
+      'Read(//work/project/**)',
+      'Grep(//work/project/**)',
+      'Glob(//work/project/**)',
+      'TodoWrite',
+    ]);
+    expect(resolveAllowedTools(undefined, settings, [project])).toEqual([]);
     for (const tool of ['Bash', 'Bash(npm test:*)', 'Write', 'Edit', 'WebFetch', 'mcp__x__y']) {
-      expect(() => resolveAllowedTools(['Read', tool], settings), tool).toThrow(/not among the tools the user lets callers pre-approve/);
+      expect(() => resolveAllowedTools(['Read', tool], settings, [project]), tool).toThrow(/not among the tools the user lets callers pre-approve/);
+    }
+  });
+
+  it('limits a bare file-reading tool to cwd and every add_dirs entry', () => {
+    expect(resolveAllowedTools(['Read', 'LS', 'NotebookRead'], settings, folders)).toEqual([
+      'Read(//work/project/**)',
+      'Read(//data/shared/**)',
+      'LS(//work/project/**)',
+      'LS(//data/shared/**)',
+      'NotebookRead(//work/project/**)',
+      'NotebookRead(//data/shared/**)',
+    ]);
+    expect(resolveAllowedTools(['Read'], settings, ['/'])).toEqual(['Read(//**)']);
+  });
+
+  it('keeps a path rule inside the job\'s folders, written as an absolute rule', () => {
+    expect(resolveAllowedTools(['Read(src/**)', 'Read(./docs/*.md)', 'Grep(//data/shared/logs/**)', 'Glob(//work/project)'], settings, folders)).toEqual([
+      'Read(//work/project/src/**)',
+      'Read(//work/project/docs/*.md)',
+      'Grep(//data/shared/logs/**)',
+      'Glob(//work/project)',
+    ]);
+  });
+
+  it('gives the same rules again for a follow-up, which resolves the recorded ones', () => {
+    const first = resolveAllowedTools(['Read', 'Grep', 'Read(src/**)'], settings, folders);
+    expect(resolveAllowedTools(first, settings, folders)).toEqual(first);
+  });
+
+  it('refuses a path rule that reaches outside the job\'s folders, saying what is allowed', () => {
+    const outside = ['Read(//etc/**)', 'Read(~/.ssh/**)', 'Read(../**)', 'Read(//work/project/../other/**)', 'Grep(//work/other/**)', 'Glob(//work/proj*/**)', 'Read(/etc/passwd)', 'Read(//**)'];
+    for (const rule of outside) {
+      expect(() => resolveAllowedTools([rule], settings, folders), rule).toThrow(
+        expect.objectContaining({
+          code: 'policy_refused',
+          message: expect.stringMatching(/limited to the job's folders \(\/work\/project, \/data\/shared\).*"(Read|Grep|Glob)\(src\/\*\*\)"/),
+        }),
+      );
     }
   });
 
   it('names every refused tool, what is allowed, and how the user can allow more', () => {
-    expect(() => resolveAllowedTools(['Bash', 'Write'], settings)).toThrow(
+    expect(() => resolveAllowedTools(['Bash', 'Write'], settings, [project])).toThrow(
       expect.objectContaining({
         code: 'policy_refused',
         message: expect.stringMatching(/"Bash", "Write" are not among .*\(Read, Glob, Grep, .*\).*--approve-tool/),
       }),
     );
+  });
+});
+
+describe('resolvePrompt: prompt_file', () => {
+  let root = '';
+  let cleanup: () => Promise<void> = async () => undefined;
+  let project = '';
+  let shared = '';
+  let outside = '';
+  let runtime = '';
+  let folders: JobFolders;
+  const SECRET = 'SECRET-OUTSIDE-THE-JOB';
+
+  beforeEach(async () => {
+    ({ home: root, cleanup } = await makeTempHome('ord-prompt-file-'));
+    project = path.join(root, 'project');
+    shared = path.join(root, 'shared');
+    outside = path.join(root, 'outside');
+    runtime = path.join(root, 'run');
+    for (const dir of [project, shared, outside, runtime]) await mkdir(dir);
+    await writeFile(path.join(project, 'TASK.md'), 'Do the task.\n');
+    await writeFile(path.join(shared, 'task.md'), 'The shared task.\n');
+    await writeFile(path.join(outside, 'secret'), `${SECRET}\n`);
+    await writeFile(path.join(runtime, 'token'), `${SECRET}\n`);
+    await writeFile(path.join(runtime, 'settings-page.json'), `{"token":"${SECRET}"}\n`);
+    folders = { workDirs: [project, shared], serviceDirs: [runtime] };
+  });
+  afterEach(() => cleanup());
+
+  const file = (promptFile: string, caller = project, where = folders) => resolvePrompt({ promptFile }, caller, where);
+  /** Refused with the rule spelled out, and never a byte of what is in the file. */
+  async function refused(promptFile: string, why: RegExp, caller = project, where = folders): Promise<void> {
+    const error = await file(promptFile, caller, where).then(
+      () => null,
+      (e: unknown) => e as { code: string; message: string },
+    );
+    expect(error, promptFile).toMatchObject({ code: 'policy_refused', message: expect.stringMatching(why) });
+    expect(error?.message).toMatch(/prompt_file must be a regular file inside the job's folder \(cwd or add_dirs\), reached without symlinks/);
+    expect(error?.message).not.toContain(SECRET);
+  }
+
+  it('reads a regular file inside cwd, named relative to the caller', async () => {
+    expect(await file('TASK.md')).toBe('Do the task.\n');
+  });
+
+  it('reads a file in an add_dirs entry', async () => {
+    expect(await file(path.join(shared, 'task.md'))).toBe('The shared task.\n');
+    expect(await file('../shared/task.md')).toBe('The shared task.\n');
+  });
+
+  it('refuses an absolute path outside the job\'s folders', () => refused(path.join(outside, 'secret'), /is outside the job's folders/));
+
+  it('refuses a ".." that climbs out of the job\'s folders', () => refused('../outside/secret', /is outside the job's folders/));
+
+  it('refuses /proc/self/environ, even when the job\'s folder is /', async () => {
+    await refused('/proc/self/environ', /nothing is read from/);
+    await refused('/proc/self/environ', /nothing is read from/, '/', { workDirs: ['/'], serviceDirs: [runtime] });
+    await refused('self/environ', /nothing is read from/, '/proc', { workDirs: ['/proc'], serviceDirs: [] });
+  });
+
+  it('refuses the service\'s token and settings-page.json, even from a cwd that holds the runtime folder', async () => {
+    await refused(path.join(runtime, 'token'), /outside the job's folders|nothing is read from/);
+    const wide = { workDirs: [root], serviceDirs: [runtime] };
+    await refused('run/token', /nothing is read from/, root, wide);
+    await refused('run/settings-page.json', /nothing is read from/, root, wide);
+  });
+
+  it('refuses a symlink inside cwd that points outside', async () => {
+    await symlink(path.join(outside, 'secret'), path.join(project, 'LINK.md'));
+    await refused('LINK.md', /is a symlink/);
+  });
+
+  it('refuses a symlink even to a file inside cwd', async () => {
+    await symlink(path.join(project, 'TASK.md'), path.join(project, 'ALIAS.md'));
+    await refused('ALIAS.md', /is a symlink/);
+  });
+
+  it('refuses a file reached through a symlinked folder', async () => {
+    await symlink(outside, path.join(project, 'docs'));
+    await refused('docs/secret', /through a symlink/);
+  });
+
+  it('refuses a hard link to a file outside', async () => {
+    await link(path.join(outside, 'secret'), path.join(project, 'HARD.md'));
+    await refused('HARD.md', /other hard links/);
+  });
+
+  it('refuses a FIFO without waiting on it, and a device', async () => {
+    await run('mkfifo', [path.join(project, 'pipe')]);
+    await expect(file('pipe')).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/is not a regular file/) });
+    await refused('null', /nothing is read from/, '/dev', { workDirs: ['/dev'], serviceDirs: [] });
+    await refused('/dev/zero', /nothing is read from/);
   });
 });

@@ -1,0 +1,60 @@
+/**
+ * The one redaction of OpenRouter keys (SECURITY.md §2): the current key by its value, and anything shaped
+ * like an OpenRouter key, replaced in whatever the service writes for others or hands out.
+ */
+import { ServiceError } from '../../contract/protocol.js';
+
+export const REDACTED = '[redacted]';
+/** Not inside a word: "risk-or-reward" in a model's description is no key. */
+const KEY_SHAPE = /(?<![A-Za-z0-9])sk-or-[\w-]+/g;
+/** A "key" shorter than this is no OpenRouter key, and replacing it by value would garble ordinary text. */
+const MIN_KEY_CHARS = 8;
+
+/** Removes the key, and anything that looks like an OpenRouter key, from text. */
+export function scrubSecrets(text: string, key?: string | null): string {
+  const clean = key && key.length >= MIN_KEY_CHARS ? text.split(key).join(REDACTED) : text;
+  return clean.replace(KEY_SHAPE, `sk-or-${REDACTED}`);
+}
+
+/** Whether text holds the key, or anything shaped like an OpenRouter key. */
+export function holdsSecret(text: string, key?: string | null): boolean {
+  return scrubSecrets(text, key) !== text;
+}
+
+/**
+ * A JSON-like value (an answer, an event) with every string in it scrubbed, property names included.
+ * The value itself is never changed; what holds nothing to scrub comes back as it was.
+ */
+export function scrubDeep<T>(value: T, key?: string | null): T {
+  return scrubValue(value, key) as T;
+}
+
+function scrubValue(value: unknown, key: string | null | undefined): unknown {
+  if (typeof value === 'string') return scrubSecrets(value, key);
+  if (Array.isArray(value)) {
+    const items = value.map((item) => scrubValue(item, key));
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  let changed = false;
+  const entries = Object.entries(value).map(([name, item]) => {
+    const clean: [string, unknown] = [scrubSecrets(name, key), scrubValue(item, key)];
+    if (clean[0] !== name || clean[1] !== item) changed = true;
+    return clean;
+  });
+  return changed ? Object.fromEntries(entries) : value;
+}
+
+/** An error whose message (and stack) cannot carry the key; a ServiceError keeps its code. */
+export function scrubError(error: unknown, key?: string | null): unknown {
+  if (!(error instanceof Error)) return typeof error === 'string' ? scrubSecrets(error, key) : error;
+  const message = scrubSecrets(error.message, key);
+  const stack = error.stack === undefined ? undefined : scrubSecrets(error.stack, key);
+  if (message === error.message && stack === error.stack) return error;
+  const clean =
+    error instanceof ServiceError
+      ? new ServiceError(error.code, message, error.retryAfterSeconds === undefined ? undefined : { retryAfterSeconds: error.retryAfterSeconds })
+      : new Error(message);
+  clean.stack = stack;
+  return clean;
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../../src-main/contract/protocol.js';
+import { REDACTED, holdsSecret, scrubDeep, scrubError, scrubSecrets } from '../../../src-main/core/secrets/redact.js';
+
+const KEY = 'sk-or-v1-0123456789abcdef0123456789abcdef';
+
+describe('scrubSecrets', () => {
+  it('replaces the current key by its value, and anything shaped like an OpenRouter key', () => {
+    expect(scrubSecrets(`key=${KEY}; other sk-or-v1-ffff and more`, KEY)).toBe(`key=${REDACTED}; other sk-or-${REDACTED} and more`);
+  });
+
+  it('replaces a current key of another shape only by its value', () => {
+    expect(scrubSecrets('token custom-key-12345 here', 'custom-key-12345')).toBe(`token ${REDACTED} here`);
+  });
+
+  it('leaves words that only contain the shape, and keys too short to be keys, alone', () => {
+    expect(scrubSecrets('a risk-or-reward model', null)).toBe('a risk-or-reward model');
+    expect(scrubSecrets('a b c', 'a')).toBe('a b c');
+  });
+
+  it('says whether text holds a secret', () => {
+    expect(holdsSecret(`x ${KEY}`, null)).toBe(true);
+    expect(holdsSecret('nothing here', KEY)).toBe(false);
+  });
+});
+
+describe('scrubDeep', () => {
+  it('scrubs every string of a value, names included, and returns what holds nothing unchanged', () => {
+    const value = { job: { promptPreview: `use ${KEY}`, tail: [{ text: KEY }], [KEY]: 1 }, n: 3, ok: true, none: null };
+    const clean = scrubDeep(value, KEY);
+    expect(JSON.stringify(clean)).not.toContain(KEY);
+    expect(clean.n).toBe(3);
+    expect(clean.job.tail[0]?.text).toBe(REDACTED);
+    const untouched = { a: ['x', { b: 'y' }] };
+    expect(scrubDeep(untouched, KEY)).toBe(untouched);
+  });
+});
+
+describe('scrubError', () => {
+  it('keeps a ServiceError\'s code and retry hint, without the key in message or stack', () => {
+    const error = new ServiceError('openrouter_rate_limited', `slow down ${KEY}`, { retryAfterSeconds: 7 });
+    const clean = scrubError(error, KEY) as ServiceError;
+    expect(clean).toBeInstanceOf(ServiceError);
+    expect(clean.code).toBe('openrouter_rate_limited');
+    expect(clean.retryAfterSeconds).toBe(7);
+    expect(`${clean.message}${clean.stack ?? ''}`).not.toContain(KEY);
+  });
+
+  it('returns an error that holds nothing as it is', () => {
+    const error = new Error('plain');
+    expect(scrubError(error, KEY)).toBe(error);
+  });
+});
