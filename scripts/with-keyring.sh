@@ -24,9 +24,40 @@ done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/with-keyring.XXXXXX")
 # Not `exec dbus-run-session`: the scratch directory must be removed after the command ends.
 trap 'rm -rf "$scratch"' EXIT
+mkdir -m 700 "$scratch/data" "$scratch/run" "$scratch/services"
+log="$scratch/daemon.log"
+: >"$log"
 
-# A session bus that can start no services on demand: were our daemon not up yet, a call would otherwise
-# D-Bus-activate a second gnome-keyring-daemon that uses the user's real keyrings instead of the scratch one.
+# gnome-keyring-daemon crashes now and then under the tests (seen: a client that exits while its OpenSession
+# is in flight — "gkd_secret_service_get_pkcs11_session: assertion 'client' failed", then a GLib-ERROR and
+# SIGTRAP, exit 133). So the daemon is not started once by hand: the session bus starts it on demand (D-Bus
+# activation) from our own service file, at the first Secret Service call and again at the first call after
+# a crash, holding that call until the new daemon owns the name. Nothing waits in a gap where the name has
+# no owner. Only our service folder is searched, so the user's own keyring daemon can never be activated.
+#
+# The daemon keeps keyrings under $XDG_DATA_HOME/keyrings and its control socket under $XDG_RUNTIME_DIR; both
+# point into the scratch directory for the daemon only, so the command's own paths are unchanged. --unlock
+# reads the password on stdin and creates (or, after a crash, opens) the default "login" keyring. setsid: the
+# tests start, signal and kill whole process groups; the daemon must never share one with them. Its output,
+# and a line for every start and exit, go to the log, shown when anything goes wrong.
+cat >"$scratch/start-daemon.sh" <<'DAEMON'
+#!/usr/bin/env bash
+scratch=$(dirname "$0")
+echo "[$(date +%T)] start (D-Bus activation)" >>"$scratch/daemon.log"
+code=0
+XDG_DATA_HOME="$scratch/data" XDG_RUNTIME_DIR="$scratch/run" \
+  setsid --wait gnome-keyring-daemon --foreground --unlock --components=secrets \
+  < <(printf '%s' 'with-keyring-test-password') >>"$scratch/daemon.log" 2>&1 || code=$?
+echo "[$(date +%T)] gnome-keyring-daemon exited with status $code" >>"$scratch/daemon.log"
+[ "$code" -eq 0 ] || [ -e "$scratch/stopping" ] || touch "$scratch/crashed"
+DAEMON
+chmod 700 "$scratch/start-daemon.sh"
+cat >"$scratch/services/org.freedesktop.secrets.service" <<SERVICE
+[D-BUS Service]
+Name=org.freedesktop.secrets
+Exec=/usr/bin/env bash $scratch/start-daemon.sh
+SERVICE
+
 cat >"$scratch/session.conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -35,6 +66,7 @@ cat >"$scratch/session.conf" <<CONF
   <keep_umask/>
   <listen>unix:tmpdir=$scratch</listen>
   <auth>EXTERNAL</auth>
+  <servicedir>$scratch/services</servicedir>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
@@ -43,15 +75,13 @@ cat >"$scratch/session.conf" <<CONF
 </busconfig>
 CONF
 
-# Runs inside the new session bus: start and unlock the keyring under a watchdog, prove it is usable, run
-# the command, then stop the daemon.
+# Runs inside the new session bus: start the keyring by asking for it, prove it is usable, run the command,
+# then stop the daemon.
 inner=$(cat <<'INNER'
 set -euo pipefail
 scratch=$WITH_KEYRING_SCRATCH
 unset WITH_KEYRING_SCRATCH
-mkdir -m 700 "$scratch/data" "$scratch/run"
 log="$scratch/daemon.log"
-: >"$log"
 
 fail() {
   echo "with-keyring: $1" >&2
@@ -59,59 +89,21 @@ fail() {
   exit 1
 }
 
-# One daemon at a time, in the foreground of a watchdog that restarts it if it dies, and in a session of
-# its own (setsid): the tests start, signal and kill whole process groups, and a daemon that shared the
-# command's process group and session could be hit by a signal meant for them. Its stderr is kept, with
-# a line for every start and exit, and shown when anything goes wrong.
-# The daemon keeps keyrings under $XDG_DATA_HOME/keyrings and its control socket under $XDG_RUNTIME_DIR;
-# both point into the scratch directory for the daemon only, so the command's own paths are unchanged.
-# --unlock reads the password on stdin and creates (or, after a restart, opens) the default "login" keyring.
-watchdog() {
-  local starts=0 code
-  while [ ! -e "$scratch/stopping" ]; do
-    starts=$((starts + 1))
-    echo "[$(date +%T)] start $starts" >>"$log"
-    code=0
-    # In the background, so its pid is known (setsid execs in place: a background job leads no group).
-    XDG_DATA_HOME="$scratch/data" XDG_RUNTIME_DIR="$scratch/run" \
-      setsid gnome-keyring-daemon --foreground --unlock --components=secrets \
-      < <(printf '%s' 'with-keyring-test-password') >>"$log" 2>&1 &
-    echo "$!" >"$scratch/daemon.pid"
-    wait "$!" || code=$?
-    [ -e "$scratch/stopping" ] && break
-    echo "[$(date +%T)] gnome-keyring-daemon exited with status $code" >>"$log"
-    echo "with-keyring: gnome-keyring-daemon exited with status $code; restarting it (log below at the end)" >&2
-    touch "$scratch/restarted"
-    if [ "$starts" -ge 10 ]; then echo "with-keyring: gnome-keyring-daemon died $starts times; giving up" >&2; break; fi
-    sleep 0.2
-  done
-}
-watchdog &
-watchdog_pid=$!
-
 stop_daemon() {
   touch "$scratch/stopping"
-  kill -TERM "$(cat "$scratch/daemon.pid" 2>/dev/null)" 2>/dev/null || true
-  wait "$watchdog_pid" 2>/dev/null || true
+  local proc
+  for proc in /proc/[0-9]*; do
+    [ "$(cat "$proc/comm" 2>/dev/null)" = gnome-keyring-d ] || continue
+    if tr '\0' '\n' <"$proc/environ" 2>/dev/null | grep -qxF "XDG_RUNTIME_DIR=$scratch/run"; then kill -TERM "${proc#/proc/}" 2>/dev/null || true; fi
+  done
 }
 
-# The daemon claims the Secret Service name on the bus a moment after it starts: wait for it.
-claimed=false
-for _ in $(seq 100); do
-  if dbus-send --session --print-reply=literal --dest=org.freedesktop.DBus /org/freedesktop/DBus \
-    org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q true; then
-    claimed=true
-    break
-  fi
-  sleep 0.1
-done
-[ "$claimed" = true ] || { stop_daemon; fail "gnome-keyring-daemon did not register the Secret Service on the session bus within 10 s"; }
-
 # Secret Service clients write to the collection behind the "default" alias; it must exist and be unlocked,
-# or keychain tests would fail later with a much less obvious error (or hang on an unlock prompt).
-secrets=(dbus-send --session --print-reply=literal --reply-timeout=5000 --dest=org.freedesktop.secrets)
+# or keychain tests would fail later with a much less obvious error (or hang on an unlock prompt). The first
+# call activates the daemon.
+secrets=(dbus-send --session --print-reply=literal --reply-timeout=20000 --dest=org.freedesktop.secrets)
 collection=$("${secrets[@]}" /org/freedesktop/secrets org.freedesktop.Secret.Service.ReadAlias string:default 2>&1) ||
-  { stop_daemon; fail "the Secret Service does not answer on the session bus: $collection"; }
+  { stop_daemon; fail "the Secret Service did not start or does not answer on the session bus: $collection"; }
 collection=$(echo "$collection" | tr -d '[:space:]')
 if [ -z "$collection" ] || [ "$collection" = "/" ]; then stop_daemon; fail "the keyring has no default collection"; fi
 locked=$("${secrets[@]}" "$collection" org.freedesktop.DBus.Properties.Get \
@@ -126,8 +118,8 @@ export WITH_KEYRING_LOG="$log"
 code=0
 "$@" || code=$?
 stop_daemon
-if [ -e "$scratch/restarted" ]; then
-  echo "with-keyring: gnome-keyring-daemon died during the run and was restarted; its log:" >&2
+if [ -e "$scratch/crashed" ]; then
+  echo "with-keyring: gnome-keyring-daemon crashed during the run and was started again on demand; its log:" >&2
   sed 's/^/  gnome-keyring-daemon: /' "$log" >&2
 fi
 exit "$code"

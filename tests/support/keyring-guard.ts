@@ -1,22 +1,23 @@
 /**
- * Runs before every integration test file under scripts/with-keyring.sh: is the Secret Service still on
- * the session bus? If gnome-keyring-daemon died, the file fails with one line that says so and shows the
- * daemon's log, instead of a hundred keychain errors that each look like a bug of ours. The script's
- * watchdog restarts a dead daemon, so a death in one file does not cascade into the next.
+ * Runs before every integration test file under scripts/with-keyring.sh: does the Secret Service answer?
+ * The session bus starts gnome-keyring-daemon again on demand after a crash, so this normally just works;
+ * if it cannot, the file fails with one line that says so and shows the daemon's log, instead of a hundred
+ * keychain errors that each look like a bug of ours.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 const log = process.env.WITH_KEYRING_LOG;
 
-function secretServiceOwned(): boolean {
+/** Asks the Secret Service itself: the session bus starts the daemon again if it crashed (D-Bus activation). */
+function secretServiceAnswers(): boolean {
   try {
-    const reply = execFileSync(
+    execFileSync(
       'dbus-send',
-      ['--session', '--print-reply=literal', '--reply-timeout=2000', '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus.NameHasOwner', 'string:org.freedesktop.secrets'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 5_000 },
+      ['--session', '--print-reply=literal', '--reply-timeout=10000', '--dest=org.freedesktop.secrets', '/org/freedesktop/secrets', 'org.freedesktop.Secret.Service.ReadAlias', 'string:default'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 },
     );
-    return reply.includes('true');
+    return true;
   } catch {
     return false;
   }
@@ -24,10 +25,10 @@ function secretServiceOwned(): boolean {
 
 if (log !== undefined) {
   const deadline = Date.now() + 10_000;
-  let owned = secretServiceOwned();
+  let owned = secretServiceAnswers();
   while (!owned && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 250));
-    owned = secretServiceOwned();
+    owned = secretServiceAnswers();
   }
   if (!owned) {
     let tail = '';
@@ -36,6 +37,6 @@ if (log !== undefined) {
     } catch {
       tail = '(the log cannot be read)';
     }
-    throw new Error(`The Secret Service is gone from the test session bus (gnome-keyring-daemon died and was not restarted within 10 s); this file's keychain tests cannot run. Daemon log ${log}:\n${tail}`);
+    throw new Error(`The Secret Service is gone from the test session bus (gnome-keyring-daemon could not be started again); this file's keychain tests cannot run. Daemon log ${log}:\n${tail}`);
   }
 }

@@ -68,6 +68,9 @@ export function keychainBackendName(platform: NodeJS.Platform = process.platform
 
 type KeychainAction = 'read' | 'store' | 'remove';
 
+/** D-Bus's words for a call whose recipient went away before it answered. */
+const DROPPED_CALL = /NoReply|disconnected from (?:the )?message bus|Remote peer disconnected/i;
+
 export class SecretStore {
   private readonly service: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -141,9 +144,20 @@ export class SecretStore {
   }
 
   private withEntry<T>(kind: SecretKind, action: KeychainAction, use: (entry: KeyringEntry) => T, secret?: string): T {
+    const attempt = () => use(this.keyring(this.service, KEYCHAIN_ACCOUNTS[kind]));
     try {
-      return use(this.keyring(this.service, KEYCHAIN_ACCOUNTS[kind]));
+      return attempt();
     } catch (error) {
+      // gnome-keyring-daemon can crash in the middle of a call (seen when another client dies during its
+      // OpenSession); the call is dropped, and a session bus that starts the daemon on demand has it back for
+      // the next one. Reading, storing and removing are idempotent, so one more try is safe.
+      if (usesSecretService(this.platform) && DROPPED_CALL.test(error instanceof Error ? error.message : String(error))) {
+        try {
+          return attempt();
+        } catch (again) {
+          throw describeKeychainError(again, { kind, action, platform: this.platform, secret });
+        }
+      }
       throw describeKeychainError(error, { kind, action, platform: this.platform, secret });
     }
   }

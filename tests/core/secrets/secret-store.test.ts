@@ -203,6 +203,41 @@ describe('keychain failures (simulated)', () => {
     });
   }
 
+  it('tries once more when the Secret Service dropped the call (its daemon crashed and is started again)', () => {
+    const dropped = 'Platform failure: DBus error: org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus without replying';
+    let calls = 0;
+    const flaky: KeyringEntryFactory = () => ({
+      getPassword: () => {
+        calls++;
+        if (calls === 1) throw new Error(dropped);
+        return 'the-stored-key';
+      },
+      setPassword: () => undefined,
+      deleteCredential: () => undefined,
+    });
+    expect(new SecretStore({ service: 's', env: {}, platform: 'linux', keyring: flaky }).get('api')).toEqual({ value: 'the-stored-key', source: 'keychain' });
+    expect(calls).toBe(2);
+  });
+
+  it('tries only once more, and not for other failures', () => {
+    let calls = 0;
+    const counting = (message: string): KeyringEntryFactory => () => ({
+      getPassword: () => {
+        calls++;
+        throw new Error(message);
+      },
+      setPassword: () => undefined,
+      deleteCredential: () => undefined,
+    });
+    const dropped = new SecretStore({ service: 's', env: {}, platform: 'linux', keyring: counting('org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus without replying') });
+    expect(() => dropped.get('api')).toThrow(ServiceError);
+    expect(calls).toBe(2);
+    calls = 0;
+    const locked = new SecretStore({ service: 's', env: {}, platform: 'linux', keyring: counting('Secret Service: unlock prompt was dismissed') });
+    expect(() => locked.get('api')).toThrow(/locked/);
+    expect(calls).toBe(1);
+  });
+
   it('never repeats the key, even when the native error does', () => {
     const key = fakeKey();
     const store = new SecretStore({ service: 's', env: {}, platform: 'darwin', keyring: failingKeyring((p) => `could not save ${p ?? ''}`) });
