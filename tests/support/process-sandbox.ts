@@ -37,7 +37,7 @@ export function useProcessSandbox(): ProcessSandbox {
   let started: ProcessIdentity[] = [];
 
   beforeEach(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'process-tree-'));
+    dir = await mkdtemp(path.join(os.tmpdir(), 'process-sandbox-'));
     await writeFile(path.join(dir, 'stdin.txt'), '');
     started = [];
   });
