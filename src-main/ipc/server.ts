@@ -1,31 +1,18 @@
 /**
- * The service end of the local IPC (docs/ARCHITECTURE.md §2): a Unix socket (a named pipe on Windows) in the
- * private runtime directory, a token in the first frame, then requests dispatched into the contract.
+ * The service end of the local IPC (docs/ARCHITECTURE.md §2): the connection protocol on the socket that
+ * endpoint.ts claims. A token in the first frame (compared in constant time, nothing said before it), then
+ * newline-delimited request frames dispatched into the contract, replies by id, and events to the
+ * authenticated clients. Bounded: connections, the time to say hello, and what a client leaves unread.
  *
- * Single instance per home, without a window where two servers both think they won:
+ * Connections that arrive between claiming the socket and writing the token wait for the token; they
+ * are not refused.
  *
- *   1. listen on a private temporary name beside the socket, chmod it 0600;
- *   2. claim the real name with link(temp, socketPath): atomic, fails if anything is there. A socket is
- *      only ever visible under the real name once it is listening, so "connection refused" at the real
- *      name always means "left by a service that is gone";
- *   3. if the name is taken: a probe connect that succeeds means a live service → AlreadyRunningError.
- *      A refused probe means a stale socket: take it over under a short mkdir lock (re-probe under the
- *      lock, unlink, link again), so two servers taking over the same stale socket cannot both win;
- *   4. only then write the token (a loser never touches the winner's token), and only then answer
- *      hellos: connections that arrive in between wait for the token, they are not refused.
- *
- * On close, libuv unlinks the name a pipe server was bound to. Binding to the temporary name (removed
- * once the claim is made) means stop() alone decides whether to remove the real one, and it does so only
- * when the inode there is still ours.
- *
- * On Windows the "socket file" is a 0600 file that names a pipe with an unguessable name; it is claimed
- * with the same link-then-probe steps.
+ * Over 400 lines, kept whole: it is one state machine per connection (hello → checking → open →
+ * closing → closed), and the handshake, the request loop and the closing rules all read and move
+ * that same state; split apart, each piece would have to reach into the others' connection fields.
  */
 import { Buffer } from 'node:buffer';
-import { randomBytes } from 'node:crypto';
-import { chmod, link, lstat, mkdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
-import path from 'node:path';
 import {
   ClientHelloSchema,
   PROTOCOL_VERSION,
@@ -33,19 +20,15 @@ import {
   ServiceError,
 } from '../contract/protocol.js';
 import type { ClientHello, EventFrame, ResponseFrame, ServerHello, WireError } from '../contract/protocol.js';
+import { SocketEndpoint } from './endpoint.js';
 import { encodeFrame, FrameDecoder } from './framing.js';
 import type { DecodedFrame } from './framing.js';
 import type { Locations } from './locations.js';
-import { ensurePrivateDir, generateToken, readToken, tokensEqual, writePrivateFile, writeToken } from './runtime-dir.js';
+import { generateToken, tokensEqual } from './runtime-dir.js';
 
-const IS_WINDOWS = process.platform === 'win32';
-const PIPE_PREFIX = '\\\\.\\pipe\\';
-/** A probe connect that neither succeeds nor fails this fast means something is there: assume alive. */
-const PROBE_TIMEOUT_MS = 2_000;
-/** The takeover lock is held for milliseconds; older than this, its holder died while holding it. */
-const LOCK_STALE_MS = 10_000;
-const LOCK_WAIT_MS = LOCK_STALE_MS + 5_000;
-const LOCK_POLL_MS = 20;
+// What start() throws belongs to the facade's API: importers keep taking it from here.
+export { AlreadyRunningError } from './endpoint.js';
+
 /** A client that stops reading while we keep writing is dropped rather than buffered without bound. */
 const MAX_BUFFERED_WRITE_BYTES = 16 * 1024 * 1024;
 /** After a last error frame, how long the peer has to read it before the connection is cut. */
@@ -74,15 +57,6 @@ export interface IpcServerOptions {
   onClientsChanged?: (clients: readonly ClientInfo[]) => void;
 }
 
-export class AlreadyRunningError extends Error {
-  readonly socketPath: string;
-  constructor(socketPath: string) {
-    super(`The OpenRouter Delegate service is already running for this home (socket ${socketPath}).`);
-    this.name = 'AlreadyRunningError';
-    this.socketPath = socketPath;
-  }
-}
-
 type ConnectionState = 'hello' | 'checking' | 'open' | 'closing' | 'closed';
 
 interface Connection {
@@ -96,11 +70,6 @@ interface Connection {
   timer: NodeJS.Timeout | null;
 }
 
-interface FileIdentity {
-  dev: number;
-  ino: number;
-}
-
 type ServerState = 'new' | 'starting' | 'listening' | 'stopped';
 
 function errorReply(id: number | null, error: WireError): ResponseFrame {
@@ -111,20 +80,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function errnoCode(error: unknown): string | undefined {
-  return isRecord(error) && typeof error.code === 'string' ? error.code : undefined;
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function randomHex(bytes: number): string {
-  return randomBytes(bytes).toString('hex');
-}
-
 export class IpcServer {
-  private readonly locations: IpcServerOptions['locations'];
+  private readonly endpoint: SocketEndpoint;
   private readonly serverName: string;
   private readonly dispatch: IpcServerOptions['dispatch'];
   private readonly log: (msg: string) => void;
@@ -138,11 +95,6 @@ export class IpcServer {
   private readonly authenticated = new Set<Connection>();
   private nextClientId = 1;
   private tokenBytes: Buffer = Buffer.alloc(0);
-  private tokenWritten = false;
-  /** The temporary name we listen on (Unix) or the temporary pipe-name file (Windows), until claimed. */
-  private pendingClaim: string | null = null;
-  /** The inode now at socketPath, when it is ours. */
-  private claimed: FileIdentity | null = null;
   /** Resolves true once the token is written (hellos can be checked), false if start() failed. */
   private readonly ready: Promise<boolean>;
   private settleReady: (ready: boolean) => void = () => {};
@@ -150,7 +102,7 @@ export class IpcServer {
   private stopping: Promise<void> | null = null;
 
   constructor(options: IpcServerOptions) {
-    this.locations = options.locations;
+    this.endpoint = new SocketEndpoint({ locations: options.locations, log: options.log });
     this.serverName = options.serverName;
     this.dispatch = options.dispatch;
     this.log = options.log ?? (() => {});
@@ -228,102 +180,26 @@ export class IpcServer {
   // ---- start / stop ------------------------------------------------------------------------------
 
   private async startUp(): Promise<void> {
-    const { runtime, socketPath, tokenFile } = this.locations;
-    await ensurePrivateDir(runtime);
+    await this.endpoint.ensureRuntimeDir();
     const token = generateToken();
     this.tokenBytes = Buffer.from(token, 'utf8');
 
     const server = net.createServer((socket) => this.onConnection(socket));
     server.maxConnections = this.maxConnections;
     this.server = server;
-    const dir = path.dirname(socketPath);
-    if (IS_WINDOWS) {
-      const pipeName = `${PIPE_PREFIX}openrouter-delegate-${randomHex(16)}`;
-      await listen(server, pipeName);
-      this.pendingClaim = path.join(dir, `.pipe-name.${randomHex(4)}.tmp`);
-      await writePrivateFile(this.pendingClaim, pipeName);
-    } else {
-      // Short on purpose: never longer than "service.sock", so it fits wherever socketPath fits.
-      this.pendingClaim = path.join(dir, `s.${randomHex(4)}`);
-      await listen(server, this.pendingClaim);
-      // The mode at bind time follows the umask; set it, then check it, before the socket is reachable.
-      await chmod(this.pendingClaim, 0o600);
-      const stats = await lstat(this.pendingClaim);
-      if (!stats.isSocket() || (stats.mode & 0o077) !== 0) {
-        throw new Error(`The service socket ${this.pendingClaim} could not be made private (mode ${(stats.mode & 0o777).toString(8)}).`);
-      }
-    }
+    await this.endpoint.listenPrivately(server);
     server.on('error', (error) => this.log(`ipc: server error: ${error.message}`));
     server.on('drop', () => this.log(`ipc: refused a connection: already ${this.maxConnections} connections`));
 
-    const pending = await lstat(this.pendingClaim);
-    await this.claim(this.pendingClaim, socketPath);
-    this.claimed = { dev: pending.dev, ino: pending.ino };
-    await rm(this.pendingClaim, { force: true });
-    this.pendingClaim = null;
-
+    await this.endpoint.claim();
     // Ours now: only the owner of the socket writes the token.
-    await writeToken(tokenFile, token);
-    this.tokenWritten = true;
+    await this.endpoint.publishToken(token);
     this.settleReady(true);
-  }
-
-  /** Puts `source` at `target` unless a live service is there. */
-  private async claim(source: string, target: string): Promise<void> {
-    if (await tryLink(source, target)) return;
-    if (await this.probe(target)) throw new AlreadyRunningError(target);
-    const lock = path.join(this.locations.runtime, 'takeover.lock');
-    const onWait = () => this.log(`ipc: waiting for ${lock}: another service is starting`);
-    await withLock(lock, onWait, async () => {
-      for (let attempt = 0; attempt < 3; attempt += 1) {
-        // Under the lock, look again: another server may have taken over while we waited.
-        if (await this.probe(target)) throw new AlreadyRunningError(target);
-        this.log(`ipc: taking over ${target}, left by a service that is no longer running`);
-        await unlink(target).catch((error: unknown) => {
-          if (errnoCode(error) !== 'ENOENT') throw error;
-        });
-        if (await tryLink(source, target)) return;
-      }
-      throw new Error(`Could not take over ${target}: something keeps re-creating it. Is another OpenRouter Delegate service starting?`);
-    });
-  }
-
-  /** Does a live service answer at `target` (the socket, or on Windows the file naming the pipe)? */
-  private async probe(target: string): Promise<boolean> {
-    let endpoint = target;
-    if (IS_WINDOWS) {
-      let name: string;
-      try {
-        name = (await readFile(target, 'utf8')).trim();
-      } catch (error) {
-        if (errnoCode(error) === 'ENOENT') return false;
-        throw error;
-      }
-      if (!name.startsWith(PIPE_PREFIX)) return false;
-      endpoint = name;
-    }
-    return probeEndpoint(endpoint);
   }
 
   private async teardown(): Promise<void> {
     this.settleReady(false);
-    const { socketPath, tokenFile } = this.locations;
-    // Token first, while the socket is still ours: nobody can take over and write a new token meanwhile.
-    if (this.tokenWritten) {
-      this.tokenWritten = false;
-      const current = await readToken(tokenFile).catch(() => null);
-      if (current !== null && tokensEqual(this.tokenBytes, current)) await rm(tokenFile, { force: true });
-    }
-    if (this.claimed) {
-      const claimed = this.claimed;
-      this.claimed = null;
-      const stats = await lstat(socketPath).catch(() => null);
-      if (stats && stats.ino === claimed.ino && stats.dev === claimed.dev) await rm(socketPath, { force: true });
-    }
-    if (this.pendingClaim) {
-      await rm(this.pendingClaim, { force: true });
-      this.pendingClaim = null;
-    }
+    await this.endpoint.release();
     const server = this.server;
     this.server = null;
     if (server) {
@@ -338,7 +214,7 @@ export class IpcServer {
   private onConnection(socket: net.Socket): void {
     // Attach the error listener first: an unhandled socket error would become an uncaught exception.
     socket.on('error', (error) => {
-      const code = errnoCode(error);
+      const code = (error as NodeJS.ErrnoException).code;
       if (code !== 'EPIPE' && code !== 'ECONNRESET') this.log(`ipc: connection error: ${error.message}`);
     });
     if (this.state === 'stopped' || this.stopping || !this.server) {
@@ -581,102 +457,4 @@ function describeIssues(issues: readonly { path: readonly PropertyKey[]; message
     .slice(0, 5)
     .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message))
     .join('; ');
-}
-
-function listen(server: net.Server, endpoint: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error) => {
-      server.off('listening', onListening);
-      reject(error);
-    };
-    const onListening = () => {
-      server.off('error', onError);
-      resolve();
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen(endpoint);
-  });
-}
-
-/** link(2): atomic, and never replaces what is already at `target`. */
-async function tryLink(source: string, target: string): Promise<boolean> {
-  try {
-    await link(source, target);
-    return true;
-  } catch (error) {
-    if (errnoCode(error) === 'EEXIST') return false;
-    throw error;
-  }
-}
-
-function probeEndpoint(endpoint: string): Promise<boolean> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(endpoint);
-    const finish = (alive: boolean | Error) => {
-      clearTimeout(timer);
-      socket.removeAllListeners('connect');
-      socket.destroy();
-      if (alive instanceof Error) reject(alive);
-      else resolve(alive);
-    };
-    const timer = setTimeout(() => finish(true), PROBE_TIMEOUT_MS);
-    socket.once('connect', () => finish(true));
-    socket.on('error', (error) => {
-      const code = errnoCode(error);
-      if (code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ENOTSOCK') finish(false);
-      // A full backlog: someone is listening, just busy.
-      else if (code === 'EAGAIN') finish(true);
-      else finish(new Error(`Cannot tell whether a service is running at ${endpoint}: ${error.message}`));
-    });
-  });
-}
-
-/** A mkdir lock: held for the milliseconds of a takeover; broken when older than LOCK_STALE_MS. */
-async function withLock<T>(dir: string, onWait: () => void, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  let waiting = false;
-  for (;;) {
-    try {
-      await mkdir(dir, { mode: 0o700 });
-      break;
-    } catch (error) {
-      if (errnoCode(error) !== 'EEXIST') throw error;
-    }
-    if (!waiting) {
-      waiting = true;
-      onWait();
-    }
-    const held = await stat(dir).catch(() => null);
-    if (held && Date.now() - held.mtimeMs > LOCK_STALE_MS) {
-      await breakStaleLock(dir, held.ino);
-      continue;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`Timed out waiting for the lock ${dir}. If no OpenRouter Delegate service is starting, remove it.`);
-    }
-    await delay(LOCK_POLL_MS);
-  }
-  try {
-    return await fn();
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** Moves a dead holder's lock aside; if what got moved is not the lock we judged stale, puts it back. */
-async function breakStaleLock(dir: string, staleIno: number): Promise<void> {
-  const aside = `${dir}.stale-${randomHex(4)}`;
-  try {
-    await rename(dir, aside);
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return; // someone else broke it first
-    throw error;
-  }
-  const moved = await stat(aside).catch(() => null);
-  if (moved && moved.ino !== staleIno) {
-    await rename(aside, dir).catch(() => {});
-    return;
-  }
-  await rm(aside, { recursive: true, force: true });
 }

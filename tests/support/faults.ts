@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import { isActive } from '../../src-main/contract/index.js';
 import type { JobView } from '../../src-main/contract/index.js';
-import { killTree } from '../../src-main/core/jobs/process-tree.js';
+import { killTree } from '../../src-main/core/jobs/kill-tree.js';
 import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { CLI, assertBuilt } from './built.js';

@@ -26,7 +26,9 @@ import { estimateCostUsd, fetchBilledCost } from './cost.js';
 import { promptPreview, resolveDirectory, resolveAllowedTools, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
 import { JobNotFoundError } from './job-store.js';
 import type { JobStore } from './job-store.js';
-import { isSameProcess, killTree, processesByEnv, processesWithEnv, spawnDetached } from './process-tree.js';
+import { killTree } from './kill-tree.js';
+import { isSameProcess, processesByEnv, processesWithEnv } from './process-table.js';
+import { spawnDetached } from './spawn-detached.js';
 import { StreamParser } from './stream-parser.js';
 import { StreamTail, readStreamFile } from './stream-tail.js';
 
