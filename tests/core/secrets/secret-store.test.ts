@@ -213,7 +213,7 @@ describe('keychain failures (simulated)', () => {
         return 'the-stored-key';
       },
       setPassword: () => undefined,
-      deleteCredential: () => undefined,
+      deleteCredential: () => true,
     });
     expect(new SecretStore({ service: 's', env: {}, platform: 'linux', keyring: flaky }).get('api')).toEqual({ value: 'the-stored-key', source: 'keychain' });
     expect(calls).toBe(2);
@@ -227,7 +227,7 @@ describe('keychain failures (simulated)', () => {
         throw new Error(message);
       },
       setPassword: () => undefined,
-      deleteCredential: () => undefined,
+      deleteCredential: () => true,
     });
     const dropped = new SecretStore({ service: 's', env: {}, platform: 'linux', keyring: counting('org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus without replying') });
     expect(() => dropped.get('api')).toThrow(ServiceError);
