@@ -1,0 +1,198 @@
+/**
+ * Admission (docs/ARCHITECTURE.md §4): what a caller sent — a first turn, or a follow-up with what it
+ * inherits from the conversation — becomes a record in the queue, or a precise refusal. One path for
+ * both, so a follow-up is held to the policy as it is now, not as it was at the first turn.
+ */
+import { randomUUID } from 'node:crypto';
+import { ServiceError, isActive } from '../../contract/index.js';
+import type { JobRecord, ParsedRequestOf, Settings } from '../../contract/index.js';
+import type { CatalogPricing } from '../catalog/parse.js';
+import { holdsSecret, scrubSecrets } from '../secrets/redact.js';
+import { checkBudget } from './budget.js';
+import { estimateCostUsd } from './cost.js';
+import { newJobRecord } from './job-record.js';
+import type { JobRequestFields } from './job-record.js';
+import { promptPreview, resolveAllowedTools, resolveDirectory, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
+import { liveJob } from './job-registry.js';
+import type { JobRegistry, LiveJob } from './job-registry.js';
+
+type StartRequest = ParsedRequestOf<'jobs.start'>;
+type FollowupRequest = ParsedRequestOf<'jobs.followup'>;
+
+/** What a caller may send for a turn; a follow-up sends a subset (it inherits the rest). */
+export type JobRequestInput = Partial<Omit<StartRequest, 'caller' | 'waitSeconds'>> & Pick<StartRequest, 'caller'>;
+
+/** A request checked against the policy: everything admission needs, nothing yet written. */
+export interface ResolvedJobRequest {
+  fields: JobRequestFields;
+  prompt: string;
+  pricing: CatalogPricing;
+  key: string;
+  callerPath: string | undefined;
+  settings: Settings;
+}
+
+/**
+ * The one way a request becomes a job's settings. `previous` is the conversation's latest turn for a
+ * follow-up (its folders, model, tools and limits are inherited), null for a first turn. The order of
+ * the checks decides which refusal a caller sees first; it is the order each request always had.
+ */
+export async function resolveJobRequest(registry: JobRegistry, request: JobRequestInput, previous: JobRecord | null, client: string): Promise<ResolvedJobRequest> {
+  const { deps } = registry;
+  const settings = deps.settings();
+  assertDelegationOn(settings);
+  const callerCwd = request.caller.cwd;
+  const cwd = previous ? previous.cwd : await resolveDirectory(request.cwd ?? callerCwd, callerCwd, 'cwd');
+  const addDirs = previous ? previous.addDirs : await Promise.all((request.addDirs ?? []).map((d) => resolveDirectory(d, callerCwd, 'add_dirs entry')));
+  const workDirs = [cwd, ...addDirs];
+  const prompt = await resolvePrompt(request, callerCwd, { workDirs, serviceDirs: deps.serviceDirs ?? [] });
+  const model = resolveModel(previous ? previous.model : request.model, await deps.models(), settings);
+  const permissionMode = resolvePermission(request.permissionMode ?? previous?.permissionMode, settings);
+  // A follow-up's are checked again: the user may have narrowed what callers may pre-approve since the first turn.
+  const allowedTools = resolveAllowedTools(previous ? previous.allowedTools : request.allowedTools, settings, workDirs);
+  const timeoutMinutes = previous ? Math.min(previous.timeoutMinutes, settings.jobTimeoutMinutes) : resolveTimeout(request.timeoutMinutes, settings);
+  const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
+  const key = requireKey(registry);
+  await deps.locateClaude(request.caller.path);
+  // The conversation's folder may have been removed since its last turn.
+  if (previous) await resolveDirectory(previous.cwd, previous.cwd, 'The conversation\'s directory');
+  return {
+    fields: {
+      sessionId: previous ? previous.sessionId : randomUUID(),
+      turn: previous ? previous.turn + 1 : 1,
+      previousJobId: previous ? previous.id : null,
+      model: model.id,
+      permissionMode,
+      cwd,
+      addDirs,
+      allowedTools,
+      disallowedTools: previous ? previous.disallowedTools : (request.disallowedTools ?? []),
+      appendSystemPrompt: previous ? previous.appendSystemPrompt : (request.appendSystemPrompt ?? null),
+      maxTurns: request.maxTurns ?? previous?.maxTurns ?? null,
+      maxCostUsd,
+      timeoutMinutes,
+      promptPreview: promptPreview(prompt, key),
+      client,
+    },
+    prompt,
+    pricing: model.pricing,
+    key,
+    callerPath: request.caller.path,
+    settings,
+  };
+}
+
+/**
+ * The conversation a follow-up continues (by job or by session), and a check that it may be continued:
+ * run now, and again at admission, so two follow-ups racing cannot both resume one session.
+ */
+export function conversationToContinue(registry: JobRegistry, request: FollowupRequest): { latest: JobRecord; stillLatest: () => void } {
+  assertDelegationOn(registry.deps.settings());
+  if ((request.jobId === undefined) === (request.sessionId === undefined)) {
+    throw new ServiceError('invalid_request', 'Give either job_id or session_id of the conversation to continue.');
+  }
+  const previous = request.jobId !== undefined ? registry.find(request.jobId).record : registry.latestOfSession(request.sessionId ?? '');
+  const latest = registry.latestOfSession(previous.sessionId);
+  const stillLatest = () => {
+    const now = registry.latestOfSession(latest.sessionId);
+    if (now.id === latest.id && !isActive(now.state)) return;
+    const which = now.id === latest.id ? 'The previous turn of this conversation' : 'Another follow-up of this conversation';
+    throw new ServiceError(
+      'conflict',
+      `${which} (job ${now.id}) is ${now.state}. Wait for it with delegate_result {"job_id": "${now.id}", "wait_seconds": 120}, then follow up.`,
+    );
+  };
+  stillLatest();
+  return { latest, stillLatest };
+}
+
+/**
+ * Budget check and reservation in one synchronous step, then the files, then the queue. The caller
+ * starts the queue moving (Supervisor.pump) once this returns.
+ */
+export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest, precondition: () => void = () => undefined): Promise<LiveJob> {
+  const { fields, prompt, pricing, key, callerPath, settings } = resolved;
+  const record = newRecord(registry, fields);
+  if (estimateCostUsd([], pricing) === null) {
+    throw new ServiceError('policy_refused', `${record.model} has no fixed price (a router), so its cost cannot be capped. Pick a model with list prices.`);
+  }
+  const remainingUsd = await remainingBalance(registry);
+  // No await between the checks and the insertion below: concurrent requests see each other.
+  precondition();
+  checkBudget({ settings, spentTodayUsd: registry.spentToday(), reservedUsd: registry.reservedUsd(), maxCostUsd: record.maxCostUsd, remainingUsd });
+  const job = liveJob(record);
+  job.pricing = pricing;
+  record.prices = pricing;
+  job.apiKey = key;
+  job.callerPath = callerPath;
+  registry.jobs.set(record.id, job);
+  try {
+    // The delegate never gets the key from its prompt either: it would go to the model's provider.
+    await registry.deps.store.create(record, scrubSecrets(prompt, key));
+  } catch (error) {
+    // Nothing was written; a kill-all waiting on this job must not wait forever.
+    registry.jobs.delete(record.id);
+    record.state = 'failed';
+    registry.wake(job);
+    throw new ServiceError('io_error', error instanceof Error ? error.message : String(error));
+  }
+  registry.queue.push(record.id);
+  registry.emit(job);
+  return job;
+}
+
+/**
+ * The one place what a caller sent becomes a record (job.json, every view and event, and the delegate's
+ * command line): without the key. A folder cannot be renamed, so one whose path holds it is refused.
+ */
+export function newRecord(registry: JobRegistry, fields: JobRequestFields): JobRecord {
+  const key = registry.deps.apiKey()?.value;
+  for (const dir of [fields.cwd, ...fields.addDirs]) {
+    if (holdsSecret(dir, key)) {
+      throw new ServiceError(
+        'invalid_request',
+        `The folder ${scrubSecrets(dir, key)} has an OpenRouter key in its path, and a job's folders are shown in its views and given to its model. Rename the folder, or delegate from another one.`,
+      );
+    }
+  }
+  const scrub = (text: string) => scrubSecrets(text, key);
+  return newJobRecord(
+    registry.deps.store.newJobId(),
+    {
+      ...fields,
+      promptPreview: scrub(fields.promptPreview),
+      appendSystemPrompt: fields.appendSystemPrompt === null ? null : scrub(fields.appendSystemPrompt),
+      allowedTools: fields.allowedTools.map(scrub),
+      disallowedTools: fields.disallowedTools.map(scrub),
+      client: scrub(fields.client),
+    },
+    registry.now(),
+  );
+}
+
+export function requireKey(registry: JobRegistry): string {
+  const key = registry.deps.apiKey();
+  if (!key) throw new ServiceError('no_key', 'No OpenRouter key is set, so nothing was started. The user can add one with `openrouter-delegate key set`.');
+  return key.value;
+}
+
+function assertDelegationOn(settings: Settings): void {
+  if (settings.mode === 'off') {
+    throw new ServiceError(
+      'delegation_off',
+      'Delegation is turned off in the user\'s OpenRouter Delegate settings, so nothing was started. Only the user can turn it on (mode "ondemand" or "auto"); tell them if delegating would help.',
+    );
+  }
+}
+
+/** The balance a new job may draw on; refuses at once when OpenRouter has rejected the key. */
+async function remainingBalance(registry: JobRegistry): Promise<number | null> {
+  const balance = await registry.deps.balance({ refresh: false });
+  if (balance.keyProblemCode === 'openrouter_unauthorized' || balance.keyProblemCode === 'openrouter_payment_required') {
+    // Claude Code would retry a dead key for minutes before giving up: say it now instead.
+    throw new ServiceError(balance.keyProblemCode, `Nothing was started: ${balance.keyProblem ?? 'OpenRouter refused the key.'}`);
+  }
+  if (balance.key?.remainingUsd !== null && balance.key?.remainingUsd !== undefined) return balance.key.remainingUsd;
+  if (balance.credits) return balance.credits.remainingUsd;
+  return null;
+}

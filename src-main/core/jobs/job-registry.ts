@@ -1,0 +1,228 @@
+/**
+ * What the supervisor's parts share (docs/ARCHITECTURE.md §4): every job it knows, live or from history,
+ * the queue, and what every part does to a job — save it, announce it, wake whoever waits on it.
+ * Admission, lifecycle, recovery, billing and views hold this one registry, so none keeps a copy of what
+ * is running: the running count is read off the jobs themselves.
+ */
+import { ServiceError, isActive } from '../../contract/index.js';
+import type { JobRecord, JobState, Settings } from '../../contract/index.js';
+import type { CatalogModel, CatalogPricing } from '../catalog/parse.js';
+import type { GenerationRecord } from '../openrouter/client.js';
+import type { Balance } from '../../contract/index.js';
+import { scrubSecrets } from '../secrets/redact.js';
+import { localDayKey, reservationOf, spentOnDay } from './budget.js';
+import { JobNotFoundError } from './job-store.js';
+import type { JobStore } from './job-store.js';
+import type { spawnDetached } from './spawn-detached.js';
+import type { StreamParser } from './stream-parser.js';
+import type { StreamTail } from './stream-tail.js';
+
+export interface SupervisorDeps {
+  store: JobStore;
+  settings: () => Settings;
+  /** The catalog, for prices and the policy check. */
+  models: () => Promise<CatalogModel[]>;
+  apiKey: () => { value: string; source: string } | null;
+  balance: (options: { refresh: boolean }) => Promise<Balance>;
+  getGeneration: (key: string, id: string) => Promise<GenerationRecord | null>;
+  /** The environment of a delegate on this model (the key inside; see child-env.ts). */
+  childEnv: (model: string, apiKey: string, callerPath: string | undefined) => Record<string, string>;
+  locateClaude: (callerPath: string | undefined) => Promise<string>;
+  onChange?: (job: JobRecord) => void;
+  log?: (line: string) => void;
+  now?: () => number;
+  /**
+   * Runs `callback` once `ms` have passed on the clock `now` reads; returns what cancels it. A job's
+   * timeout runs on it, so a test with a fake clock can let a job time out without waiting.
+   */
+  setDeadline?: (callback: () => void, ms: number) => () => void;
+  /** How often an adopted job (not our child: no exit event) is checked for life. */
+  adoptedPollMs?: number;
+  killGraceMs?: number;
+  /** Billing retry schedule (the generation record appears a few seconds late). */
+  billingDelaysMs?: number[];
+  /** How soon a job.json that could not be written is tried again (default 2000 ms). */
+  persistRetryMs?: number;
+  /** Injected by tests of the failure paths; the real ones by default. */
+  spawn?: typeof spawnDetached;
+  /** The service's own folders (runtime, data, config, cache, logs): no prompt_file is read from them, and every delegate is denied its file tools there. */
+  serviceDirs?: readonly string[];
+}
+
+/** Why a job is being stopped by us rather than ending by itself. */
+export type Termination = Extract<JobState, 'cancelled' | 'timed_out' | 'budget_exceeded'>;
+
+export interface LiveJob {
+  record: JobRecord;
+  parser: StreamParser | null;
+  tail: StreamTail | null;
+  pricing: CatalogPricing | null;
+  apiKey: string | null;
+  callerPath: string | undefined;
+  /** Taken off the queue and being spawned: it holds a slot while its record still says queued. */
+  launching: boolean;
+  terminating: Termination | null;
+  terminationReason: string | null;
+  /** What cancels each of its pending timers (its timeout, the checks on an adopted process). */
+  timers: Set<() => void>;
+  waiters: Set<() => void>;
+  finishing: Promise<void> | null;
+  /** The last write of job.json failed (a full or read-only disk, say). */
+  unsaved: boolean;
+  /** The next try to write it. */
+  persistRetry: NodeJS.Timeout | null;
+}
+
+export function liveJob(record: JobRecord): LiveJob {
+  return {
+    record,
+    parser: null,
+    tail: null,
+    pricing: null,
+    apiKey: null,
+    callerPath: undefined,
+    launching: false,
+    terminating: null,
+    terminationReason: null,
+    timers: new Set(),
+    waiters: new Set(),
+    finishing: null,
+    unsaved: false,
+    persistRetry: null,
+  };
+}
+
+export class JobRegistry {
+  readonly deps: SupervisorDeps;
+  readonly now: () => number;
+  readonly log: (line: string) => void;
+  readonly setDeadline: (callback: () => void, ms: number) => () => void;
+  readonly jobs = new Map<string, LiveJob>();
+  /** Ids waiting for a slot, first come first served. */
+  readonly queue: string[] = [];
+  unreadable: Array<{ dir: string; problem: string }> = [];
+  stopped = false;
+  private readonly background = new Set<Promise<unknown>>();
+
+  constructor(deps: SupervisorDeps) {
+    this.deps = deps;
+    this.now = deps.now ?? Date.now;
+    this.log = deps.log ?? (() => undefined);
+    this.setDeadline = deps.setDeadline ?? realDeadline;
+  }
+
+  find(jobId: string): LiveJob {
+    const job = this.jobs.get(jobId);
+    if (!job) {
+      throw new ServiceError('not_found', `No job "${jobId.slice(0, 100)}". delegate_list shows the jobs there are.`);
+    }
+    return job;
+  }
+
+  latestOfSession(sessionId: string): JobRecord {
+    let latest: JobRecord | null = null;
+    for (const { record } of this.jobs.values()) if (record.sessionId === sessionId && (!latest || record.turn > latest.turn)) latest = record;
+    if (!latest) throw new ServiceError('not_found', `No conversation with session_id "${sessionId.slice(0, 100)}". delegate_list shows the sessions there are.`);
+    return latest;
+  }
+
+  active(): LiveJob[] {
+    return [...this.jobs.values()].filter((j) => isActive(j.record.state));
+  }
+
+  /** Jobs holding a concurrency slot: running, or taken off the queue and being spawned. */
+  runningCount(): number {
+    let count = 0;
+    for (const job of this.jobs.values()) if (job.launching || job.record.state === 'running') count++;
+    return count;
+  }
+
+  reservedUsd(): number {
+    let total = 0;
+    for (const job of this.active()) total += reservationOf(job.record);
+    return total;
+  }
+
+  spentToday(): number {
+    return spentOnDay(
+      [...this.jobs.values()].map((j) => j.record),
+      localDayKey(this.now()),
+    );
+  }
+
+  /** Work stop() must wait for; a failure is logged, never thrown at no one. */
+  track(promise: Promise<unknown>): void {
+    const tracked = promise.catch((error: unknown) => this.log(`jobs: ${error instanceof Error ? error.message : String(error)}`));
+    this.background.add(tracked);
+    void tracked.finally(() => this.background.delete(tracked));
+  }
+
+  async settled(more: Array<Promise<unknown>> = []): Promise<void> {
+    await Promise.allSettled([...this.background, ...more]);
+  }
+
+  clearTimers(job: LiveJob): void {
+    for (const cancel of job.timers) cancel();
+    job.timers.clear();
+  }
+
+  /**
+   * A delegate can print its own environment (`env`), key included. What it wrote to its stream stays in
+   * the job's private folder; what the supervisor writes for others (the end reason in job.json, result.txt)
+   * never carries the key. Views and events are scrubbed as they leave the service (Service.dispatch, emit).
+   */
+  redact(text: string): string {
+    return scrubSecrets(text, this.deps.apiKey()?.value);
+  }
+
+  async persist(job: LiveJob): Promise<void> {
+    try {
+      await this.deps.store.write(job.record);
+      job.unsaved = false;
+    } catch (error) {
+      if (!job.unsaved) this.log(`jobs: ${job.record.id}: job.json not saved: ${error instanceof Error ? error.message : String(error)}; trying again until it is`);
+      job.unsaved = true;
+      // A gone folder will not come back. Otherwise (a full disk, say) try again: a record left saying
+      // "running" would be finished as lost by the next start, its real end forgotten.
+      if (job.persistRetry || error instanceof JobNotFoundError || this.stopped) return;
+      job.persistRetry = setTimeout(() => {
+        job.persistRetry = null;
+        if (!this.stopped) void this.persist(job);
+      }, this.deps.persistRetryMs ?? 2000);
+      job.persistRetry.unref();
+    }
+  }
+
+  emit(job: LiveJob): void {
+    this.deps.onChange?.(job.record);
+  }
+
+  wake(job: LiveJob): void {
+    for (const waiter of [...job.waiters]) waiter();
+  }
+
+  /** Resolves when the job is final, the supervisor stops, or `abandon` fires. */
+  waitUntilFinal(job: LiveJob, abandon?: AbortSignal): Promise<void> {
+    if (!isActive(job.record.state)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        job.waiters.delete(check);
+        abandon?.removeEventListener('abort', done);
+        resolve();
+      };
+      const check = () => {
+        if (!isActive(job.record.state) || this.stopped) done();
+      };
+      job.waiters.add(check);
+      // A wait that gave up (its time ran out) must not leave its waiter behind.
+      abandon?.addEventListener('abort', done, { once: true });
+    });
+  }
+}
+
+/** A deadline on the real clock; unref'd, so a pending timeout never keeps the service alive. */
+function realDeadline(callback: () => void, ms: number): () => void {
+  const timer = setTimeout(callback, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+}

@@ -1,0 +1,246 @@
+/**
+ * A job's life (docs/ARCHITECTURE.md §4): the queue drained under the concurrency limit, the spawn, the
+ * stream followed and priced as it grows, the timeout and the per-job cap enforced, whole process trees
+ * killed, and the end settled from the stream. One class, because every step hands the job to the next
+ * and each may be cut short by a cancel arriving at any point in between.
+ */
+import { ENV, isActive } from '../../contract/index.js';
+import type { JobState } from '../../contract/index.js';
+import { requireKey } from './admission.js';
+import type { JobBilling } from './billing.js';
+import { claudeArgs } from './claude-args.js';
+import { estimateCostUsd } from './cost.js';
+import { jobOutcome } from './job-outcome.js';
+import type { ProcessEnd } from './job-outcome.js';
+import type { JobRegistry, LiveJob, Termination } from './job-registry.js';
+import { resolveModel } from './job-request.js';
+import { killTree } from './kill-tree.js';
+import { processesWithEnv } from './process-table.js';
+import { spawnDetached } from './spawn-detached.js';
+import { StreamParser } from './stream-parser.js';
+import { StreamTail } from './stream-tail.js';
+
+const PROGRESS_PERSIST_THROTTLE_MS = 2000;
+
+export class JobLifecycle {
+  private readonly registry: JobRegistry;
+  private readonly billing: JobBilling;
+
+  constructor(registry: JobRegistry, billing: JobBilling) {
+    this.registry = registry;
+    this.billing = billing;
+  }
+
+  /** Starts queued jobs while there is room under the concurrency limit. */
+  pump(): void {
+    const { registry } = this;
+    if (registry.stopped) return;
+    const limit = registry.deps.settings().concurrency;
+    while (registry.runningCount() < limit && registry.queue.length > 0) {
+      const id = registry.queue.shift() ?? '';
+      const job = registry.jobs.get(id);
+      if (!job || job.record.state !== 'queued') continue;
+      job.launching = true;
+      registry.track(this.launch(job));
+    }
+  }
+
+  private async launch(job: LiveJob): Promise<void> {
+    const { registry } = this;
+    const { deps } = registry;
+    const record = job.record;
+    const paths = deps.store.paths(record.id);
+    try {
+      // A job re-queued after a restart lost its in-memory key and prices: look them up again.
+      job.apiKey ??= requireKey(registry);
+      job.pricing ??= record.prices ?? resolveModel(record.model, await deps.models(), deps.settings()).pricing;
+      const command = await deps.locateClaude(job.callerPath);
+      if (job.terminating) {
+        // Cancelled before it was spawned: nothing to kill.
+        job.launching = false;
+        await this.settleUnstarted(job, job.terminating, job.terminationReason);
+        return;
+      }
+      const spawn = deps.spawn ?? spawnDetached;
+      const child = await spawn({
+        command,
+        args: claudeArgs(record, deps.serviceDirs ?? []),
+        cwd: record.cwd,
+        env: { ...deps.childEnv(record.model, job.apiKey, job.callerPath), [ENV.job]: record.id },
+        stdinFile: paths.prompt,
+        stdoutFile: paths.stream,
+        stderrFile: paths.stderr,
+      });
+      const started = { state: 'running' as const, startedAt: new Date(registry.now()).toISOString(), claudePath: command, pid: child.pid, pidStartTime: child.startTime };
+      // On disk before any client can see it: a service killed right after a client saw "running" must
+      // find the job running, with its pid, when it starts again (not queued, to be spawned twice).
+      const saved = await deps.store.write({ ...record, ...started }).then(
+        () => true,
+        () => false,
+      );
+      Object.assign(record, started);
+      // From here its state holds the slot.
+      job.launching = false;
+      if (!saved) await registry.persist(job);
+      registry.emit(job);
+      this.follow(job);
+      this.armTimeout(job);
+      // Not tracked: a job outlives stop() (it is re-adopted by the next start), so stop() must not wait for it.
+      child.exited.then(({ code, signal }) => this.finish(job, { code, signal })).catch((error: unknown) => registry.log(`jobs: ${record.id}: ${String(error)}`));
+      // Cancelled while it was being spawned: the process exists now, so end it like any other.
+      if (job.terminating) registry.track(this.kill(job));
+    } catch (error) {
+      job.launching = false;
+      await this.settleUnstarted(job, 'failed', error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** A job that ends without ever having run (refused at launch, or cancelled first). */
+  private async settleUnstarted(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
+    const { registry } = this;
+    Object.assign(job.record, { state, endedAt: new Date(registry.now()).toISOString(), endReason: reason === null ? null : registry.redact(reason), billing: 'unavailable' });
+    await registry.persist(job);
+    registry.emit(job);
+    registry.wake(job);
+    this.pump();
+  }
+
+  /** Tails the job's stream into its parser, pricing each assistant message as it arrives. */
+  follow(job: LiveJob): void {
+    const { registry } = this;
+    const parser = (job.parser = new StreamParser());
+    let lastPersist = 0;
+    job.tail = new StreamTail({
+      file: registry.deps.store.paths(job.record.id).stream,
+      onLine: (line) => {
+        parser.push(line);
+        this.absorb(job);
+        // Lines flushed after the process exited belong to a job that is already ending by itself.
+        if (job.record.state !== 'running' || job.finishing) return;
+        if (job.record.estimatedCostUsd > job.record.maxCostUsd && !job.terminating) {
+          registry.track(this.terminate(
+            job,
+            'budget_exceeded',
+            `Stopped: the estimated cost passed the job's cap of $${job.record.maxCostUsd.toFixed(2)}.`,
+          ));
+        } else if (registry.now() - lastPersist > PROGRESS_PERSIST_THROTTLE_MS) {
+          // At most every 2 s while it runs: save its progress, and tell the windows (tool calls, tokens, cost).
+          lastPersist = registry.now();
+          void registry.persist(job);
+          registry.emit(job);
+        }
+      },
+    });
+    job.tail.start();
+  }
+
+  /** Copies what the stream has told so far into the record. */
+  private absorb(job: LiveJob): void {
+    const parser = job.parser;
+    if (!parser) return;
+    const record = job.record;
+    record.toolCalls = parser.toolCalls;
+    // Live, the stream under-reports output tokens (each message's usage is a snapshot taken as it
+    // began); the result line's totals correct that at the end. bestUsage is the larger of the two.
+    record.usage = parser.bestUsage;
+    record.generationIds = [...parser.generationIds];
+    if (job.pricing) record.estimatedCostUsd = estimateCostUsd([parser.bestUsage], job.pricing) ?? record.estimatedCostUsd;
+    const result = parser.result;
+    if (result) {
+      record.resultSubtype = result.subtype;
+      record.isError = result.isError;
+      record.numTurns = result.numTurns;
+    }
+  }
+
+  /** Counted from the job's start, so an adopted job keeps the deadline it had before the restart. */
+  armTimeout(job: LiveJob): void {
+    const { registry } = this;
+    const started = Date.parse(job.record.startedAt ?? job.record.createdAt);
+    const remaining = Math.max(0, started + job.record.timeoutMinutes * 60_000 - registry.now());
+    const cancel = registry.setDeadline(() => {
+      job.timers.delete(cancel);
+      registry.track(this.terminate(job, 'timed_out', `Stopped: the job ran longer than its timeout of ${job.record.timeoutMinutes} minutes.`));
+    }, remaining);
+    job.timers.add(cancel);
+  }
+
+  /** Stops a job for `state`; resolves once it is final (its tree gone, or it never ran). */
+  async terminate(job: LiveJob, state: Termination, reason: string): Promise<void> {
+    const { registry } = this;
+    const record = job.record;
+    if (!isActive(record.state)) return;
+    if (!job.terminating) {
+      job.terminating = state;
+      job.terminationReason = reason;
+    }
+    if (record.state === 'queued') {
+      const index = registry.queue.indexOf(record.id);
+      if (index >= 0) {
+        registry.queue.splice(index, 1);
+        await this.settleUnstarted(job, state, reason);
+        return;
+      }
+      // Being spawned right now: launch() sees `terminating` and kills it once it exists.
+      await registry.waitUntilFinal(job);
+      return;
+    }
+    await this.kill(job);
+    await registry.waitUntilFinal(job);
+  }
+
+  /**
+   * Ends what a finished job left running: processes that still carry its marker (ENV.job) in their
+   * environment. Claude Code's Bash tool starts commands in sessions of their own, so once the delegate
+   * itself is gone, neither its process group nor its tree reaches them.
+   */
+  private async sweep(jobId: string): Promise<void> {
+    const { registry } = this;
+    const left = await processesWithEnv(ENV.job, jobId);
+    if (left.length === 0) return;
+    registry.log(`jobs: ${jobId}: ending ${left.length} process(es) the delegate left running: ${left.map((p) => p.pid).join(', ')}`);
+    await Promise.all(
+      left.map((p) => killTree(p.pid, { startTime: p.startTime, graceMs: registry.deps.killGraceMs ?? 2000, log: registry.log }).catch(() => undefined)),
+    );
+  }
+
+  private async kill(job: LiveJob): Promise<void> {
+    const { registry } = this;
+    const { pid, pidStartTime } = job.record;
+    if (pid === null) return;
+    const outcome = await killTree(pid, { startTime: pidStartTime, ...(registry.deps.killGraceMs !== undefined ? { graceMs: registry.deps.killGraceMs } : {}), log: registry.log });
+    if (outcome.survivors.length > 0) registry.log(`jobs: ${job.record.id}: processes survived the kill: ${outcome.survivors.join(', ')}`);
+  }
+
+  /** The process ended: read the rest of its stream and settle the job's outcome. `lostReason`: it ended unseen, without a result. */
+  finish(job: LiveJob, exit: ProcessEnd, lostReason?: string): Promise<void> {
+    const { registry } = this;
+    const { store } = registry.deps;
+    job.finishing ??= (async () => {
+      if (registry.stopped) return;
+      job.tail?.flush();
+      job.tail?.stop();
+      job.tail = null;
+      registry.clearTimers(job);
+      this.absorb(job);
+      const record = job.record;
+      const stderrTail = await store.readStderrTail(record.id).catch(() => '');
+      Object.assign(record, { exitCode: exit.code, signal: exit.signal, endedAt: new Date(registry.now()).toISOString() });
+      const termination = job.terminating ? { state: job.terminating, reason: job.terminationReason } : null;
+      const outcome = lostReason ? { state: 'lost' as const, endReason: lostReason } : jobOutcome(termination, job.parser?.result, exit, stderrTail);
+      Object.assign(record, { state: outcome.state, endReason: outcome.endReason === null ? null : registry.redact(outcome.endReason) });
+      const raw = job.parser?.result?.text ?? job.parser?.lastAssistantText ?? null;
+      const text = raw === null ? null : registry.redact(raw);
+      if (text !== null) await store.writeResult(record.id, text).catch((e: unknown) => registry.log(`jobs: ${record.id}: result not saved: ${String(e)}`));
+      record.billing = record.generationIds.length > 0 ? 'pending' : 'unavailable';
+      await registry.persist(job);
+      // A delegate that died (killed from outside, crashed) cannot end what its tools started.
+      registry.track(this.sweep(record.id));
+      registry.emit(job);
+      registry.wake(job);
+      this.pump();
+      if (record.billing === 'pending') this.billing.bill(job);
+    })();
+    return job.finishing;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Recovery at start (docs/ARCHITECTURE.md §4): jobs are files first, processes second. What the last
+ * service left running is re-adopted if its process is still the same one (pid and start time), else
+ * finished from its stream; what it left queued is queued again — unless it had in fact been spawned.
+ */
+import { ENV } from '../../contract/index.js';
+import type { JobRecord } from '../../contract/index.js';
+import type { JobBilling } from './billing.js';
+import { liveJob } from './job-registry.js';
+import type { JobRegistry, LiveJob } from './job-registry.js';
+import type { JobLifecycle } from './lifecycle.js';
+import { isSameProcess, processesByEnv } from './process-table.js';
+import { StreamParser } from './stream-parser.js';
+import { readStreamFile } from './stream-tail.js';
+
+const LOST_REASON =
+  'The job\'s process ended while the service was not running, and its stream has no result. What it did is in its stream file.';
+
+type MarkedProcess = { pid: number; startTime: string | null };
+
+export class JobRecovery {
+  private readonly registry: JobRegistry;
+  private readonly lifecycle: JobLifecycle;
+  private readonly billing: JobBilling;
+
+  constructor(registry: JobRegistry, lifecycle: JobLifecycle, billing: JobBilling) {
+    this.registry = registry;
+    this.lifecycle = lifecycle;
+    this.billing = billing;
+  }
+
+  /** Takes over the history the store holds: every job registered, the live ones followed again. */
+  async recoverAll(records: JobRecord[]): Promise<void> {
+    const { registry } = this;
+    records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    const loaded = records.map((record) => liveJob(record));
+    for (const job of loaded) registry.jobs.set(job.record.id, job);
+    // Queued jobs may have been spawned by a service that died before recording it: one look at /proc for all of them.
+    const marked = loaded.some((job) => job.record.state === 'queued') ? await processesByEnv(ENV.job) : new Map<string, never[]>();
+    for (const job of loaded) {
+      if (job.record.state === 'running') await this.recover(job);
+      else if (job.record.state === 'queued') await this.requeue(job, marked.get(job.record.id) ?? []);
+      else if (job.record.billing === 'pending' && job.record.generationIds.length > 0) this.billing.bill(job);
+    }
+  }
+
+  /**
+   * A job the last service left queued. If its stream has output, the last service spawned it and died
+   * before it could record that: never spawn it twice — finish it from its stream instead.
+   */
+  private async requeue(job: LiveJob, marked: MarkedProcess[]): Promise<void> {
+    const { registry } = this;
+    // Spawned, but the service died before it could record that: its process carries the job's marker.
+    const spawned = oldestProcess(marked);
+    if (spawned) {
+      Object.assign(job.record, { state: 'running', startedAt: job.record.startedAt ?? new Date(registry.now()).toISOString(), pid: spawned.pid, pidStartTime: spawned.startTime });
+      await registry.persist(job);
+      await this.recover(job);
+      return;
+    }
+    const parser = new StreamParser();
+    const read = await readStreamFile(registry.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => null);
+    if (!read || read.bytes === 0) {
+      registry.queue.push(job.record.id);
+      return;
+    }
+    job.parser = parser;
+    await this.lifecycle.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
+  }
+
+  /** A job the last service left running: adopt its process if it is still the same one, else finish it from its stream. */
+  private async recover(job: LiveJob): Promise<void> {
+    const { registry } = this;
+    const { pid, pidStartTime } = job.record;
+    const alive = pid !== null && pidStartTime !== null && (await isSameProcess(pid, pidStartTime));
+    // The prices kept at admission: the cap is enforced even offline, or if the model left the catalog.
+    job.pricing =
+      job.record.prices ??
+      (await registry.deps
+        .models()
+        .then((models) => models.find((m) => m.id === job.record.model)?.pricing ?? null)
+        .catch(() => null));
+    if (!job.pricing) registry.log(`jobs: ${job.record.id}: no prices for ${job.record.model}; its cost cannot be estimated until it ends`);
+    job.apiKey = registry.deps.apiKey()?.value ?? null;
+    if (alive) {
+      registry.log(`jobs: re-adopting ${job.record.id} (pid ${pid})`);
+      this.lifecycle.follow(job);
+      this.lifecycle.armTimeout(job);
+      this.watchAdopted(job);
+      return;
+    }
+    // The process is gone: whatever it wrote is in the stream file.
+    const parser = (job.parser = new StreamParser());
+    await readStreamFile(registry.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => undefined);
+    await this.lifecycle.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
+  }
+
+  /** An adopted process is not our child, so no exit event: check on it until it is gone. */
+  private watchAdopted(job: LiveJob): void {
+    const { registry } = this;
+    const { pid, pidStartTime } = job.record;
+    const poll = () => {
+      const timer = setTimeout(() => {
+        job.timers.delete(cancel);
+        if (registry.stopped) return;
+        void isSameProcess(pid ?? 0, pidStartTime ?? '').then((alive) => {
+          if (alive) poll();
+          else registry.track(this.lifecycle.finish(job, { code: null, signal: null }));
+        });
+      }, registry.deps.adoptedPollMs ?? 500);
+      const cancel = () => clearTimeout(timer);
+      job.timers.add(cancel);
+    };
+    poll();
+  }
+}
+
+/** The delegate among a job's marked processes: the oldest (its children start later). */
+function oldestProcess(marked: MarkedProcess[]): { pid: number; startTime: string } | null {
+  const known = marked.filter((p): p is { pid: number; startTime: string } => p.startTime !== null);
+  const ticks = (p: { startTime: string }) => Number(p.startTime.split(':').pop());
+  return known.sort((a, b) => ticks(a) - ticks(b))[0] ?? null;
+}

@@ -1,0 +1,103 @@
+/**
+ * What callers see of jobs (docs/ARCHITECTURE.md §4): a job's view (its record, the tail of its stream,
+ * its place in the queue, its files), its result, and the list grouped by conversation. A view may wait
+ * for the job to end first; a wait that runs out says so instead of failing.
+ */
+import { isActive } from '../../contract/index.js';
+import type { JobList, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
+import { jobCostUsd } from './budget.js';
+import type { JobRegistry, LiveJob } from './job-registry.js';
+import { StreamParser } from './stream-parser.js';
+import { readStreamFile } from './stream-tail.js';
+
+export const TAIL_LIMIT_DEFAULT = 15;
+
+export class JobViews {
+  private readonly registry: JobRegistry;
+
+  constructor(registry: JobRegistry) {
+    this.registry = registry;
+  }
+
+  async view(job: LiveJob, options: { waitSeconds: number; progressLimit: number }): Promise<JobView> {
+    const { registry } = this;
+    const { store } = registry.deps;
+    const waitTimedOut = await this.wait(job, options.waitSeconds);
+    const record = job.record;
+    if (!job.parser && !isActive(record.state)) {
+      // A finished job from history: its tail is in its stream file.
+      const parser = new StreamParser();
+      await readStreamFile(store.paths(record.id).stream, (line) => parser.push(line)).catch(() => undefined);
+      job.parser = parser;
+    }
+    const paths = store.paths(record.id);
+    const end = record.endedAt ? Date.parse(record.endedAt) : registry.now();
+    const start = record.startedAt ? Date.parse(record.startedAt) : end;
+    const view: JobView = {
+      job: record,
+      elapsedSeconds: Math.max(0, Math.round((end - start) / 1000)),
+      unverified: !isActive(record.state) && record.toolCalls === 0,
+      tail: job.parser?.tail(options.progressLimit) ?? [],
+      queuePosition: record.state === 'queued' ? registry.queue.indexOf(record.id) + 1 || null : null,
+      files: { dir: paths.dir, prompt: paths.prompt, stream: paths.stream, stderr: paths.stderr, result: paths.result },
+      waitTimedOut,
+    };
+    if (record.state === 'failed' || record.state === 'lost') {
+      const stderr = await store.readStderrTail(record.id, 2000).catch(() => '');
+      if (stderr.trim()) view.stderrTail = stderr;
+    }
+    return view;
+  }
+
+  async result(job: LiveJob, request: ParsedRequestOf<'jobs.result'>): Promise<JobResult> {
+    const view = await this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
+    if (isActive(job.record.state)) return { ...view, resultText: null, truncatedAt: null };
+    const text = await this.registry.deps.store.readResult(job.record.id);
+    if (text === null) return { ...view, resultText: null, truncatedAt: null };
+    const truncated = text.length > request.maxChars;
+    return { ...view, resultText: truncated ? text.slice(0, request.maxChars) : text, truncatedAt: truncated ? request.maxChars : null };
+  }
+
+  list(request: ParsedRequestOf<'jobs.list'>): JobList {
+    const { registry } = this;
+    const all = [...registry.jobs.values()].map((j) => j.record).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+    const matching = request.state ? all.filter((r) => r.state === request.state) : all;
+    const shown = matching.slice(0, request.limit);
+    const conversations = new Map<string, JobList['conversations'][number]>();
+    for (const record of shown) {
+      let conversation = conversations.get(record.sessionId);
+      if (!conversation) {
+        conversation = { sessionId: record.sessionId, model: record.model, cwd: record.cwd, jobs: [], costUsd: 0 };
+        conversations.set(record.sessionId, conversation);
+      }
+      conversation.jobs.push(record);
+      conversation.costUsd += jobCostUsd(record);
+    }
+    const settings = registry.deps.settings();
+    return {
+      conversations: [...conversations.values()],
+      shownJobs: shown.length,
+      totalJobs: matching.length,
+      totalCostUsd: shown.reduce((sum, r) => sum + jobCostUsd(r), 0),
+      spentTodayUsd: registry.spentToday(),
+      dailyBudgetUsd: settings.budgets.perDayUsd,
+      running: all.filter((r) => r.state === 'running').length,
+      queued: all.filter((r) => r.state === 'queued').length,
+      unreadable: registry.unreadable,
+    };
+  }
+
+  /** True when the wait ran out with the job still active. */
+  private async wait(job: LiveJob, seconds: number): Promise<boolean> {
+    if (seconds <= 0 || !isActive(job.record.state)) return false;
+    const giveUp = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      giveUp.abort();
+    }, seconds * 1000);
+    await this.registry.waitUntilFinal(job, giveUp.signal);
+    clearTimeout(timer);
+    return timedOut && isActive(job.record.state);
+  }
+}

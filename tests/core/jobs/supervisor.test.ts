@@ -1,0 +1,444 @@
+/**
+ * The supervisor as the service uses it, with real parts where the behaviour lives (a real JobStore in a
+ * temporary folder, real short-lived children writing a scripted stream-json, the real process table) and
+ * fakes only at the edges: the clock a job's timeout runs on, the catalog (the captured models list), the
+ * balance and OpenRouter's generation records. Waits are on events (a job's state), never on time.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ENV, ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
+import type { Balance, JobRecord, JobState, ParsedRequestOf, Settings } from '../../../src-main/contract/index.js';
+import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
+import type { GenerationRecord } from '../../../src-main/core/openrouter/client.js';
+import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { JobStore } from '../../../src-main/core/jobs/job-store.js';
+import { killTree } from '../../../src-main/core/jobs/kill-tree.js';
+import { isSameProcess } from '../../../src-main/core/jobs/process-table.js';
+import { spawnDetached } from '../../../src-main/core/jobs/spawn-detached.js';
+import type { DetachedProcess, SpawnDetachedOptions } from '../../../src-main/core/jobs/spawn-detached.js';
+import { Supervisor } from '../../../src-main/core/jobs/supervisor.js';
+import type { SupervisorDeps } from '../../../src-main/core/jobs/supervisor.js';
+import { readJsonFixture } from '../../support/fake-openrouter.js';
+import { makeTempHome } from '../../support/temp-home.js';
+
+const MODELS = parseModelsBody(readJsonFixture('models-2026-08.json'));
+const MODEL = 'deepseek/deepseek-v4-flash-0731';
+const KEY = 'sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+/** A whole captured session: assistant messages with three gen-… ids, tool calls, and a success result. */
+const SESSION = readFileSync(new URL('data/openrouter-generations.jsonl', import.meta.url), 'utf8').trim().split('\n');
+const RESULT_LINE = SESSION[SESSION.length - 1] ?? '';
+const ANSWER = 'Fixed: `sum` subtracted instead of adding.';
+const GENERATION_TEMPLATE = (readJsonFixture('generation-200.json') as { data: { total_cost: number } }).data;
+
+/**
+ * What a fake `claude` does: write `before`, wait until the `gate` file exists (if any), write `after`,
+ * exit with `exitCode`. Its stdout is the job's stream file, as a real delegate's is.
+ */
+interface Script {
+  before?: string[];
+  gate?: string;
+  after?: string[];
+  exitCode?: number;
+}
+const FAKE_CLAUDE = `
+const fs = require('node:fs');
+const s = JSON.parse(process.argv[1]);
+const emit = (lines) => { for (const line of lines ?? []) fs.writeSync(1, line + '\\n'); };
+const end = () => { emit(s.after); process.exit(s.exitCode ?? 0); };
+emit(s.before);
+if (s.gate) { const t = setInterval(() => { if (fs.existsSync(s.gate)) { clearInterval(t); end(); } }, 20); } else end();
+`;
+
+/** The delegate reports success with the captured session's answer. */
+const succeeds: Script = { after: SESSION };
+
+/** Lets a real process stand in for a job's process, wherever the test started it. */
+async function runScript(options: SpawnDetachedOptions, script: Script): Promise<DetachedProcess> {
+  const child = await spawnDetached({ ...options, command: process.execPath, args: ['-e', FAKE_CLAUDE, JSON.stringify(script)] });
+  children.push({ pid: child.pid, startTime: child.startTime });
+  return child;
+}
+
+/** A clock whose time moves only when the test says; deadlines fire as it passes them. */
+class FakeClock {
+  time = Date.parse('2026-11-30T09:15:00Z');
+  private deadlines: Array<{ at: number; callback: () => void }> = [];
+  now = (): number => this.time;
+  setDeadline = (callback: () => void, ms: number): (() => void) => {
+    const deadline = { at: this.time + ms, callback };
+    this.deadlines.push(deadline);
+    return () => {
+      this.deadlines = this.deadlines.filter((d) => d !== deadline);
+    };
+  };
+  pending(): number[] {
+    return this.deadlines.map((d) => d.at - this.time);
+  }
+  advance(ms: number): void {
+    this.time += ms;
+    const due = this.deadlines.filter((d) => d.at <= this.time);
+    this.deadlines = this.deadlines.filter((d) => d.at > this.time);
+    for (const d of due) d.callback();
+  }
+}
+
+let home: { home: string; cleanup: () => Promise<void> };
+let children: Array<{ pid: number; startTime: string | null }>;
+let running: Supervisor[];
+
+beforeEach(async () => {
+  home = await makeTempHome('supervisor-');
+  children = [];
+  running = [];
+});
+
+afterEach(async () => {
+  for (const supervisor of running) await supervisor.stop();
+  for (const { pid, startTime } of children) if (await isSameProcess(pid, startTime)) await killTree(pid, { startTime, graceMs: 0 });
+  await home.cleanup();
+});
+
+interface Harness {
+  supervisor: Supervisor;
+  store: JobStore;
+  clock: FakeClock;
+  settings: Settings;
+  spawned: SpawnDetachedOptions[];
+  /** Every state each job was announced in, in order. */
+  states: Map<string, JobState[]>;
+  /** The most running jobs ever announced at once. */
+  maxRunning: () => number;
+  until: (jobId: string, state: JobState) => Promise<JobRecord>;
+  /** Resolves with the job's record once an announcement of it satisfies `test`. */
+  when: (jobId: string, test: (record: JobRecord) => boolean) => Promise<JobRecord>;
+  open: (gate: string) => Promise<void>;
+  start: (request?: Partial<ParsedRequestOf<'jobs.start'>>) => Promise<string>;
+}
+
+function harness(options: { scripts?: Array<Script | Error>; deps?: Partial<SupervisorDeps>; settings?: Partial<Settings>; store?: JobStore } = {}): Harness {
+  const clock = new FakeClock();
+  const store = options.store ?? new JobStore({ dir: path.join(home.home, 'jobs'), now: clock.now });
+  const settings: Settings = { ...defaultSettings(), ...options.settings };
+  const scripts = [...(options.scripts ?? [])];
+  const spawned: SpawnDetachedOptions[] = [];
+  const states = new Map<string, JobState[]>();
+  const latest = new Map<string, JobRecord>();
+  const listeners = new Set<() => void>();
+  let maxRunning = 0;
+  const supervisor = new Supervisor({
+    store,
+    settings: () => settings,
+    models: async () => MODELS,
+    apiKey: () => ({ value: KEY, source: 'env' }),
+    balance: async () => ({ keySource: 'env', key: null, credits: null, fetchedAt: null }) as unknown as Balance,
+    getGeneration: async (_key, id) => generation(id),
+    childEnv: () => ({ PATH: process.env.PATH ?? '' }),
+    locateClaude: async () => '/fake/bin/claude',
+    onChange: (job) => {
+      states.set(job.id, [...(states.get(job.id) ?? []), job.state]);
+      latest.set(job.id, { ...job });
+      maxRunning = Math.max(maxRunning, [...latest.values()].filter((r) => r.state === 'running').length);
+      for (const listener of [...listeners]) listener();
+    },
+    now: clock.now,
+    setDeadline: clock.setDeadline,
+    spawn: async (spawnOptions) => {
+      spawned.push(spawnOptions);
+      const script = scripts.shift() ?? succeeds;
+      if (script instanceof Error) throw script;
+      return runScript(spawnOptions, script);
+    },
+    billingDelaysMs: [5, 5],
+    adoptedPollMs: 20,
+    killGraceMs: 200,
+    persistRetryMs: 10,
+    serviceDirs: [path.join(home.home, 'data')],
+    ...options.deps,
+  });
+  running.push(supervisor);
+  const when = (jobId: string, test: (record: JobRecord) => boolean) =>
+    new Promise<JobRecord>((resolve) => {
+      const check = () => {
+        const record = latest.get(jobId);
+        if (!record || !test(record)) return;
+        listeners.delete(check);
+        resolve(record);
+      };
+      listeners.add(check);
+      check();
+    });
+  return {
+    supervisor,
+    store,
+    clock,
+    settings,
+    spawned,
+    states,
+    maxRunning: () => maxRunning,
+    until: (jobId, state) => when(jobId, (record) => record.state === state),
+    when,
+    open: (gate) => writeFile(gate, ''),
+    start: async (request = {}) => (await supervisor.startJob({ prompt: 'Fix the failing test.', caller: { cwd: home.home }, waitSeconds: 0, ...request }, 'test')).job.id,
+  };
+}
+
+/** OpenRouter's record of one generation (the captured 200 body's cost). */
+function generation(id: string): GenerationRecord {
+  return {
+    id,
+    totalCostUsd: GENERATION_TEMPLATE.total_cost,
+    model: MODEL,
+    providerName: null,
+    createdAt: null,
+    tokensPrompt: null,
+    tokensCompletion: null,
+    nativeTokensPrompt: null,
+    nativeTokensCompletion: null,
+    nativeTokensReasoning: null,
+    nativeTokensCached: null,
+    cancelled: null,
+    finishReason: null,
+  };
+}
+
+async function finalState(h: Harness, jobId: string): Promise<JobRecord> {
+  return (await h.supervisor.status({ jobId, waitSeconds: 20, progressLimit: 15 })).job;
+}
+
+describe('a job', () => {
+  it('goes from queued to running to succeeded, with its answer and its estimated cost', async () => {
+    const h = harness();
+    const id = await h.start();
+    const job = await finalState(h, id);
+    expect(job.state).toBe('succeeded');
+    expect(h.states.get(id)).toEqual(expect.arrayContaining(['queued', 'running', 'succeeded']));
+    expect(job.estimatedCostUsd).toBeGreaterThan(0);
+    expect(job.generationIds).toHaveLength(3);
+    const result = await h.supervisor.result({ jobId: id, waitSeconds: 0, maxChars: 50_000 });
+    expect(result.resultText).toBe(ANSWER);
+  });
+
+  it('runs claude with its marker, its model, and the service folders denied', async () => {
+    const h = harness();
+    const id = await h.start();
+    await finalState(h, id);
+    const call = h.spawned[0];
+    expect(call?.env[ENV.job]).toBe(id);
+    expect(call?.args).toEqual(expect.arrayContaining(['--model', MODEL]));
+    expect(call?.args.some((a) => a.startsWith('--disallowedTools=') && a.includes(path.join(home.home, 'data')))).toBe(true);
+  });
+
+  it('never writes the key into its record or prompt.txt', async () => {
+    const h = harness();
+    const id = await h.start({ prompt: `Use ${KEY} to call the API.`, appendSystemPrompt: `key: ${KEY}` });
+    await finalState(h, id);
+    const record = await readFile(h.store.paths(id).job, 'utf8');
+    const prompt = await readFile(h.store.paths(id).prompt, 'utf8');
+    expect(record).not.toContain(KEY);
+    expect(prompt).not.toContain(KEY);
+    expect(prompt).toContain('to call the API.');
+  });
+});
+
+describe('the queue', () => {
+  it('holds jobs beyond the concurrency limit and starts them in the order they came', async () => {
+    const first = gateFile('first');
+    const second = gateFile('second');
+    const scripts: Script[] = [{ gate: first, after: SESSION }, { gate: second, after: SESSION }, succeeds];
+    const h2 = harness({ settings: { concurrency: 1 }, scripts });
+    const a = await h2.start();
+    const b = await h2.start();
+    const c = await h2.start();
+    expect((await h2.supervisor.status({ jobId: b, waitSeconds: 0, progressLimit: 15 })).queuePosition).toBe(1);
+    expect((await h2.supervisor.status({ jobId: c, waitSeconds: 0, progressLimit: 15 })).queuePosition).toBe(2);
+    await h2.until(a, 'running');
+    await h2.open(first);
+    await h2.until(b, 'running');
+    expect((await h2.supervisor.status({ jobId: c, waitSeconds: 0, progressLimit: 15 })).job.state).toBe('queued');
+    await h2.open(second);
+    expect((await finalState(h2, c)).state).toBe('succeeded');
+    expect(h2.spawned.map((s) => s.env[ENV.job])).toEqual([a, b, c]);
+    expect(h2.maxRunning()).toBe(1);
+  });
+
+  it('gives a slot back after a success, a failure, a cancel and a spawn that failed, and only once', async () => {
+    const cancelGate = gateFile('cancel');
+    const lastGate = gateFile('last');
+    const h = harness({
+      settings: { concurrency: 1 },
+      scripts: [new Error('Cannot start /fake/bin/claude: ENOENT'), { after: ['not json'], exitCode: 1 }, { gate: cancelGate }, succeeds, { gate: lastGate, after: SESSION }],
+    });
+    const spawnFailed = await h.start();
+    expect((await finalState(h, spawnFailed)).state).toBe('failed');
+    const crashed = await h.start();
+    const crashedJob = await finalState(h, crashed);
+    expect(crashedJob.state).toBe('failed');
+    expect(crashedJob.endReason).toMatch(/exited with code 1 without a result/);
+    const cancelled = await h.start();
+    await h.until(cancelled, 'running');
+    expect((await h.supervisor.cancel(cancelled)).job.state).toBe('cancelled');
+    expect((await finalState(h, await h.start())).state).toBe('succeeded');
+    // Exactly one slot now: the next job runs, the one after it waits.
+    const holder = await h.start();
+    const waiting = await h.start();
+    await h.until(holder, 'running');
+    const list = h.supervisor.list({ limit: 20 });
+    expect({ running: list.running, queued: list.queued }).toEqual({ running: 1, queued: 1 });
+    expect((await h.supervisor.status({ jobId: waiting, waitSeconds: 0, progressLimit: 15 })).queuePosition).toBe(1);
+    await h.open(lastGate);
+    expect((await finalState(h, waiting)).state).toBe('succeeded');
+    expect(h.maxRunning()).toBe(1);
+  });
+
+  it('does not hold a slot for a job cancelled while it waited', async () => {
+    const gate = gateFile('holder');
+    const h = harness({ settings: { concurrency: 1 }, scripts: [{ gate, after: SESSION }] });
+    const holder = await h.start();
+    const dropped = await h.start();
+    const next = await h.start();
+    expect((await h.supervisor.cancel(dropped)).job.state).toBe('cancelled');
+    await h.open(gate);
+    expect((await finalState(h, next)).state).toBe('succeeded');
+    expect((await finalState(h, holder)).state).toBe('succeeded');
+    expect(h.spawned.map((s) => s.env[ENV.job])).toEqual([holder, next]);
+  });
+});
+
+/** A gate file in this test's home (for scripts given before the harness exists). */
+function gateFile(name: string): string {
+  return path.join(home.home, `gate-${name}`);
+}
+
+describe('limits', () => {
+  it('times a job out on its clock and kills it', async () => {
+    const h = harness({ scripts: [{ gate: gateFile('never') }] });
+    const id = await h.start({ timeoutMinutes: 1 });
+    await h.until(id, 'running');
+    expect(h.clock.pending()).toEqual([60_000]);
+    h.clock.advance(59_000);
+    expect((await h.supervisor.status({ jobId: id, waitSeconds: 0, progressLimit: 15 })).job.state).toBe('running');
+    h.clock.advance(1_000);
+    const job = await finalState(h, id);
+    expect(job.state).toBe('timed_out');
+    expect(job.endReason).toMatch(/timeout of 1 minutes/);
+    expect(await isSameProcess(job.pid ?? 0, job.pidStartTime)).toBe(false);
+  });
+
+  it('stops a job whose live estimate passes its cap', async () => {
+    const expensive = JSON.parse(SESSION[1] ?? '{}') as { message: { usage: Record<string, number> } };
+    expensive.message.usage = { input_tokens: 5_000_000, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+    const h = harness({ scripts: [{ before: [SESSION[0] ?? '', JSON.stringify(expensive)], gate: gateFile('never') }] });
+    const id = await h.start({ maxCostUsd: 0.01 });
+    const job = await finalState(h, id);
+    expect(job.state).toBe('budget_exceeded');
+    expect(job.estimatedCostUsd).toBeGreaterThan(0.01);
+    expect(job.endReason).toMatch(/cap of \$0\.01/);
+  });
+});
+
+describe('a follow-up', () => {
+  it('continues the conversation with what it inherits, checked against the policy as it is now', async () => {
+    const h = harness();
+    const first = await h.start({ allowedTools: ['Read'] });
+    expect((await finalState(h, first)).state).toBe('succeeded');
+    h.settings.approvableTools = [];
+    const refused = h.supervisor.followup({ jobId: first, prompt: 'Now the other test.', caller: { cwd: home.home }, waitSeconds: 0 }, 'test');
+    await expect(refused).rejects.toThrow(ServiceError);
+    await expect(refused).rejects.toMatchObject({ code: 'policy_refused', message: expect.stringMatching(/allowed_tools/) });
+    expect(h.spawned).toHaveLength(1);
+    h.settings.approvableTools = defaultSettings().approvableTools;
+    const view = await h.supervisor.followup({ jobId: first, prompt: 'Now the other test.', caller: { cwd: home.home }, waitSeconds: 20 }, 'test');
+    const firstJob = (await finalState(h, first));
+    expect(view.job).toMatchObject({ state: 'succeeded', turn: 2, previousJobId: first, sessionId: firstJob.sessionId, allowedTools: firstJob.allowedTools });
+    expect(h.spawned[1]?.args).toEqual(expect.arrayContaining(['--resume', firstJob.sessionId]));
+  });
+});
+
+describe('recovery at start', () => {
+  it('adopts a queued job whose process carries its marker instead of spawning it again', async () => {
+    const clock = new FakeClock();
+    const store = new JobStore({ dir: path.join(home.home, 'jobs'), now: clock.now });
+    const record = newJobRecord(
+      store.newJobId(),
+      { sessionId: '5d0c7a52-3f7e-4d8e-9a51-0b4f1f2a9c11', turn: 1, previousJobId: null, model: MODEL, permissionMode: 'plan', cwd: home.home, addDirs: [], allowedTools: [], disallowedTools: [], appendSystemPrompt: null, maxTurns: null, maxCostUsd: 0.5, timeoutMinutes: 30, promptPreview: 'Fix it.', client: 'test' },
+      clock.now(),
+    );
+    const paths = await store.create(record, 'Fix it.');
+    // The last service spawned it and died before it could record that.
+    const gate = gateFile('adopted');
+    const orphan = await runScript(
+      { command: '', args: [], cwd: home.home, env: { PATH: process.env.PATH ?? '', [ENV.job]: record.id }, stdinFile: paths.prompt, stdoutFile: paths.stream, stderrFile: paths.stderr },
+      { gate, after: SESSION },
+    );
+    const h = harness({ store });
+    await h.supervisor.start();
+    const adopted = (await h.supervisor.status({ jobId: record.id, waitSeconds: 0, progressLimit: 15 })).job;
+    expect(adopted).toMatchObject({ state: 'running', pid: orphan.pid, pidStartTime: orphan.startTime });
+    await h.open(gate);
+    const job = await finalState(h, record.id);
+    expect(job.state).toBe('succeeded');
+    expect((await h.supervisor.result({ jobId: record.id, waitSeconds: 0, maxChars: 50_000 })).resultText).toBe(ANSWER);
+    expect(h.spawned).toHaveLength(0);
+  });
+});
+
+describe('billing and saving', () => {
+  it('asks again for generations OpenRouter has not recorded yet', async () => {
+    const asked = new Map<string, number>();
+    const h = harness({
+      deps: {
+        getGeneration: async (_key, id) => {
+          asked.set(id, (asked.get(id) ?? 0) + 1);
+          return asked.get(id) === 1 ? null : generation(id);
+        },
+      },
+    });
+    const id = await h.start();
+    const billed = await h.when(id, (record) => record.state === 'succeeded' && record.billing !== 'pending');
+    expect(billed.billing).toBe('complete');
+    expect(billed.billedCostUsd).toBeCloseTo(3 * GENERATION_TEMPLATE.total_cost, 9);
+    expect([...asked.values()]).toEqual([2, 2, 2]);
+  });
+
+  it('writes job.json again when a write failed', async () => {
+    const store = new FlakyStore({ dir: path.join(home.home, 'jobs') });
+    const h = harness({ store, scripts: [{ after: [RESULT_LINE] }] });
+    store.failWhen = (record) => record.state === 'succeeded';
+    const id = await h.start();
+    expect((await finalState(h, id)).state).toBe('succeeded');
+    const saved = await store.savedFinal;
+    expect(saved).toBe('succeeded');
+    expect(JSON.parse(await readFile(h.store.paths(id).job, 'utf8'))).toMatchObject({ state: 'succeeded' });
+    expect(store.failures).toBe(1);
+    expect(existsSync(h.store.paths(id).result)).toBe(true);
+  });
+});
+
+/**
+ * A store whose write fails once for the record `failWhen` picks (a full disk for a moment). Its writes land
+ * in the order they were asked for: the supervisor's progress saves are fire-and-forget, and one still in
+ * flight could otherwise land after the retry: a race of the supervisor's own, not what this test is about.
+ */
+class FlakyStore extends JobStore {
+  failWhen: (record: JobRecord) => boolean = () => false;
+  failures = 0;
+  private resolveSaved: (state: JobState) => void = () => undefined;
+  private lastWrite: Promise<unknown> = Promise.resolve();
+  readonly savedFinal = new Promise<JobState>((resolve) => {
+    this.resolveSaved = resolve;
+  });
+
+  override async write(record: JobRecord): Promise<void> {
+    if (this.failures === 0 && this.failWhen(record)) {
+      this.failures++;
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    }
+    const snapshot = { ...record };
+    const write = this.lastWrite.catch(() => undefined).then(() => super.write(snapshot));
+    this.lastWrite = write;
+    await write;
+    if (this.failures > 0 && this.failWhen(snapshot)) this.resolveSaved(snapshot.state);
+  }
+}
