@@ -71,6 +71,8 @@ export interface LiveJob {
   unsaved: boolean;
   /** The next try to write it. */
   persistRetry: NodeJS.Timeout | null;
+  /** The write of job.json under way (and any queued behind it): writes of one job never overlap. */
+  saving: Promise<void>;
 }
 
 export function liveJob(record: JobRecord): LiveJob {
@@ -89,6 +91,7 @@ export function liveJob(record: JobRecord): LiveJob {
     finishing: null,
     unsaved: false,
     persistRetry: null,
+    saving: Promise.resolve(),
   };
 }
 
@@ -175,7 +178,17 @@ export class JobRegistry {
     return scrubSecrets(text, this.deps.apiKey()?.value);
   }
 
-  async persist(job: LiveJob): Promise<void> {
+  /**
+   * Saves job.json. One write at a time per job, each of the record as it is when that write starts: a
+   * progress save still under way when the job ends can then never land after the final save and put
+   * "running" back on disk.
+   */
+  persist(job: LiveJob): Promise<void> {
+    job.saving = job.saving.then(() => this.writeRecord(job));
+    return job.saving;
+  }
+
+  private async writeRecord(job: LiveJob): Promise<void> {
     try {
       await this.deps.store.write(job.record);
       job.unsaved = false;

@@ -402,6 +402,24 @@ describe('billing and saving', () => {
     expect([...asked.values()]).toEqual([2, 2, 2]);
   });
 
+  it('never lets a progress save still under way land after the final save', async () => {
+    const store = new HeldProgressStore({ dir: path.join(home.home, 'jobs') });
+    const gate = path.join(home.home, 'gate-progress');
+    // No generation ids: no billing save after the end that would put the right state back by chance.
+    const init = SESSION[0] ?? '';
+    const h = harness({ store, scripts: [{ before: [init], gate, after: [init, RESULT_LINE] }] });
+    const id = await h.start();
+    await h.until(id, 'running');
+    // From now on a save of the running job is slow: it finishes only once the job has ended in memory.
+    store.holdRunning = true;
+    h.clock.advance(3_000);
+    await h.open(gate);
+    expect((await finalState(h, id)).state).toBe('succeeded');
+    await store.idle();
+    expect(store.held).toBeGreaterThan(0);
+    expect(JSON.parse(await readFile(h.store.paths(id).job, 'utf8'))).toMatchObject({ state: 'succeeded' });
+  });
+
   it('writes job.json again when a write failed', async () => {
     const store = new FlakyStore({ dir: path.join(home.home, 'jobs') });
     const h = harness({ store, scripts: [{ after: [RESULT_LINE] }] });
@@ -417,15 +435,12 @@ describe('billing and saving', () => {
 });
 
 /**
- * A store whose write fails once for the record `failWhen` picks (a full disk for a moment). Its writes land
- * in the order they were asked for: the supervisor's progress saves are fire-and-forget, and one still in
- * flight could otherwise land after the retry: a race of the supervisor's own, not what this test is about.
+ * A store whose write fails once for the record `failWhen` picks (a full disk for a moment).
  */
 class FlakyStore extends JobStore {
   failWhen: (record: JobRecord) => boolean = () => false;
   failures = 0;
   private resolveSaved: (state: JobState) => void = () => undefined;
-  private lastWrite: Promise<unknown> = Promise.resolve();
   readonly savedFinal = new Promise<JobState>((resolve) => {
     this.resolveSaved = resolve;
   });
@@ -436,9 +451,43 @@ class FlakyStore extends JobStore {
       throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
     }
     const snapshot = { ...record };
-    const write = this.lastWrite.catch(() => undefined).then(() => super.write(snapshot));
-    this.lastWrite = write;
-    await write;
+    await super.write(snapshot);
     if (this.failures > 0 && this.failWhen(snapshot)) this.resolveSaved(snapshot.state);
+  }
+}
+
+/**
+ * A store whose saves of a running job, once `holdRunning` is set, write what they were given only after
+ * the job has ended in memory (the supervisor hands in its live record): a slow disk at the worst moment.
+ */
+class HeldProgressStore extends JobStore {
+  holdRunning = false;
+  held = 0;
+  private pending = new Set<Promise<void>>();
+  private markFinalWritten: () => void = () => undefined;
+  private readonly finalWritten = new Promise<void>((resolve) => {
+    this.markFinalWritten = resolve;
+  });
+
+  override write(record: JobRecord): Promise<void> {
+    const snapshot = { ...record };
+    const write = (async () => {
+      if (this.holdRunning && snapshot.state === 'running') {
+        this.held++;
+        while (record.state === 'running') await new Promise((resolve) => setTimeout(resolve, 10));
+        // Slower still: until the final save is on disk, if the supervisor lets one run meanwhile (the bug),
+        // else a moment (the supervisor waits for this one first).
+        await Promise.race([this.finalWritten, new Promise((resolve) => setTimeout(resolve, 300))]);
+      }
+      await super.write(snapshot);
+      if (snapshot.state !== 'running' && snapshot.state !== 'queued') this.markFinalWritten();
+    })();
+    this.pending.add(write);
+    void write.finally(() => this.pending.delete(write)).catch(() => undefined);
+    return write;
+  }
+
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 }
