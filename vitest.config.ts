@@ -11,6 +11,7 @@ import { defineConfig } from 'vitest/config';
 const UNIT = [
   'tests/bridge/**/*.test.ts',
   'tests/cli/**/*.test.ts',
+  'tests/common/**/*.test.ts',
   'tests/contract/**/*.test.ts',
   'tests/core/catalog/**/*.test.ts',
   'tests/core/fs/**/*.test.ts',
