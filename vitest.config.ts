@@ -26,6 +26,7 @@ const UNIT = [
   'tests/electron/ipc-main.test.ts',
   'tests/electron/menu-template.test.ts',
   'tests/electron/page-protocol.test.ts',
+  'tests/electron/present/**/*.test.ts',
   'tests/ipc/**/*.test.ts',
   'tests/renderer/format.test.ts',
   'tests/resources/**/*.test.ts',

@@ -61,22 +61,27 @@ export function formatPriceCapPerM(perM: number): string {
 }
 
 const TOKEN_UNITS: ReadonlyArray<readonly [number, string]> = [
-  [1e9, 'B'],
-  [1e6, 'M'],
   [1e3, 'k'],
+  [1e6, 'M'],
+  [1e9, 'B'],
 ];
+
+/** Three significant figures at most: 12.3k, 164k. */
+function scaledTokens(tokens: number, size: number): number {
+  const scaled = tokens / size;
+  return Math.abs(scaled) >= 100 ? Math.round(scaled) : Number(scaled.toFixed(1));
+}
 
 /** Token counts and context windows: "950", "12.3k", "164k", "1.2M", "2B" (the caller adds "tokens" where it helps). */
 export function formatTokens(tokens: number | null | undefined): string {
   if (!isFigure(tokens)) return NO_FIGURE;
-  const abs = Math.abs(tokens);
-  for (const [size, unit] of TOKEN_UNITS) {
-    if (abs >= size) {
-      const scaled = tokens / size;
-      return `${Math.abs(scaled) >= 100 ? Math.round(scaled) : Number(scaled.toFixed(1))}${unit}`;
-    }
-  }
-  return String(Math.round(tokens));
+  let unit = -1;
+  while (unit + 1 < TOKEN_UNITS.length && Math.abs(tokens) >= (TOKEN_UNITS[unit + 1]?.[0] ?? Infinity)) unit++;
+  if (unit < 0) return String(Math.round(tokens));
+  // 999,999 rounds to "1000k"; say "1M".
+  if (Math.abs(scaledTokens(tokens, TOKEN_UNITS[unit]?.[0] ?? 1)) >= 1000 && unit + 1 < TOKEN_UNITS.length) unit++;
+  const [size, name] = TOKEN_UNITS[unit] ?? [1, ''];
+  return `${scaledTokens(tokens, size)}${name}`;
 }
 
 /** Durations as people say them: "45s", "3m 12s", "1h 4m", "2d 3h". */

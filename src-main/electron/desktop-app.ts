@@ -1,7 +1,7 @@
 /**
  * The tray app (docs/ARCHITECTURE.md §6): hosts the same service core as `openrouter-delegate serve` and adds a
  * tray, notifications and the settings window around it. What the tray and the notifications say is
- * decided by the pure presenters in src-main/contract/present; this class gathers their input from
+ * decided by the pure presenters in src-main/electron/present; this class gathers their input from
  * the service, turns their output into Electron calls, and runs the menu's actions through the
  * service. Electron comes in through the constructor (ElectronSurface), so tests run all of this
  * against a fake Electron and the real service.
@@ -10,9 +10,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isActive } from '../contract/index.js';
 import type { Balance, EventName, EventOf, JobRecord, KeySource, ResponseOf } from '../contract/index.js';
-import type { AlertMemory, NotificationModel, TrayAction, TrayState } from '../contract/present/desktop-types.js';
-import { NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from '../contract/present/notifications.js';
-import { presentTray, remainingBalanceUsd, trayIconFile } from '../contract/present/tray.js';
+import type { AlertMemory, NotificationModel, TrayAction, TrayState } from './present/desktop-types.js';
+import { NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from './present/notifications.js';
+import { presentTray, remainingBalanceUsd, trayIconFile } from './present/tray.js';
 import { localDayKey } from '../core/jobs/budget.js';
 import type { Service } from '../core/service/service.js';
 import { updateSettings } from '../core/settings/update.js';

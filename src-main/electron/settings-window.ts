@@ -5,8 +5,9 @@
  * handed to the user's browser only when isAllowedExternalUrl says so. It also decides which IPC
  * senders are trusted: this window's own page, in its top frame.
  */
-import type { TrayAction } from '../contract/present/desktop-types.js';
-import { contentSecurityPolicy, isAllowedExternalUrl, settingsWindowOptions } from '../contract/present/window-options.js';
+import type { TrayAction } from './present/desktop-types.js';
+import { contentSecurityPolicy } from '../common/page-security.js';
+import { isAllowedExternalUrl, settingsWindowOptions } from './present/window-options.js';
 import type { ElectronSurface, InvokeEventSurface, WebContentsSurface, WindowSurface } from './electron-surface.js';
 
 export type SettingsPage = NonNullable<Extract<TrayAction, { kind: 'openSettings' }>['page']>;

@@ -30,7 +30,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
-import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../contract/present/window-options.js';
+import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../common/page-security.js';
 import { MAX_FRAME_BYTES, ServiceError } from '../contract/protocol.js';
 import type { WireError } from '../contract/protocol.js';
 import { generateToken, tokensEqual, writePrivateFile } from './runtime-dir.js';

@@ -74,3 +74,56 @@ describe('formatDuration', () => {
     expect(formatDuration(undefined)).toBe('—');
   });
 });
+
+// The cases the model table's formatters were held to, in the one family.
+describe('formatPricePerM', () => {
+  it.each([
+    [0.14, '$0.14/M'],
+    [3, '$3.00/M'],
+    [15, '$15.00/M'],
+    [0.0798, '$0.0798/M'],
+    [0.078596, '$0.0786/M'],
+    [0.020833333, '$0.02083/M'],
+  ])('shows %s as %s', (perM, text) => {
+    expect(formatPricePerM(perM, false)).toBe(text);
+  });
+
+  it('shows zero as free', () => {
+    expect(formatPricePerM(0, false)).toBe('free');
+  });
+
+  it('shows a missing price as unknown', () => {
+    expect(formatPricePerM(null, false)).toBe('unknown');
+  });
+
+  it('shows a router price as variable', () => {
+    expect(formatPricePerM(null, true)).toBe('varies');
+  });
+});
+
+describe('formatTokens', () => {
+  it.each([
+    [512, '512'],
+    [128_000, '128k'],
+    [131_072, '131k'],
+    [1_000_000, '1M'],
+    [1_048_576, '1M'],
+    [2_000_000, '2M'],
+    [999_999, '1M'],
+  ])('shows %s as %s', (tokens, text) => {
+    expect(formatTokens(tokens)).toBe(text);
+  });
+});
+
+describe('formatUsd', () => {
+  it.each([
+    [1.2, '$1.20'],
+    [0.42, '$0.42'],
+    [0.0042, '$0.0042'],
+    [0.00000602, '$0.000006'],
+    [0, '$0.00'],
+    [-0.5, '-$0.50'],
+  ])('shows %s as %s', (usd, text) => {
+    expect(formatUsd(usd)).toBe(text);
+  });
+});
