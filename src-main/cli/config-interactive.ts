@@ -5,6 +5,7 @@
  * is explained and the user goes back to the menu to fix it. Ctrl-C or Esc at any prompt changes nothing.
  */
 import { autocomplete, cancel, confirm, intro, isCancel, log, multiselect, note, outro, password, select, text } from '@clack/prompts';
+import { formatPricePerM, formatTokens, formatUsd } from '../common/format.js';
 import { DELEGATION_MODES, PERMISSION_MODES, ServiceError } from '../contract/index.js';
 import type { ModelRow, SecretKind, SecretsStatus, Settings } from '../contract/index.js';
 import { InvalidValuesError, checkPatternValue, checkSettingValue, previewPatch } from './config-args.js';
@@ -17,8 +18,6 @@ import {
   SCALAR_SETTINGS,
   describeChanges,
   formatSetting,
-  formatTokens,
-  formatUsd,
   getSetting,
   patchBetween,
   withSettingValue,
@@ -227,12 +226,12 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
   }
 }
 
-/** "$0.14/$0.28 per M · 128k context". */
+/** "$0.14/M in / $0.28/M out · 128k context". */
 function describeRow(row: ModelRow): string {
   const price =
     row.variablePricing || row.priceInputPerM === null || row.priceOutputPerM === null
       ? 'price varies'
-      : `${formatUsd(row.priceInputPerM)}/${formatUsd(row.priceOutputPerM)} per M in/out`;
+      : `${formatPricePerM(row.priceInputPerM)} in / ${formatPricePerM(row.priceOutputPerM)} out`;
   const context = row.contextLength === null ? '' : ` · ${formatTokens(row.contextLength)} context`;
   return `${price}${context}`;
 }
