@@ -24,6 +24,7 @@ import {
 } from './config-fields.js';
 import type { ListSetting, SettingPath } from './config-fields.js';
 import { KEY_LABELS, describeKeySource, describeState, shownState } from './config-present.js';
+import { errorMessage } from '../common/errors.js';
 
 export interface InteractiveDeps {
   backend: ConfigBackend;
@@ -297,7 +298,7 @@ async function editModel(session: Session): Promise<void> {
 }
 
 function messageOf(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+  return errorMessage(error).replace(/\.$/, '');
 }
 
 async function enterKey(session: Session, kind: SecretKind): Promise<void> {
@@ -398,7 +399,7 @@ async function save(session: Session): Promise<boolean> {
       log.success(pending.action === 'set' ? `${KEY_LABELS[kind]} stored in the OS keychain.` : `${KEY_LABELS[kind]} removed from the OS keychain.`);
     } catch (error) {
       if (pending.action === 'set') session.keys.delete(kind);
-      log.error(`${error instanceof Error ? error.message : String(error)}\n${pending.action === 'set' ? 'The key was not stored; ' : ''}the settings were not saved.`);
+      log.error(`${errorMessage(error)}\n${pending.action === 'set' ? 'The key was not stored; ' : ''}the settings were not saved.`);
       return false;
     }
   }
@@ -408,7 +409,7 @@ async function save(session: Session): Promise<boolean> {
       session.state = { ...session.state, settings: saved };
       session.draft = saved;
     } catch (error) {
-      log.error(`${error instanceof Error ? error.message : String(error)}\nFix it, then save again.`);
+      log.error(`${errorMessage(error)}\nFix it, then save again.`);
       return false;
     }
   }

@@ -9,6 +9,7 @@ import type { TrayAction } from './present/desktop-types.js';
 import { contentSecurityPolicy } from '../common/page-security.js';
 import { isAllowedExternalUrl, settingsWindowOptions } from './present/window-options.js';
 import type { ElectronSurface, InvokeEventSurface, WebContentsSurface, WindowSurface } from './electron-surface.js';
+import { errorMessage } from '../common/errors.js';
 
 export type SettingsPage = NonNullable<Extract<TrayAction, { kind: 'openSettings' }>['page']>;
 
@@ -115,7 +116,7 @@ export class SettingsWindow {
 
   private load(window: WindowSurface, url: string): void {
     this.currentUrl = url;
-    window.loadURL(url).catch((error: unknown) => this.log(`settings window: the page did not load: ${error instanceof Error ? error.message : String(error)}`));
+    window.loadURL(url).catch((error: unknown) => this.log(`settings window: the page did not load: ${errorMessage(error)}`));
   }
 
   private openExternal(url: string): void {
