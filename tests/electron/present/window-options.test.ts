@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  SETTINGS_WINDOW_TITLE,
-  isAllowedExternalUrl,
-  settingsWindowOptions,
-} from '../../../src-main/electron/present/window-options.js';
+import { isAllowedExternalUrl, settingsWindowOptions } from '../../../src-main/electron/present/window-options.js';
 
 const PRELOAD = '/opt/openrouter-delegate/dist/electron/preload.cjs';
 const options = (overrides: Partial<Parameters<typeof settingsWindowOptions>[0]> = {}) =>
@@ -33,12 +29,8 @@ describe('settingsWindowOptions', () => {
     expect(options({ devTools: true }).webPreferences.devTools).toBe(true);
   });
 
-  it('stays hidden until the page is ready to show', () => {
-    expect(options().show).toBe(false);
-  });
-
   it('has a title that names the app', () => {
-    expect(options().title).toBe(SETTINGS_WINDOW_TITLE);
+    expect(options().title).toBe('OpenRouter Delegate — Settings');
   });
 
   it.each([
