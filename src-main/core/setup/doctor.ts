@@ -17,6 +17,7 @@ import type { SecretStore } from '../secrets/secret-store.js';
 import { formatCommand, parseClaudeVersion } from './claude-registration.js';
 import type { ClaudeRunner, RegistrationState, StdioCommand } from './claude-registration.js';
 import { errorMessage } from '../../common/errors.js';
+import { formatUsd } from '../../common/format.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -288,7 +289,7 @@ function keySourceText(source: SecretsStatus['apiKey']['source']): string {
 function describeBalance(key: { label: string | null; limitUsd: number | null; remainingUsd: number | null }): string {
   const label = key.label ? ` (${key.label})` : '';
   if (key.limitUsd === null) return `accepted by OpenRouter${label}, no spending limit on the key`;
-  return `accepted by OpenRouter${label}, $${(key.remainingUsd ?? 0).toFixed(2)} of its $${key.limitUsd.toFixed(2)} limit left`;
+  return `accepted by OpenRouter${label}, ${formatUsd(key.remainingUsd ?? 0)} of its ${formatUsd(key.limitUsd)} limit left`;
 }
 
 /** A failed key check: refused by OpenRouter is a failure; could not ask is a warning. */
