@@ -1,9 +1,10 @@
 // Layers by runtime (docs/ARCHITECTURE.md §9), said in lint rules:
 //   contract  pure schemas and types: imports nothing of ours and no Node built-ins
+//   common    pure helpers every layer may import (formatting, errors): the contract only, no Node built-ins
 //   ipc       Node transport: the contract only
 //   core      the service: never electron, never the CLI or the bridge
 //   bridge    the contract and the ipc transport only, never core internals
-//   renderer  the contract only
+//   renderer  the contract and common only
 import js from '@eslint/js';
 import svelte from 'eslint-plugin-svelte';
 import tseslint from 'typescript-eslint';
@@ -18,7 +19,9 @@ const core = { group: ['**/core/**', '**/core'], message: 'Only the contract and
 const cli = { group: ['**/cli/**'], message: 'The CLI is an entry point; nothing imports it.' };
 const electronDir = { group: ['**/electron/**'], message: 'Only src-main/electron may use the Electron shell.' };
 const bridge = { group: ['**/src-bridge/**'], message: 'Nothing imports the bridge.' };
-const ipc = { group: ['**/ipc/**', '**/ipc'], message: 'The contract is pure; the renderer speaks the contract only.' };
+const ipc = { group: ['**/ipc/**', '**/ipc'], message: 'The contract is pure; the renderer speaks the contract (and src-main/common) only.' };
+const common = { group: ['**/common/**', '**/common'], message: 'The contract is wire only; it imports nothing of ours, not even src-main/common.' };
+const ipcFromCommon = { group: ['**/ipc/**', '**/ipc'], message: 'src-main/common is pure: it imports the contract only (every layer, the renderer included, imports it).' };
 const node = { group: ['node:*'], message: 'The contract is pure: no Node built-ins (the renderer imports it).' };
 
 export default tseslint.config(
@@ -42,7 +45,8 @@ export default tseslint.config(
     // {' '} keeps a space Svelte would otherwise trim between an inline block and its text.
     rules: { 'no-undef': 'off', 'svelte/no-useless-mustaches': 'off' },
   },
-  layer(['src-main/contract/**'], [electron, core, cli, electronDir, bridge, ipc, node]),
+  layer(['src-main/contract/**'], [electron, core, cli, electronDir, bridge, ipc, node, common]),
+  layer(['src-main/common/**'], [electron, core, cli, electronDir, bridge, ipcFromCommon, node]),
   layer(['src-main/ipc/**'], [electron, core, cli, electronDir, bridge]),
   layer(['src-main/core/**'], [electron, cli, electronDir, bridge]),
   layer(['src-bridge/**'], [electron, core, cli, electronDir]),

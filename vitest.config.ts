@@ -11,6 +11,7 @@ import { defineConfig } from 'vitest/config';
 const UNIT = [
   'tests/bridge/**/*.test.ts',
   'tests/cli/**/*.test.ts',
+  'tests/common/**/*.test.ts',
   'tests/contract/**/*.test.ts',
   'tests/core/catalog/**/*.test.ts',
   'tests/core/fs/**/*.test.ts',
@@ -25,6 +26,7 @@ const UNIT = [
   'tests/electron/ipc-main.test.ts',
   'tests/electron/menu-template.test.ts',
   'tests/electron/page-protocol.test.ts',
+  'tests/electron/present/**/*.test.ts',
   'tests/ipc/**/*.test.ts',
   'tests/renderer/format.test.ts',
   'tests/resources/**/*.test.ts',

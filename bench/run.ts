@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseModelsBody } from '../src-main/core/catalog/parse.js';
 import { queryModels } from '../src-main/core/catalog/query.js';
-import { renderModelsTable } from '../src-main/contract/present/models-table.js';
+import { renderModelsTable } from '../src-bridge/render/models-table.js';
 import { defaultSettings } from '../src-main/contract/index.js';
 import { FakeOpenRouter, readJsonFixture } from '../tests/support/fake-openrouter.js';
 import { machineHeader } from './lib/machine.js';

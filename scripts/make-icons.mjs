@@ -8,7 +8,7 @@
 //   resources/tray/tray-<state>Template[@2x].png  macOS template images: black and alpha only
 //   resources/icon-256.png, icon.png (512), icon-1024.png  the app icon
 //
-// <state> is idle, running or attention (src-main/contract/present/desktop-types.ts TrayIconState).
+// <state> is idle, running or attention (src-main/electron/present/desktop-types.ts TrayIconState).
 import { Buffer } from 'node:buffer';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';

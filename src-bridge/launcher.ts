@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
 import { resolveLocations } from '../src-main/ipc/locations.js';
 import type { BridgeHooks } from './main.js';
+import { errorMessage } from '../src-main/common/errors.js';
 
 const bundle = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bridge.cjs');
 const source = readFileSync(bundle, 'utf8');
@@ -47,6 +48,6 @@ const module = { exports: {} as { runBridge?: (hooks: BridgeHooks) => Promise<vo
 const runBridge = module.exports.runBridge;
 if (!runBridge) throw new Error(`${bundle} does not export runBridge; reinstall openrouter-delegate.`);
 runBridge(needsCache ? { onWarm: saveCache } : {}).catch((error: unknown) => {
-  process.stderr.write(`[openrouter-delegate-mcp] fatal: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`[openrouter-delegate-mcp] fatal: ${errorMessage(error)}\n`);
   process.exit(1);
 });

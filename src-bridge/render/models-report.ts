@@ -3,12 +3,8 @@
  * model table and how many more exist, then the delegate environment. Pure.
  */
 import type { Balance, EnvEntry, ModelsReport, PolicySummary } from '../../src-main/contract/index.js';
-import { formatPricePerM, formatTokens, formatUsd, renderModelsTable } from '../../src-main/contract/present/models-table.js';
-
-/** A cap is a number the user typed: "$0.00/M" for zero, never "free". */
-function formatCap(perM: number): string {
-  return perM === 0 ? '$0.00/M' : `${formatPricePerM(perM)}/M`;
-}
+import { formatPriceCapPerM, formatTokens, formatUsd } from '../../src-main/common/format.js';
+import { renderModelsTable } from './models-table.js';
 
 function list(items: string[]): string {
   return items.length === 0 ? 'none' : items.join(', ');
@@ -16,8 +12,8 @@ function list(items: string[]): string {
 
 function renderPolicy(p: PolicySummary): string[] {
   const caps = [
-    p.maxPriceInputPerM === null ? null : `input ≤ ${formatCap(p.maxPriceInputPerM)}`,
-    p.maxPriceOutputPerM === null ? null : `output ≤ ${formatCap(p.maxPriceOutputPerM)}`,
+    p.maxPriceInputPerM === null ? null : `input ≤ ${formatPriceCapPerM(p.maxPriceInputPerM)}`,
+    p.maxPriceOutputPerM === null ? null : `output ≤ ${formatPriceCapPerM(p.maxPriceOutputPerM)}`,
     p.minContext === null ? null : `context ≥ ${formatTokens(p.minContext)}`,
   ].filter((x): x is string => x !== null);
   return [

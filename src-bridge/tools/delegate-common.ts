@@ -7,7 +7,8 @@ import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sd
 import { z } from 'zod';
 import { JobResultSchema, JobViewSchema, isActive } from '../../src-main/contract/index.js';
 import type { DelegationMode, JobResult, JobView } from '../../src-main/contract/index.js';
-import { formatDuration, nextStep } from '../../src-main/contract/present/jobs.js';
+import { formatDuration } from '../../src-main/common/format.js';
+import { nextStep } from '../render/jobs.js';
 import type { ToolDeps } from './tool-deps.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;

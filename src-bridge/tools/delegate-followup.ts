@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
-import { renderJobView } from '../../src-main/contract/present/jobs.js';
+import { renderJobView } from '../render/jobs.js';
 import { JobViewOutputSchema, caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
 import { permissionInput, promptInput, waitInput } from './delegate-start.js';
 import { toolError } from './tool-error.js';

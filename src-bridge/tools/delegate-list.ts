@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { JOB_STATES, JobListSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
-import { renderJobList } from '../../src-main/contract/present/jobs.js';
+import { renderJobList } from '../render/jobs.js';
 import { LOOKING_IS_FREE, describeDelegateTool } from './delegate-common.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
-import { renderJobResult } from '../../src-main/contract/present/jobs.js';
+import { renderJobResult } from '../render/jobs.js';
 import { JobResultOutputSchema, LOOKING_IS_FREE, describeDelegateTool, jobAnswer, waitWithProgress } from './delegate-common.js';
 import { waitInput } from './delegate-start.js';
 import { toolError } from './tool-error.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { MAX_INLINE_PROMPT_CHARS, MAX_SYSTEM_PROMPT_CHARS, PERMISSION_MODES } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
-import { renderJobView } from '../../src-main/contract/present/jobs.js';
+import { renderJobView } from '../render/jobs.js';
 import { JobViewOutputSchema, caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';

@@ -10,6 +10,7 @@ import type { SecretKind, Settings, SettingsPatch } from '../contract/index.js';
 import { LIST_SETTINGS, SCALAR_SETTINGS, flagForIssuePath, labelForIssuePath, withSetting } from './config-fields.js';
 import type { ListSetting, ScalarSetting, ValueKind } from './config-fields.js';
 import { scrubSecrets } from '../core/openrouter/client.js';
+import { errorMessage } from '../common/errors.js';
 
 export class UsageError extends Error {}
 
@@ -184,7 +185,7 @@ export function parseConfigArgs(argv: readonly string[]): ConfigRequest {
         'Unexpected argument (not repeated here: it may be a key). Keys are never given as arguments: --set-key reads the key from stdin, e.g. `printf %s "$KEY" | openrouter-mcp-config --set-key`.',
       );
     }
-    throw new UsageError(scrubSecrets(error instanceof Error ? error.message : String(error)));
+    throw new UsageError(scrubSecrets(errorMessage(error)));
   }
   const request = emptyRequest();
   request.empty = argv.length === 0;

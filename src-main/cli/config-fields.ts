@@ -4,6 +4,7 @@
  * list of changes and the error messages always name the same flag for the same setting.
  * Pure: the interactive flow and the flags both use it.
  */
+import { formatPriceCapPerM, formatTokens, formatUsd } from '../common/format.js';
 import { DELEGATION_MODES, PERMISSION_MODES } from '../contract/index.js';
 import type { Settings, SettingsPatch } from '../contract/index.js';
 
@@ -89,21 +90,6 @@ export function withSetting(patch: SettingsPatch, path: SettingPath, value: unkn
   return { ...patch, [path]: value };
 }
 
-/** "$0.50"; small prices keep their digits ("$0.075"). */
-export function formatUsd(usd: number): string {
-  if (usd !== 0 && Math.abs(usd) < 0.01) return `$${Number(usd.toPrecision(3))}`;
-  const fixed = usd.toFixed(2);
-  const exact = String(Number(usd.toFixed(6)));
-  return `$${exact.length > fixed.length ? exact : fixed}`;
-}
-
-/** "128k", "1.05M". */
-export function formatTokens(tokens: number): string {
-  if (tokens >= 1_000_000) return `${Number((tokens / 1_000_000).toFixed(2))}M`;
-  if (tokens >= 1_000) return `${Number((tokens / 1_000).toFixed(1))}k`;
-  return String(tokens);
-}
-
 /** A setting's value as the user reads it. */
 export function formatSetting(path: SettingPath | ListField, value: unknown): string {
   if (Array.isArray(value)) {
@@ -114,7 +100,7 @@ export function formatSetting(path: SettingPath | ListField, value: unknown): st
   switch (path) {
     case 'maxPriceInputPerM':
     case 'maxPriceOutputPerM':
-      return `${formatUsd(value as number)} per million tokens`;
+      return formatPriceCapPerM(value as number);
     case 'budgets.perJobUsd':
     case 'budgets.perDayUsd':
     case 'budgets.reserveUsd':

@@ -5,6 +5,7 @@
  * is explained and the user goes back to the menu to fix it. Ctrl-C or Esc at any prompt changes nothing.
  */
 import { autocomplete, cancel, confirm, intro, isCancel, log, multiselect, note, outro, password, select, text } from '@clack/prompts';
+import { formatPricePerM, formatTokens, formatUsd } from '../common/format.js';
 import { DELEGATION_MODES, PERMISSION_MODES, ServiceError } from '../contract/index.js';
 import type { ModelRow, SecretKind, SecretsStatus, Settings } from '../contract/index.js';
 import { InvalidValuesError, checkPatternValue, checkSettingValue, previewPatch } from './config-args.js';
@@ -17,14 +18,13 @@ import {
   SCALAR_SETTINGS,
   describeChanges,
   formatSetting,
-  formatTokens,
-  formatUsd,
   getSetting,
   patchBetween,
   withSettingValue,
 } from './config-fields.js';
 import type { ListSetting, SettingPath } from './config-fields.js';
 import { KEY_LABELS, describeKeySource, describeState, shownState } from './config-present.js';
+import { errorMessage } from '../common/errors.js';
 
 export interface InteractiveDeps {
   backend: ConfigBackend;
@@ -227,12 +227,12 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
   }
 }
 
-/** "$0.14/$0.28 per M · 128k context". */
+/** "$0.14/M in / $0.28/M out · 128k context". */
 function describeRow(row: ModelRow): string {
   const price =
     row.variablePricing || row.priceInputPerM === null || row.priceOutputPerM === null
       ? 'price varies'
-      : `${formatUsd(row.priceInputPerM)}/${formatUsd(row.priceOutputPerM)} per M in/out`;
+      : `${formatPricePerM(row.priceInputPerM)} in / ${formatPricePerM(row.priceOutputPerM)} out`;
   const context = row.contextLength === null ? '' : ` · ${formatTokens(row.contextLength)} context`;
   return `${price}${context}`;
 }
@@ -298,7 +298,7 @@ async function editModel(session: Session): Promise<void> {
 }
 
 function messageOf(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).replace(/\.$/, '');
+  return errorMessage(error).replace(/\.$/, '');
 }
 
 async function enterKey(session: Session, kind: SecretKind): Promise<void> {
@@ -399,7 +399,7 @@ async function save(session: Session): Promise<boolean> {
       log.success(pending.action === 'set' ? `${KEY_LABELS[kind]} stored in the OS keychain.` : `${KEY_LABELS[kind]} removed from the OS keychain.`);
     } catch (error) {
       if (pending.action === 'set') session.keys.delete(kind);
-      log.error(`${error instanceof Error ? error.message : String(error)}\n${pending.action === 'set' ? 'The key was not stored; ' : ''}the settings were not saved.`);
+      log.error(`${errorMessage(error)}\n${pending.action === 'set' ? 'The key was not stored; ' : ''}the settings were not saved.`);
       return false;
     }
   }
@@ -409,7 +409,7 @@ async function save(session: Session): Promise<boolean> {
       session.state = { ...session.state, settings: saved };
       session.draft = saved;
     } catch (error) {
-      log.error(`${error instanceof Error ? error.message : String(error)}\nFix it, then save again.`);
+      log.error(`${errorMessage(error)}\nFix it, then save again.`);
       return false;
     }
   }

@@ -16,6 +16,7 @@ import { KEY_LABELS, describeKeySource, describeState, shownState } from './conf
 import type { ShownState } from './config-present.js';
 import { runInteractive } from './config-interactive.js';
 import { readSecret } from './read-secret.js';
+import { errorMessage } from '../common/errors.js';
 
 const COMMAND = 'openrouter-mcp-config';
 
@@ -198,7 +199,7 @@ main(process.argv.slice(2)).then(
       print(process.stderr, 'Nothing was changed.');
       process.exitCode = 1;
     } else {
-      print(process.stderr, `${COMMAND}: ${error instanceof Error ? error.message : String(error)}`);
+      print(process.stderr, `${COMMAND}: ${errorMessage(error)}`);
       process.exitCode = 1;
     }
   },

@@ -1,7 +1,7 @@
 /**
  * The tray app (docs/ARCHITECTURE.md §6): hosts the same service core as `openrouter-delegate serve` and adds a
  * tray, notifications and the settings window around it. What the tray and the notifications say is
- * decided by the pure presenters in src-main/contract/present; this class gathers their input from
+ * decided by the pure presenters in src-main/electron/present; this class gathers their input from
  * the service, turns their output into Electron calls, and runs the menu's actions through the
  * service. Electron comes in through the constructor (ElectronSurface), so tests run all of this
  * against a fake Electron and the real service.
@@ -10,9 +10,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isActive } from '../contract/index.js';
 import type { Balance, EventName, EventOf, JobRecord, KeySource, ResponseOf } from '../contract/index.js';
-import type { AlertMemory, NotificationModel, TrayAction, TrayState } from '../contract/present/desktop-types.js';
-import { NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from '../contract/present/notifications.js';
-import { presentTray, remainingBalanceUsd, trayIconFile } from '../contract/present/tray.js';
+import type { AlertMemory, NotificationModel, TrayAction, TrayState } from './present/desktop-types.js';
+import { NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from './present/notifications.js';
+import { presentTray, remainingBalanceUsd, trayIconFile } from './present/tray.js';
 import { localDayKey } from '../core/jobs/budget.js';
 import type { Service } from '../core/service/service.js';
 import { updateSettings } from '../core/settings/update.js';
@@ -22,6 +22,7 @@ import { registerContractIpc } from './ipc-main.js';
 import { menuTemplate } from './menu-template.js';
 import { SettingsWindow } from './settings-window.js';
 import type { SettingsTarget } from './settings-window.js';
+import { errorMessage } from '../common/errors.js';
 
 export interface DesktopAppPaths {
   /** The folder of tray icons (resources/tray): tray-<state>-<dark|light>.png, tray-<state>Template.png. */
@@ -58,7 +59,6 @@ const MAX_LIVE_NOTIFICATIONS = 50;
 const BAD_ENDINGS = new Set<JobRecord['state']>(['failed', 'timed_out', 'budget_exceeded', 'lost']);
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export class DesktopApp {
   private readonly electron: ElectronSurface;
@@ -172,7 +172,7 @@ export class DesktopApp {
     this.electron.nativeTheme.on('updated', () => this.render());
     this.render();
     this.checkAlerts();
-    this.service.refreshBalance().catch((error: unknown) => this.log(`balance: ${describe(error)}`));
+    this.service.refreshBalance().catch((error: unknown) => this.log(`balance: ${errorMessage(error)}`));
     this.started = true;
     if (this.pendingOpen) this.openSettings(this.pendingOpen);
     this.pendingOpen = null;
@@ -199,8 +199,8 @@ export class DesktopApp {
     try {
       await this.runAction(action);
     } catch (error) {
-      this.log(`tray: ${action.kind} failed: ${describe(error)}`);
-      await this.tell({ type: 'error', message: 'That did not work.', detail: describe(error), buttons: ['OK'] });
+      this.log(`tray: ${action.kind} failed: ${errorMessage(error)}`);
+      await this.tell({ type: 'error', message: 'That did not work.', detail: errorMessage(error), buttons: ['OK'] });
     } finally {
       this.render();
     }

@@ -3,7 +3,7 @@
  * action bound to one callback. Every item with an action gets a stable `id` naming it, so a menu
  * item can be found (and a test can click it) without matching its words.
  */
-import type { MenuItemModel, TrayAction } from '../contract/present/desktop-types.js';
+import type { MenuItemModel, TrayAction } from './present/desktop-types.js';
 import type { MenuTemplateItem } from './electron-surface.js';
 
 export function actionId(action: TrayAction): string {

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../contract/present/window-options.js';
+import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../common/page-security.js';
 
 export const PAGE_SCHEME = 'app';
 const PAGE_HOST = 'settings';

@@ -5,9 +5,11 @@
  * handed to the user's browser only when isAllowedExternalUrl says so. It also decides which IPC
  * senders are trusted: this window's own page, in its top frame.
  */
-import type { TrayAction } from '../contract/present/desktop-types.js';
-import { contentSecurityPolicy, isAllowedExternalUrl, settingsWindowOptions } from '../contract/present/window-options.js';
+import type { TrayAction } from './present/desktop-types.js';
+import { contentSecurityPolicy } from '../common/page-security.js';
+import { isAllowedExternalUrl, settingsWindowOptions } from './present/window-options.js';
 import type { ElectronSurface, InvokeEventSurface, WebContentsSurface, WindowSurface } from './electron-surface.js';
+import { errorMessage } from '../common/errors.js';
 
 export type SettingsPage = NonNullable<Extract<TrayAction, { kind: 'openSettings' }>['page']>;
 
@@ -114,7 +116,7 @@ export class SettingsWindow {
 
   private load(window: WindowSurface, url: string): void {
     this.currentUrl = url;
-    window.loadURL(url).catch((error: unknown) => this.log(`settings window: the page did not load: ${error instanceof Error ? error.message : String(error)}`));
+    window.loadURL(url).catch((error: unknown) => this.log(`settings window: the page did not load: ${errorMessage(error)}`));
   }
 
   private openExternal(url: string): void {

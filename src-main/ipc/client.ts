@@ -12,6 +12,7 @@ import { encodeFrame, FrameDecoder } from './framing.js';
 import type { DecodedFrame } from './framing.js';
 import type { Locations } from './locations.js';
 import { readToken } from './runtime-dir.js';
+import { describeIssues } from '../common/errors.js';
 
 const PIPE_PREFIX = '\\\\.\\pipe\\';
 const START_HINT = 'Start the OpenRouter Delegate app, or run `openrouter-delegate serve`.';
@@ -38,13 +39,6 @@ function errnoCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
     ? (error as { code: string }).code
     : undefined;
-}
-
-function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  return issues
-    .slice(0, 5)
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message))
-    .join('; ');
 }
 
 /** Rethrown outside our socket handler: a listener's bug is the listener's, and must not stop the frame loop. */

@@ -30,10 +30,11 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
-import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../contract/present/window-options.js';
+import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../common/page-security.js';
 import { MAX_FRAME_BYTES, ServiceError } from '../contract/protocol.js';
 import type { WireError } from '../contract/protocol.js';
 import { generateToken, tokensEqual, writePrivateFile } from './runtime-dir.js';
+import { errorMessage } from '../common/errors.js';
 
 export interface HttpUiDeps {
   /** The contract's dispatcher (validates `params`); service errors are ServiceError. */
@@ -247,7 +248,7 @@ export class HttpUiServer {
       });
       response.end(request.method === 'HEAD' ? undefined : file.body);
     } catch (error) {
-      this.log(`settings page over HTTP: ${error instanceof Error ? error.message : String(error)}`);
+      this.log(`settings page over HTTP: ${errorMessage(error)}`);
       if (!response.headersSent) this.refuse(response, 500, 'The service failed while answering. See its log.');
       else response.destroy();
     }

@@ -1,55 +1,9 @@
-/** Numbers for people: $0.0042, 1.2M tokens, 3m 12s, "2 minutes ago". Pure, tested in tests/renderer. */
-
-/** Dollars: cents for larger sums, enough significant digits for tiny ones ($0.0042), never "-$0.00". */
-export function formatUsd(value: number | null | undefined): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return '—';
-  const abs = Math.abs(value);
-  const sign = value < 0 ? '-' : '';
-  if (abs === 0) return '$0.00';
-  if (abs >= 1) return `${sign}$${abs.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
-  if (abs >= 0.01) return `${sign}$${abs.toFixed(2)}`;
-  // Two significant digits below a cent: $0.0042, $0.000031.
-  const digits = Math.min(8, 1 - Math.floor(Math.log10(abs)));
-  return `${sign}$${abs.toFixed(digits).replace(/0+$/, '')}`;
-}
-
-/** Price per million tokens: "$0.27/M", "free", "varies". */
-export function formatPricePerM(value: number | null | undefined, variable = false): string {
-  if (variable) return 'varies';
-  if (value === null || value === undefined) return '—';
-  if (value === 0) return 'free';
-  return `${formatUsd(value)}/M`;
-}
-
-/** 950, 12.3k, 1.2M, 2.1B (tokens, context windows). */
-export function formatCount(value: number | null | undefined): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return '—';
-  const abs = Math.abs(value);
-  const units: Array<[number, string]> = [
-    [1e9, 'B'],
-    [1e6, 'M'],
-    [1e3, 'k'],
-  ];
-  for (const [size, unit] of units) {
-    if (abs >= size) {
-      const scaled = value / size;
-      return `${scaled >= 100 ? Math.round(scaled) : Number(scaled.toFixed(1))}${unit}`;
-    }
-  }
-  return String(Math.round(value));
-}
-
-/** 45s, 3m 12s, 1h 4m, 2d 3h. */
-export function formatDuration(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return '—';
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h ${m % 60}m`;
-  return `${Math.floor(h / 24)}d ${h % 24}h`;
-}
+/**
+ * Numbers for people. Money, tokens, durations and prices come from the one formatting module every surface
+ * uses (src-main/common/format.ts), so the page reads "$0.27/M", "12.3k", "1h 4m" like the tray and the bridge;
+ * the page's own times ("2 minutes ago", dates) are here. Pure, tested in tests/renderer.
+ */
+export { formatDuration, formatPricePerM, formatTokens, formatUsd } from '../../src-main/common/format.js';
 
 /** "just now", "5 minutes ago", "3 hours ago", else the local date and time. */
 export function formatAgo(iso: string | null | undefined, now: number = Date.now()): string {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventName, JobRecord } from '../../src-main/contract/index.js';
-import { trayIconFile } from '../../src-main/contract/present/tray.js';
+import { trayIconFile } from '../../src-main/electron/present/tray.js';
 import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { Service } from '../../src-main/core/service/service.js';

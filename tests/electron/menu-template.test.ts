@@ -1,6 +1,6 @@
 /** The presenter's menu model becomes an Electron template item for item, each action bound and named. */
 import { expect, it } from 'vitest';
-import type { MenuItemModel, TrayAction } from '../../src-main/contract/present/desktop-types.js';
+import type { MenuItemModel, TrayAction } from '../../src-main/electron/present/desktop-types.js';
 import { actionId, menuTemplate } from '../../src-main/electron/menu-template.js';
 
 it('keeps every field, binds each action to the callback and names it with a stable id', () => {

@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contentSecurityPolicy } from '../../src-main/contract/present/window-options.js';
+import { contentSecurityPolicy } from '../../src-main/common/page-security.js';
 import { PAGE_URL, createPageHandler, pageFile } from '../../src-main/electron/page-protocol.js';
 
 let dir: string;

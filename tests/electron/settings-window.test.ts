@@ -6,7 +6,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { contentSecurityPolicy, settingsWindowOptions } from '../../src-main/contract/present/window-options.js';
+import { contentSecurityPolicy } from '../../src-main/common/page-security.js';
+import { settingsWindowOptions } from '../../src-main/electron/present/window-options.js';
 import { PAGE_URL } from '../../src-main/electron/page-protocol.js';
 import { SettingsWindow, settingsUrl } from '../../src-main/electron/settings-window.js';
 import { FakeBrowserWindow, FakeWebContents, fakeElectron } from './fake-electron.js';

@@ -32,6 +32,7 @@ import { mutateJson, randomString } from './support/mutate.js';
 import { Rng, fuzzScale, fuzzSeed, reproduceHint } from './support/prng.js';
 import { descendants, fuzzEnv, jobFolders, procMemory, startFuzzService } from './support/service.js';
 import type { FuzzService } from './support/service.js';
+import { isRecord } from '../../src-main/common/errors.js';
 
 const FILE = 'tests/fuzz/bridge-tools.test.ts';
 const SEED = fuzzSeed();
@@ -66,10 +67,6 @@ interface Planned {
   tool: string;
   args: Record<string, unknown>;
   verdict: Verdict | 'unknown-tool';
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -39,6 +39,7 @@ import { Rng, fuzzScale, fuzzSeed, reproduceHint } from './support/prng.js';
 import { descendants, fuzzEnv, jobFolders, procMemory, resetPeak, startFuzzService } from './support/service.js';
 import type { FuzzService, ProcMemory } from './support/service.js';
 import { Wire } from './support/wire.js';
+import { isRecord } from '../../src-main/common/errors.js';
 
 const FILE = 'tests/fuzz/ipc-server.test.ts';
 const SEED = fuzzSeed();
@@ -305,10 +306,6 @@ interface Outcome {
 function describeSession(session: Session): string {
   const preview = JSON.stringify(session.stream.subarray(0, 160).toString('utf8'));
   return `session ${session.index} (${session.stream.length} bytes, ${session.chunking}, hello ${session.model.hello.ok ? 'ok' : session.model.hello.code}${session.model.tooLarge ? ', too large' : ''}): ${preview}`;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Problems with the frames of an accepted session; `complete` when every expected reply must be there. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src-main/contract/protocol.js';
 import { defaultSettings } from '../../src-main/contract/settings.js';
-import { contentSecurityPolicy } from '../../src-main/contract/present/window-options.js';
+import { contentSecurityPolicy } from '../../src-main/common/page-security.js';
 import { HttpUiServer, helloProof } from '../../src-main/ipc/http-ui.js';
 import type { HttpUiDeps } from '../../src-main/ipc/http-ui.js';
 import { createDispatcher } from '../../src-main/core/service/dispatcher.js';

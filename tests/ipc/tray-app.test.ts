@@ -219,6 +219,8 @@ describe.runIf(POSIX)('waitForService', () => {
     const at = await locations();
     await startService(at);
     const client = await waitForService({ locations: at, clientName: 'test/1', timeoutMs: 10_000, exited: Promise.resolve('exited with code 0'), logFile: 'x' });
+    // Connected, and to the service that was already there: its hello names it.
+    expect(client.server).toMatchObject({ type: 'hello', server: 'openrouter-delegate/test', pid: process.pid });
     client.close();
   });
 });

@@ -1,6 +1,6 @@
 /** Numbers for people, as every page shows them. */
 import { describe, expect, it } from 'vitest';
-import { formatAgo, formatCount, formatDuration, formatPricePerM, formatUsd } from '../../src-renderer/lib/format.js';
+import { formatAgo, formatTokens, formatDuration, formatPricePerM, formatUsd } from '../../src-renderer/lib/format.js';
 
 describe('formatUsd', () => {
   it('shows cents for sums of a cent or more, with thousands separators', () => {
@@ -26,18 +26,18 @@ describe('formatPricePerM', () => {
     expect(formatPricePerM(0.27)).toBe('$0.27/M');
     expect(formatPricePerM(0)).toBe('free');
     expect(formatPricePerM(null, true)).toBe('varies');
-    expect(formatPricePerM(null)).toBe('—');
+    expect(formatPricePerM(null)).toBe('unknown');
   });
 });
 
-describe('formatCount', () => {
+describe('formatTokens', () => {
   it('abbreviates thousands, millions and billions', () => {
-    expect(formatCount(950)).toBe('950');
-    expect(formatCount(12_345)).toBe('12.3k');
-    expect(formatCount(1_200_000)).toBe('1.2M');
-    expect(formatCount(163_840)).toBe('164k');
-    expect(formatCount(2_000_000_000)).toBe('2B');
-    expect(formatCount(null)).toBe('—');
+    expect(formatTokens(950)).toBe('950');
+    expect(formatTokens(12_345)).toBe('12.3k');
+    expect(formatTokens(1_200_000)).toBe('1.2M');
+    expect(formatTokens(163_840)).toBe('164k');
+    expect(formatTokens(2_000_000_000)).toBe('2B');
+    expect(formatTokens(null)).toBe('—');
   });
 });
 

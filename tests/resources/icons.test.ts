@@ -3,8 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32, inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import type { TrayIconState } from '../../src-main/contract/present/desktop-types.js';
-import { trayIconFile } from '../../src-main/contract/present/tray.js';
+import type { TrayIconState } from '../../src-main/electron/present/desktop-types.js';
+import { trayIconFile } from '../../src-main/electron/present/tray.js';
 
 const RESOURCES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../resources');
 const STATES: readonly TrayIconState[] = ['idle', 'running', 'attention'];

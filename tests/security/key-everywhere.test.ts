@@ -17,6 +17,7 @@ import { ScriptedModel } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
 import type { ServiceProcess } from '../support/faults.js';
 import { filesContaining } from '../support/temp-home.js';
+import { errorMessage } from '../../src-main/common/errors.js';
 
 const m = ScriptedModel.marker;
 const PLANTED = `OPENROUTER_API_KEY=${KEY}`;
@@ -52,7 +53,7 @@ async function tool(name: string, args: Record<string, unknown>): Promise<ToolAn
 }
 
 async function socketCall(method: Parameters<IpcClient['call']>[0], params: Record<string, unknown>): Promise<unknown> {
-  const answer = await spy.call(method, params as never).catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }));
+  const answer = await spy.call(method, params as never).catch((error: unknown) => ({ error: errorMessage(error) }));
   handedOut.push(answer);
   return answer;
 }

@@ -18,6 +18,7 @@ import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { CLI, assertBuilt } from './built.js';
 import { DelegationWorld, alive } from './delegation.js';
+import { errorMessage } from '../../src-main/common/errors.js';
 
 const run = promisify(execFile);
 
@@ -195,7 +196,7 @@ export async function canMount(): Promise<{ ok: boolean; reason: string }> {
     await run('umount', [scratch]);
     return { ok: true, reason: '' };
   } catch (error) {
-    return { ok: false, reason: `mount -t tmpfs failed here: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, reason: `mount -t tmpfs failed here: ${errorMessage(error)}` };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

@@ -14,6 +14,7 @@
  *   price is what applies to a prompt below the first tier.
  */
 import { ServiceError } from '../../contract/protocol.js';
+import { isRecord } from '../../common/errors.js';
 
 export interface CatalogPricing {
   /** USD per million tokens; null = not published (or variable). */
@@ -43,10 +44,6 @@ export interface CatalogModel {
 }
 
 type RawRecord = Record<string, unknown>;
-
-function isRecord(value: unknown): value is RawRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function positiveNumber(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null;

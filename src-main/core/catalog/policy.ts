@@ -4,7 +4,7 @@
  */
 import type { Settings } from '../../contract/settings.js';
 import type { CatalogModel } from './parse.js';
-import { formatPricePerM, formatTokens } from '../../contract/present/models-table.js';
+import { formatPriceCapPerM, formatTokens } from '../../common/format.js';
 import { matchesPattern } from '../../contract/model-patterns.js';
 
 export { matchesPattern };
@@ -19,17 +19,12 @@ function firstMatch(ids: readonly string[], patterns: readonly string[]): string
   return patterns.find((pattern) => ids.some((id) => matchesPattern(id, pattern)));
 }
 
-/** "$1.00/M"; a cap of zero reads "$0.00/M", not "free/M". */
-function perMText(perM: number): string {
-  return `${perM === 0 ? '$0.00' : formatPricePerM(perM)}/M`;
-}
-
 function priceCapReason(side: 'input' | 'output', perM: number | null, variable: boolean, cap: number | null): string | undefined {
   if (cap === null) return undefined;
-  const capText = perMText(cap);
+  const capText = formatPriceCapPerM(cap);
   if (variable) return `${side} price varies with the routed model, so it cannot be held to your cap of ${capText}`;
   if (perM === null) return `${side} price is unknown, so it cannot be held to your cap of ${capText}`;
-  if (perM > cap) return `${side} ${perMText(perM)} is above your cap of ${capText}`;
+  if (perM > cap) return `${side} ${formatPriceCapPerM(perM)} is above your cap of ${capText}`;
   return undefined;
 }
 

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { errorMessage } from '../../common/errors.js';
 
 export interface WriteFileAtomicOptions {
   /** File mode of the result. Without it an existing file keeps its mode, a new one gets 0o600. */
@@ -17,7 +18,7 @@ export interface WriteFileAtomicOptions {
 /** What went wrong, in words a user can act on, naming the file. */
 export function describeFsError(error: unknown, file: string, action = 'write'): string {
   const code = errorCode(error);
-  const reason = REASONS[code ?? ''] ?? (error instanceof Error ? error.message : String(error));
+  const reason = REASONS[code ?? ''] ?? errorMessage(error);
   return `Could not ${action} ${file}: ${reason}${code && REASONS[code] ? ` (${code})` : ''}`;
 }
 

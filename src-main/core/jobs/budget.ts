@@ -5,7 +5,7 @@
  */
 import { ServiceError } from '../../contract/index.js';
 import type { JobRecord, Settings } from '../../contract/index.js';
-import { formatUsd } from '../../contract/present/models-table.js';
+import { formatUsd } from '../../common/format.js';
 
 /** The local calendar day of a timestamp, e.g. "2026-11-30". */
 export function localDayKey(ms: number): string {

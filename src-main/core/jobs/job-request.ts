@@ -8,7 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { PERMISSION_MODES, ServiceError, isApprovableTool } from '../../contract/index.js';
 import type { PermissionMode, Settings } from '../../contract/index.js';
-import { formatPricePerM } from '../../contract/present/models-table.js';
+import { formatPricePerM } from '../../common/format.js';
 import type { CatalogModel } from '../catalog/parse.js';
 import { evaluateModel } from '../catalog/policy.js';
 import { queryModels } from '../catalog/query.js';
@@ -221,7 +221,7 @@ export function resolveAllowedTools(requested: readonly string[] | undefined, se
 function alternatives(models: CatalogModel[], settings: Settings): string {
   const rows = queryModels(models, { sort: 'price', limit: 50 }, settings).rows.filter((r) => r.allowed).slice(0, 5);
   if (rows.length === 0) return 'No model passes the policy at the moment; the user can widen it.';
-  return `Allowed instead (cheapest first): ${rows.map((r) => `${r.id} (${formatPricePerM(r.priceInputPerM, r.variablePricing)}/${formatPricePerM(r.priceOutputPerM, r.variablePricing)} per M in/out)`).join(', ')}.`;
+  return `Allowed instead (cheapest first): ${rows.map((r) => `${r.id} (${formatPricePerM(r.priceInputPerM, r.variablePricing)} in, ${formatPricePerM(r.priceOutputPerM, r.variablePricing)} out)`).join(', ')}.`;
 }
 
 /** The model, checked against the policy; a refusal names allowed alternatives. */

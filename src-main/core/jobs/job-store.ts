@@ -10,11 +10,11 @@ import { randomInt } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { chmod, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { z } from 'zod';
 import type { JobRecord } from '../../contract/jobs.js';
 import { JobRecordSchema } from '../../contract/jobs.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { readFileIfExists, writeFileAtomic } from '../fs/atomic-write.js';
+import { describeIssues, errorMessage } from '../../common/errors.js';
 
 export interface JobPaths {
   dir: string;
@@ -174,7 +174,7 @@ export class JobStore {
       entries = await readdir(this.dir, { withFileTypes: true });
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return { records: [], unreadable: [] };
-      throw new ServiceError('io_error', `Cannot list the jobs folder ${this.dir}: ${describeCode(error)}`, { cause: error });
+      throw new ServiceError('io_error', `Cannot list the jobs folder ${this.dir}: ${errorMessage(error)}`, { cause: error });
     }
     const folders = entries
       .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'))
@@ -216,7 +216,7 @@ export class JobStore {
       handle = await open(file, 'r');
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return '';
-      throw new ServiceError('io_error', `Cannot read ${file}: ${describeCode(error)}`, { cause: error });
+      throw new ServiceError('io_error', `Cannot read ${file}: ${errorMessage(error)}`, { cause: error });
     }
     try {
       const { size } = await handle.stat();
@@ -276,7 +276,7 @@ export class JobStore {
     try {
       text = await readFileIfExists(file);
     } catch (error) {
-      return { ok: false, missing: false, problem: error instanceof Error ? error.message : String(error) };
+      return { ok: false, missing: false, problem: errorMessage(error) };
     }
     if (text === undefined) {
       if (!(await isDirectory(dir))) return { ok: false, missing: true, problem: 'the job folder does not exist' };
@@ -287,11 +287,11 @@ export class JobStore {
     try {
       json = JSON.parse(text);
     } catch (error) {
-      const detail = error instanceof Error ? error.message : String(error);
+      const detail = errorMessage(error);
       return { ok: false, missing: false, problem: `${file} is not valid JSON, perhaps cut short (${detail})` };
     }
     const parsed = JobRecordSchema.safeParse(json);
-    if (!parsed.success) return { ok: false, missing: false, problem: `${file} is not a job record: ${describeIssues(parsed.error.issues)}` };
+    if (!parsed.success) return { ok: false, missing: false, problem: `${file} is not a job record: ${describeIssues(parsed.error.issues, { whole: '(the whole record)' })}` };
     if (parsed.data.id !== id) return { ok: false, missing: false, problem: `${file} describes job ${parsed.data.id}, not ${id}` };
     return { ok: true, record: parsed.data };
   }
@@ -309,7 +309,7 @@ export class JobStore {
             ? `${where} is on a read-only file system (EROFS).`
             : code === 'EACCES' || code === 'EPERM'
               ? `${where} cannot be written to: permission denied (${code}). Check who owns it and its permissions.`
-              : `${where} cannot be written to: ${error instanceof Error ? error.message : String(error)}`;
+              : `${where} cannot be written to: ${errorMessage(error)}`;
     return new ServiceError('io_error', `Cannot start the job: ${reason}`, { cause: error });
   }
 }
@@ -317,7 +317,7 @@ export class JobStore {
 function validate(record: JobRecord): JobRecord {
   const parsed = JobRecordSchema.safeParse(record);
   if (!parsed.success) {
-    throw new Error(`Refusing to store job ${String((record as { id?: unknown } | null)?.id)}: not a valid job record: ${describeIssues(parsed.error.issues)}`);
+    throw new Error(`Refusing to store job ${String((record as { id?: unknown } | null)?.id)}: not a valid job record: ${describeIssues(parsed.error.issues, { whole: '(the whole record)' })}`);
   }
   if (!isJobId(parsed.data.id)) throw new InvalidJobIdError(parsed.data.id);
   return parsed.data;
@@ -357,13 +357,3 @@ function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-function describeCode(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.length === 0 ? '(the whole record)' : issue.path.map(String).join('.')}: ${issue.message}`)
-    .join('; ');
-}

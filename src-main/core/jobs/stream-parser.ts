@@ -25,6 +25,7 @@
  */
 import { ZERO_USAGE } from '../../contract/jobs.js';
 import type { TailEntry, Usage } from '../../contract/jobs.js';
+import { isRecord } from '../../common/errors.js';
 
 /** Most tail entries kept in memory; status asks for 15 by default, 100 at most. */
 export const TAIL_CAPACITY = 200;
@@ -73,10 +74,6 @@ export interface ApiRetry {
 }
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function stringOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;

@@ -8,6 +8,7 @@
 import type { KeyBalance } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { scrubSecrets } from '../secrets/redact.js';
+import { isRecord } from '../../common/errors.js';
 
 // The CLI's errors are scrubbed with the same function; it lives with the secrets.
 export { scrubSecrets };
@@ -70,10 +71,6 @@ interface RequestOptions {
 interface JsonResponse {
   status: number;
   body: unknown;
-}
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function numberOrNull(value: unknown): number | null {

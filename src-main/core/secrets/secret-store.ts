@@ -17,6 +17,7 @@ import { Entry } from '@napi-rs/keyring';
 import type { KeySource, SecretKind, SecretsStatus } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { scrubSecrets } from './redact.js';
+import { errorMessage } from '../../common/errors.js';
 
 /** The part of a keyring entry this store uses. */
 export interface KeyringEntry {
@@ -165,7 +166,7 @@ export class SecretStore {
 
 function noteProblem(keychain: KeychainStatus, error: unknown): void {
   if (error instanceof ServiceError && error.code === 'keychain_unavailable') keychain.available = false;
-  keychain.problem ??= error instanceof Error ? error.message : String(error);
+  keychain.problem ??= errorMessage(error);
 }
 
 interface KeychainErrorContext {
@@ -179,7 +180,7 @@ interface KeychainErrorContext {
 /** Turns a native keyring failure into an error that says what happened and what to do, without the key. */
 export function describeKeychainError(error: unknown, context: KeychainErrorContext): ServiceError {
   if (error instanceof ServiceError) return error;
-  const native = scrubSecrets(error instanceof Error ? error.message : String(error), context.secret);
+  const native = scrubSecrets(errorMessage(error), context.secret);
   const label = KIND_LABELS[context.kind];
   const backend = keychainBackendName(context.platform);
   if (/prompt was dismissed|locked|interaction is not allowed/i.test(native)) {

@@ -2,9 +2,9 @@
  * The one registration point (docs/ARCHITECTURE.md §9): every transport hands raw (method, params) here;
  * the method is looked up in the contract and the params validated before any service code runs.
  */
-import type { z } from 'zod';
 import { CONTRACT, ServiceError, isMethodName } from '../../contract/index.js';
 import type { MethodName, ParsedRequestOf, ResponseOf } from '../../contract/index.js';
+import { describeIssues } from '../../common/errors.js';
 
 export interface CallContext {
   /** Who is calling, from the transport's handshake (e.g. "bridge/0.1.0"). */
@@ -17,13 +17,6 @@ export type Handlers = {
 
 export type Dispatch = (method: string, params: unknown, ctx: CallContext) => Promise<unknown>;
 
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 5)
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message))
-    .join('; ');
-}
-
 export function createDispatcher(handlers: Handlers): Dispatch {
   return async (method, params, ctx) => {
     if (!isMethodName(method)) {
@@ -31,7 +24,7 @@ export function createDispatcher(handlers: Handlers): Dispatch {
     }
     const parsed = CONTRACT[method].request.safeParse(params ?? {});
     if (!parsed.success) {
-      throw new ServiceError('invalid_params', `Invalid parameters for ${method}: ${describeIssues(parsed.error)}.`);
+      throw new ServiceError('invalid_params', `Invalid parameters for ${method}: ${describeIssues(parsed.error.issues)}.`);
     }
     const handler = handlers[method] as (p: unknown, c: CallContext) => Promise<unknown>;
     return handler(parsed.data, ctx);

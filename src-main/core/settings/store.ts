@@ -14,6 +14,7 @@ import { ServiceError } from '../../contract/protocol.js';
 import type { Settings } from '../../contract/settings.js';
 import { SettingsSchema, defaultSettings } from '../../contract/settings.js';
 import { readFileIfExists, writeFileAtomic } from '../fs/atomic-write.js';
+import { errorMessage } from '../../common/errors.js';
 
 export interface SettingsStoreDeps {
   file: string;
@@ -107,7 +108,7 @@ export class SettingsStore {
     this.reloadTimer = setTimeout(() => {
       this.reloadTimer = undefined;
       this.enqueue(() => this.reloadFromDisk()).catch((error: unknown) =>
-        this.deps.log?.(`settings: reload failed: ${error instanceof Error ? error.message : String(error)}`),
+        this.deps.log?.(`settings: reload failed: ${errorMessage(error)}`),
       );
     }, RELOAD_DEBOUNCE_MS);
   }
@@ -124,7 +125,7 @@ export class SettingsStore {
       text = await readFileIfExists(this.deps.file);
     } catch (error) {
       this.loadedOnce = false; // whatever is there once it is readable again must be parsed
-      this.setProblem(error instanceof Error ? error.message : String(error));
+      this.setProblem(errorMessage(error));
       return;
     }
     if (this.loadedOnce && text === this.lastText) return;
@@ -147,13 +148,13 @@ export class SettingsStore {
     }
     const next = SettingsSchema.safeParse(applyPatch(this.settings, patch));
     if (!next.success) {
-      throw new ServiceError('settings_invalid', `Settings not saved: ${describeIssues(next.error.issues)}.`);
+      throw new ServiceError('settings_invalid', `Settings not saved: ${describeFileIssues(next.error.issues)}.`);
     }
     const text = `${JSON.stringify(next.data, null, 2)}\n`;
     try {
       await writeFileAtomic(this.deps.file, text, { mode: 0o600 });
     } catch (error) {
-      throw new ServiceError('internal', `Settings not saved: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new ServiceError('internal', `Settings not saved: ${errorMessage(error)}`, { cause: error });
     }
     this.lastText = text;
     this.adopt(next.data);
@@ -214,11 +215,11 @@ export function parseSettingsText(text: string | undefined, file: string): Parse
   }
   const parsed = SettingsSchema.safeParse(json);
   if (parsed.success) return { ok: true, settings: parsed.data };
-  return { ok: false, detail: `Settings file ${file} has invalid values: ${describeIssues(parsed.error.issues, text)}` };
+  return { ok: false, detail: `Settings file ${file} has invalid values: ${describeFileIssues(parsed.error.issues, text)}` };
 }
 
 function describeJsonError(text: string, error: unknown, file: string): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   const offset = positionFromMessage(message) ?? findJsonErrorOffset(text);
   const where = offset === undefined ? file : `${file}:${formatLineColumn(text, offset)}`;
   return `Settings file ${where} is not valid JSON: ${cleanJsonMessage(message)}`;
@@ -340,7 +341,7 @@ export function findJsonErrorOffset(text: string): number | undefined {
 }
 
 /** "budgets.perDayUsd (line 4): Too small: expected number to be >=0; …" */
-function describeIssues(issues: readonly z.core.$ZodIssue[], text?: string): string {
+function describeFileIssues(issues: readonly z.core.$ZodIssue[], text?: string): string {
   return issues
     .flatMap((issue) =>
       issue.code === 'unrecognized_keys'

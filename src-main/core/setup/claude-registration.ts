@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ENV } from '../../contract/index.js';
+import { isRecord } from '../../common/errors.js';
 
 /** The name the bridge is registered under; tool names become `mcp__openrouter__…` (allow rules rely on it). */
 export const SERVER_NAME = 'openrouter';
@@ -121,10 +122,6 @@ export async function claudeUserConfigFile(env: NodeJS.ProcessEnv, homeDir: stri
   const legacyStats = await stat(legacy).catch(() => null);
   if (legacyStats?.isFile() && legacyStats.size > 0) return legacy;
   return path.join(configDir || homeDir, '.claude.json');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -17,6 +17,7 @@ import { SettingsStore } from '../settings/store.js';
 import { ClaudeRegistration, bridgeCommand, claudeRunner, claudeUserConfigFile, lookupRegistration } from './claude-registration.js';
 import type { RegistrationState, StdioCommand } from './claude-registration.js';
 import type { DoctorDeps } from './doctor.js';
+import { errorMessage } from '../../common/errors.js';
 
 export interface SetupContextInput {
   env: NodeJS.ProcessEnv;
@@ -55,7 +56,7 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
   const settings = new SettingsStore({ file: locations.settingsFile });
   const unreadable = await settings.load().then(
     () => undefined,
-    (error: unknown) => `Settings file ${locations.settingsFile} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+    (error: unknown) => `Settings file ${locations.settingsFile} cannot be read: ${errorMessage(error)}`,
   );
   const locate = () => locateClaude({ env, setting: settings.current.claudePath });
   const bridgeScriptExists = () => access(input.bridgeLauncher ?? input.bridgeScript).then(

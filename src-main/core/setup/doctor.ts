@@ -16,6 +16,8 @@ import type { OpenRouterClient } from '../openrouter/client.js';
 import type { SecretStore } from '../secrets/secret-store.js';
 import { formatCommand, parseClaudeVersion } from './claude-registration.js';
 import type { ClaudeRunner, RegistrationState, StdioCommand } from './claude-registration.js';
+import { errorMessage } from '../../common/errors.js';
+import { formatUsd } from '../../common/format.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -98,10 +100,6 @@ const ok = (summary: string, extra: Partial<Verdict> = {}): Verdict => ({ status
 const warn = (summary: string, fix?: string): Verdict => ({ status: 'warn', summary, ...(fix ? { fix } : {}) });
 const fail = (summary: string, fix?: string): Verdict => ({ status: 'fail', summary, ...(fix ? { fix } : {}) });
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** OpenRouter answered, and said no: the key cannot be used as it is. Anything else means "not checked". */
 const KEY_REFUSED: ReadonlySet<ErrorCode> = new Set(['openrouter_unauthorized', 'openrouter_payment_required', 'openrouter_forbidden']);
 
@@ -115,7 +113,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     service = await deps.connectService();
     serviceVerdict = service ? await checkRunningService(service) : warn('not running.', 'Nothing to do: the bridge starts it when Claude Code first calls a tool (or run `openrouter-delegate serve`).');
   } catch (error) {
-    serviceVerdict = fail(messageOf(error));
+    serviceVerdict = fail(errorMessage(error));
   }
   try {
     const [claude, registration, runtime, settings, keychain, key, openrouter] = await Promise.all([
@@ -140,7 +138,7 @@ async function guarded(check: () => Promise<Verdict>): Promise<Verdict> {
   try {
     return await check();
   } catch (error) {
-    return fail(`the check itself failed: ${messageOf(error)}`);
+    return fail(`the check itself failed: ${errorMessage(error)}`);
   }
 }
 
@@ -150,7 +148,7 @@ function checkClaude(deps: DoctorDeps): Promise<Verdict> {
     try {
       claudePath = await deps.locateClaude();
     } catch (error) {
-      return fail(messageOf(error));
+      return fail(errorMessage(error));
     }
     const result = await deps.claudeRunner(claudePath).run(['--version']);
     const version = result.code === 0 ? parseClaudeVersion(result.stdout) : null;
@@ -173,7 +171,7 @@ function checkRegistration(deps: DoctorDeps): Promise<Verdict> {
     try {
       state = await deps.lookupRegistration();
     } catch (error) {
-      return fail(messageOf(error));
+      return fail(errorMessage(error));
     }
     if (!state.registered) return fail(`not registered (no user-scope MCP server "openrouter" in ${state.configFile}).`, INSTALL);
     if (state.matches) return ok(`as "openrouter" (user scope, ${state.configFile}): ${formatCommand(deps.expectedBridge.command, deps.expectedBridge.args)}.`);
@@ -291,7 +289,7 @@ function keySourceText(source: SecretsStatus['apiKey']['source']): string {
 function describeBalance(key: { label: string | null; limitUsd: number | null; remainingUsd: number | null }): string {
   const label = key.label ? ` (${key.label})` : '';
   if (key.limitUsd === null) return `accepted by OpenRouter${label}, no spending limit on the key`;
-  return `accepted by OpenRouter${label}, $${(key.remainingUsd ?? 0).toFixed(2)} of its $${key.limitUsd.toFixed(2)} limit left`;
+  return `accepted by OpenRouter${label}, ${formatUsd(key.remainingUsd ?? 0)} of its ${formatUsd(key.limitUsd)} limit left`;
 }
 
 /** A failed key check: refused by OpenRouter is a failure; could not ask is a warning. */
@@ -314,14 +312,14 @@ function checkKey(deps: DoctorDeps, service: ServiceLink | null): Promise<Verdic
     try {
       secret = deps.secrets.get('api');
     } catch (error) {
-      return fail(messageOf(error));
+      return fail(errorMessage(error));
     }
     if (secret === null) return fail('no key in the OS keychain, and OPENROUTER_API_KEY is not set.', SET_KEY);
     const source = keySourceText(secret.source);
     try {
       return ok(`${source}: ${describeBalance(await deps.openRouter.getKeyInfo(secret.value))}.`);
     } catch (error) {
-      return keyError(source, error instanceof ServiceError ? error.code : undefined, messageOf(error));
+      return keyError(source, error instanceof ServiceError ? error.code : undefined, errorMessage(error));
     }
   });
 }
@@ -338,7 +336,7 @@ function checkOpenRouter(deps: DoctorDeps): Promise<Verdict> {
       return ok(`GET /v1/models at ${hostOf(deps.baseUrl)}: ${count} in ${durationMs} ms.`, { durationMs });
     } catch (error) {
       const durationMs = Math.round(now() - started);
-      return { ...fail(`${messageOf(error)} (after ${durationMs} ms)`), durationMs };
+      return { ...fail(`${errorMessage(error)} (after ${durationMs} ms)`), durationMs };
     }
   });
 }

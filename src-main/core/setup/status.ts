@@ -7,17 +7,14 @@ import type { SetupAction, SetupStatus } from '../../contract/index.js';
 import { SERVER_NAME, formatCommand, mcpAddArgs } from './claude-registration.js';
 import type { SetupContext } from './context.js';
 import { describeInstall, describeUninstall } from './present.js';
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+import { errorMessage } from '../../common/errors.js';
 
 export async function setupStatus(context: SetupContext): Promise<SetupStatus> {
   const { expected } = context;
   const [claude, state, bridgeExists] = await Promise.all([
     context.locateClaude().then(
       (found) => ({ path: found }),
-      (error: unknown) => ({ path: null, problem: messageOf(error) }),
+      (error: unknown) => ({ path: null, problem: errorMessage(error) }),
     ),
     asSetupError(() => context.lookup()),
     context.bridgeScriptExists(),
@@ -47,7 +44,7 @@ async function asSetupError<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof ServiceError) throw error;
-    throw new ServiceError('setup_failed', messageOf(error));
+    throw new ServiceError('setup_failed', errorMessage(error));
   }
 }
 

@@ -119,7 +119,7 @@ describe('evaluateModel', () => {
     // gpt-oss-20b:free: 131072 tokens
     expect(evaluateModel(model('openai/gpt-oss-20b:free'), settings({ minContext: 200_000 }))).toEqual({
       allowed: false,
-      reason: 'context 131K is below your minimum of 200K',
+      reason: 'context 131k is below your minimum of 200k',
     });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
+import { CONTRACT, ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
+import { CONTRACT_METHODS } from '../../../src-main/contract/method-names.js';
 import { createDispatcher } from '../../../src-main/core/service/dispatcher.js';
 import type { Handlers } from '../../../src-main/core/service/dispatcher.js';
 
@@ -7,17 +8,30 @@ function unexpected(): never {
   throw new Error('this handler should not run');
 }
 
+/** Every method's handler refuses to run unless a test overrides it; the compiler checks none is missing. */
 function handlers(overrides: Partial<Handlers>): Handlers {
-  const all = {
+  const all: Handlers = {
     'service.status': unexpected,
     'service.stop': unexpected,
     'settings.get': unexpected,
+    'settings.update': unexpected,
     'secrets.status': unexpected,
     'secrets.set': unexpected,
     'secrets.remove': unexpected,
     'balance.get': unexpected,
     'models.list': unexpected,
-  } as unknown as Handlers;
+    'jobs.start': unexpected,
+    'jobs.followup': unexpected,
+    'jobs.status': unexpected,
+    'jobs.result': unexpected,
+    'jobs.cancel': unexpected,
+    'jobs.list': unexpected,
+    'jobs.killAll': unexpected,
+    'setup.status': unexpected,
+    'setup.connect': unexpected,
+    'setup.disconnect': unexpected,
+    'setup.doctor': unexpected,
+  };
   return { ...all, ...overrides };
 }
 
@@ -75,5 +89,21 @@ describe('the dispatcher', () => {
     const settings = defaultSettings();
     const dispatch = createDispatcher(handlers({ 'settings.get': async () => settings }));
     await expect(dispatch('settings.get', {}, ctx)).resolves.toBe(settings);
+  });
+
+  it('routes every method to its own handler and to no other', async () => {
+    const ran: string[] = [];
+    const recording = Object.fromEntries(
+      CONTRACT_METHODS.map((method) => [method, async () => {
+        ran.push(method);
+        throw new ServiceError('internal', 'stop here');
+      }]),
+    ) as Partial<Handlers>;
+    const dispatch = createDispatcher(handlers(recording));
+    // The methods whose params may be empty; the others are refused before any handler, as tested above.
+    const callable = CONTRACT_METHODS.filter((method) => CONTRACT[method].request.safeParse({}).success);
+    expect(callable.length).toBeGreaterThan(5);
+    for (const method of callable) await rejection(dispatch(method, {}, ctx));
+    expect(ran).toEqual(callable);
   });
 });

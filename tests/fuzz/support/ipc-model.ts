@@ -10,6 +10,7 @@
 import { MAX_FRAME_BYTES, PROTOCOL_VERSION, RequestFrameSchema } from '../../../src-main/contract/protocol.js';
 import type { ErrorCode } from '../../../src-main/contract/protocol.js';
 import { ClientHelloSchema } from '../../../src-main/contract/protocol.js';
+import { isRecord } from '../../../src-main/common/errors.js';
 
 export type Line =
   | { kind: 'blank' }
@@ -44,10 +45,6 @@ export function splitLines(stream: Buffer): Array<{ bytes: Buffer; end: number }
     lines.push({ bytes: stream.subarray(start, newline), end: newline + 1 });
     start = newline + 1;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The id a reply to this frame carries, as JSON text ('null' when the frame has no usable id). */

@@ -10,6 +10,7 @@
  */
 import type { Rng } from './prng.js';
 import { INTERESTING_NUMBERS, longString, randomJson, randomString } from './mutate.js';
+import { isRecord } from '../../../src-main/common/errors.js';
 
 export interface JsonSchema {
   type?: string | string[];
@@ -55,10 +56,6 @@ function codePoints(text: string): number {
     count++;
   }
   return count;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function typeOf(value: unknown): string {

@@ -4,6 +4,7 @@
  * JSON values of any shape, and byte-level damage (bit flips, truncation, invalid UTF-8 …).
  */
 import type { Rng } from './prng.js';
+import { isRecord } from '../../../src-main/common/errors.js';
 
 /** Pieces strings are built from: plain text, whitespace and control characters, and the Unicode corner cases. */
 const STRING_PIECES: readonly string[] = [
@@ -96,10 +97,6 @@ export function deepNestingText(rng: Rng, depth: number): string {
   else if (kind === 2) text = `${'[{"x":'.repeat(depth)}null${'}]'.repeat(depth)}`;
   else text = '['.repeat(depth);
   return text;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A copy of `value` with one random node replaced, removed, wrapped or added to. */

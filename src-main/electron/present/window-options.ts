@@ -1,7 +1,8 @@
 /**
- * The settings window's options and the renderer's security rules, as plain data (docs/ARCHITECTURE.md §6,
- * Electron hardening): src-main/electron passes them to BrowserWindow, the CSP header and the
- * will-navigate / setWindowOpenHandler checks unchanged, so they are tested here without Electron.
+ * The settings window's options and the links it may open, as plain data (docs/ARCHITECTURE.md §6,
+ * Electron hardening): src-main/electron passes them to BrowserWindow and the will-navigate /
+ * setWindowOpenHandler checks unchanged, so they are tested without Electron. The page's CSP and file
+ * types, which the loopback HTTP host serves too, are in src-main/common/page-security.ts.
  */
 
 export interface SettingsWindowInput {
@@ -86,41 +87,6 @@ export function settingsWindowOptions(input: SettingsWindowInput): SettingsWindo
     },
   };
 }
-
-/**
- * The renderer's Content-Security-Policy: its own bundled scripts, styles, images and fonts only;
- * no inline script, no eval, no remote anything, no frames, no forms. It talks to the service
- * through the preload, never over the network.
- */
-export function contentSecurityPolicy(options: { meta?: boolean } = {}): string {
-  const policy = [
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ];
-  // A <meta> policy cannot hold frame-ancestors (browsers ignore it there, with a console error); the
-  // headers carry it, and the page's <meta> (for file: pages, which have no headers) carries the rest.
-  return (options.meta ? policy.filter((directive) => !directive.startsWith('frame-ancestors')) : policy).join('; ');
-}
-
-/**
- * The settings page's files, by extension, with the content type both hosts serve them with (the
- * window's app:// protocol and the loopback host); a file of any other kind is never served.
- */
-export const PAGE_FILE_TYPES: Readonly<Record<string, string>> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.woff2': 'font/woff2',
-};
 
 const MAX_EXTERNAL_URL_CHARS = 2048;
 

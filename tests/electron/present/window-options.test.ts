@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  SETTINGS_WINDOW_TITLE,
-  contentSecurityPolicy,
-  isAllowedExternalUrl,
-  settingsWindowOptions,
-} from '../../../src-main/contract/present/window-options.js';
+import { isAllowedExternalUrl, settingsWindowOptions } from '../../../src-main/electron/present/window-options.js';
 
 const PRELOAD = '/opt/openrouter-delegate/dist/electron/preload.cjs';
 const options = (overrides: Partial<Parameters<typeof settingsWindowOptions>[0]> = {}) =>
@@ -34,12 +29,8 @@ describe('settingsWindowOptions', () => {
     expect(options({ devTools: true }).webPreferences.devTools).toBe(true);
   });
 
-  it('stays hidden until the page is ready to show', () => {
-    expect(options().show).toBe(false);
-  });
-
   it('has a title that names the app', () => {
-    expect(options().title).toBe(SETTINGS_WINDOW_TITLE);
+    expect(options().title).toBe('OpenRouter Delegate — Settings');
   });
 
   it.each([
@@ -70,29 +61,6 @@ describe('settingsWindowOptions', () => {
 
   it('refuses a relative preload path, which Electron would silently not load', () => {
     expect(() => options({ preloadPath: 'dist/electron/preload.cjs' })).toThrow(/must be absolute/);
-  });
-});
-
-describe('contentSecurityPolicy', () => {
-  const directives = (): Map<string, string> =>
-    new Map(contentSecurityPolicy().split('; ').map((d) => [d.split(' ')[0] ?? '', d.split(' ').slice(1).join(' ')]));
-
-  it('allows the bundled files only, and nothing by default', () => {
-    expect(Object.fromEntries(directives())).toEqual({
-      'default-src': "'none'",
-      'script-src': "'self'",
-      'style-src': "'self'",
-      'img-src': "'self' data:",
-      'font-src': "'self'",
-      'connect-src': "'self'",
-      'base-uri': "'none'",
-      'form-action': "'none'",
-      'frame-ancestors': "'none'",
-    });
-  });
-
-  it('allows no inline script and no eval', () => {
-    expect(contentSecurityPolicy()).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
   });
 });
 

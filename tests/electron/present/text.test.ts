@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeMenuLabel, oneLine, shortenMiddle, truncateEnd } from '../../../src-main/contract/present/text.js';
+import { escapeMenuLabel, oneLine, shortenMiddle, truncateEnd } from '../../../src-main/electron/present/text.js';
 
 describe('oneLine', () => {
   it('turns newlines, tabs and runs of spaces into single spaces', () => {

@@ -3,10 +3,9 @@
  * or the day's spend crosses a threshold. Alerts remember what they showed (AlertMemory), so each
  * shows once per crossing, never on every poll; src-main/electron keeps the memory and shows them.
  */
-import type { JobRecord, JobState } from '../jobs.js';
+import type { JobRecord, JobState } from '../../contract/jobs.js';
 import type { AlertMemory, NotificationModel } from './desktop-types.js';
-import { formatDuration } from './jobs.js';
-import { formatUsd } from './models-table.js';
+import { formatDuration, formatUsd } from '../../common/format.js';
 import { isLowBalance, modelLabel } from './tray.js';
 import { oneLine, truncateEnd } from './text.js';
 

@@ -3,12 +3,11 @@
  * src-main/electron only turns the TrayView into Tray and Menu calls and runs the chosen action.
  * Every label made from data is shortened and has '&' escaped (text.ts).
  */
-import type { Balance } from '../methods.js';
-import type { JobRecord, JobState } from '../jobs.js';
-import type { DelegationMode } from '../settings.js';
+import type { Balance } from '../../contract/methods.js';
+import type { JobRecord, JobState } from '../../contract/jobs.js';
+import type { DelegationMode } from '../../contract/settings.js';
 import type { MenuItemModel, TrayIconState, TrayState, TrayView } from './desktop-types.js';
-import { formatDuration } from './jobs.js';
-import { formatUsd } from './models-table.js';
+import { formatDuration, formatUsd } from '../../common/format.js';
 import { escapeMenuLabel, oneLine, shortenMiddle, truncateEnd } from './text.js';
 
 export const APP_NAME = 'OpenRouter Delegate';

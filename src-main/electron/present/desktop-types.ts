@@ -3,9 +3,9 @@
  * functions of service state into these shapes (present/tray.ts, present/notifications.ts); the
  * Electron code only turns them into Tray, Menu and Notification calls.
  */
-import type { Balance, KeySource } from '../methods.js';
-import type { JobRecord } from '../jobs.js';
-import type { DelegationMode } from '../settings.js';
+import type { Balance, KeySource } from '../../contract/methods.js';
+import type { JobRecord } from '../../contract/jobs.js';
+import type { DelegationMode } from '../../contract/settings.js';
 
 export type TrayIconState = 'idle' | 'running' | 'attention';
 

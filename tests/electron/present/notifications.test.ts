@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord, JobState } from '../../../src-main/contract/jobs.js';
-import type { AlertMemory } from '../../../src-main/contract/present/desktop-types.js';
-import type { BalanceAlertInput } from '../../../src-main/contract/present/notifications.js';
-import { MAX_NOTIFICATION_BODY_CHARS, NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from '../../../src-main/contract/present/notifications.js';
+import type { AlertMemory } from '../../../src-main/electron/present/desktop-types.js';
+import type { BalanceAlertInput } from '../../../src-main/electron/present/notifications.js';
+import { MAX_NOTIFICATION_BODY_CHARS, NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from '../../../src-main/electron/present/notifications.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();

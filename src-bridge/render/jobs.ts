@@ -1,17 +1,9 @@
 /**
- * Jobs as text: what the delegate tools answer, and (later) what the tray and notifications say.
- * Pure functions of contract data; each answer ends with what to call next, with exact arguments.
+ * Jobs as text: what the delegate tools answer. Pure functions of contract data; each answer ends with
+ * what to call next, with exact arguments. Numbers go through src-main/common/format.ts, as on every surface.
  */
-import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../jobs.js';
-import { formatTokens, formatUsd } from './models-table.js';
-
-/** "42s", "3m 12s", "1h 05m". */
-export function formatDuration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
+import { formatDuration, formatTokens, formatUsd } from '../../src-main/common/format.js';
+import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 
 const STATE_WORDS: Record<JobRecord['state'], string> = {
   queued: 'queued',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Balance, KeyBalance } from '../../../src-main/contract/methods.js';
 import type { DelegationMode } from '../../../src-main/contract/settings.js';
-import type { MenuItemModel, TrayState } from '../../../src-main/contract/present/desktop-types.js';
+import type { MenuItemModel, TrayState } from '../../../src-main/electron/present/desktop-types.js';
 import {
   MAX_MENU_JOBS,
   MAX_TOOLTIP_CHARS,
@@ -9,7 +9,7 @@ import {
   presentTray,
   remainingBalanceUsd,
   trayIconFile,
-} from '../../../src-main/contract/present/tray.js';
+} from '../../../src-main/electron/present/tray.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const MINUTE = 60_000;

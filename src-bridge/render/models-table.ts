@@ -1,44 +1,9 @@
 /**
- * Plain-text presentation of the model catalog: pure functions, used by the MCP bridge's text
- * output and the policy's refusal reasons, so the same model reads the same everywhere.
+ * The model catalog as a plain-text table, for the MCP bridge's openrouter_models answer. Prices and
+ * context sizes go through src-main/common/format.ts, as in the policy's refusal reasons and on every surface.
  */
-import type { ModelRow } from '../methods.js';
-
-/** Drops trailing zeros after the first `keep` decimals: "0.07980" → "0.0798", "3.00" stays. */
-function trimDecimals(fixed: string, keep: number): string {
-  const dot = fixed.indexOf('.');
-  if (dot < 0) return fixed;
-  let end = fixed.length;
-  while (end > dot + 1 + keep && fixed[end - 1] === '0') end--;
-  return fixed.slice(0, end === dot + 1 ? dot : end);
-}
-
-/** "$0.14", "$3.00", "$0.0798" (four significant digits below $1), "free", "variable", "unknown". */
-export function formatPricePerM(perM: number | null, variable = false): string {
-  if (variable) return 'variable';
-  if (perM === null || !Number.isFinite(perM)) return 'unknown';
-  if (perM === 0) return 'free';
-  const rounded = Number(perM.toPrecision(4));
-  const decimals = Math.max(2, 3 - Math.floor(Math.log10(Math.abs(rounded))));
-  return `$${trimDecimals(rounded.toFixed(Math.min(decimals, 12)), 2)}`;
-}
-
-/** Context sizes as people say them: 512, "128K", "1M", "1.05M". */
-export function formatTokens(tokens: number): string {
-  const abs = Math.abs(tokens);
-  if (abs < 1000) return String(Math.round(tokens));
-  if (Math.round(abs / 1000) < 1000) return `${Math.round(tokens / 1000)}K`;
-  return `${trimDecimals((tokens / 1e6).toFixed(2), 0)}M`;
-}
-
-/** Money: "$1.20", "$0.42", and two significant digits for small sums ("$0.0042"). */
-export function formatUsd(usd: number): string {
-  const sign = usd < 0 ? '-' : '';
-  const abs = Math.abs(usd);
-  if (abs === 0 || abs >= 0.01) return `${sign}$${abs.toFixed(2)}`;
-  const decimals = Math.min(12, 1 - Math.floor(Math.log10(abs)));
-  return `${sign}$${trimDecimals(abs.toFixed(decimals), 2)}`;
-}
+import { formatPricePerM, formatTokens } from '../../src-main/common/format.js';
+import type { ModelRow } from '../../src-main/contract/methods.js';
 
 interface Column {
   title: string;
@@ -52,8 +17,8 @@ function tierMark(row: ModelRow): string {
 
 const COLUMNS: readonly Column[] = [
   { title: 'model', alignRight: false, cell: (row) => row.id },
-  { title: '$/M in', alignRight: true, cell: (row) => formatPricePerM(row.priceInputPerM, row.variablePricing) + tierMark(row) },
-  { title: '$/M out', alignRight: true, cell: (row) => formatPricePerM(row.priceOutputPerM, row.variablePricing) + tierMark(row) },
+  { title: 'input', alignRight: true, cell: (row) => formatPricePerM(row.priceInputPerM, row.variablePricing) + tierMark(row) },
+  { title: 'output', alignRight: true, cell: (row) => formatPricePerM(row.priceOutputPerM, row.variablePricing) + tierMark(row) },
   { title: 'context', alignRight: true, cell: (row) => (row.contextLength === null ? 'unknown' : formatTokens(row.contextLength)) },
   { title: 'policy', alignRight: false, cell: (row) => (row.allowed ? 'allowed' : `not allowed: ${row.notAllowedReason ?? 'refused by policy'}`) },
 ];

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelRow } from '../../../src-main/contract/methods.js';
+import { renderModelsTable } from '../../../src-bridge/render/models-table.js';
+
+function row(overrides: Partial<ModelRow>): ModelRow {
+  return {
+    id: 'acme/model',
+    name: 'Acme: Model',
+    contextLength: 128_000,
+    priceInputPerM: 0.14,
+    priceOutputPerM: 0.28,
+    priceCacheReadPerM: null,
+    priceCacheWritePerM: null,
+    variablePricing: false,
+    tieredFromPromptTokens: null,
+    created: null,
+    tools: true,
+    allowed: true,
+    ...overrides,
+  };
+}
+
+describe('renderModelsTable', () => {
+  const rows = [
+    row({ id: 'deepseek/deepseek-v4-flash-0731', contextLength: 1_310_720 }),
+    row({ id: 'anthropic/claude-sonnet-4', priceInputPerM: 3, priceOutputPerM: 15, allowed: false, notAllowedReason: 'input $3.00/M is above your cap of $1.00/M' }),
+    row({ id: 'openrouter/auto', priceInputPerM: null, priceOutputPerM: null, variablePricing: true, contextLength: 2_000_000 }),
+  ];
+
+  it('has a header, a separator and one line per model', () => {
+    const lines = renderModelsTable(rows).split('\n');
+    expect(lines.slice(0, 2)).toEqual([
+      '| model                           |   input |   output | context | policy                                                  |',
+      '| ------------------------------- | ------: | -------: | ------: | ------------------------------------------------------- |',
+    ]);
+  });
+
+  it('aligns every line to the same width', () => {
+    const widths = new Set(renderModelsTable(rows).split('\n').map((line) => line.length));
+    expect(widths.size).toBe(1);
+  });
+
+  it('shows prices, context and the verdict of a model', () => {
+    expect(renderModelsTable(rows)).toContain('| deepseek/deepseek-v4-flash-0731 | $0.14/M |  $0.28/M |    1.3M | allowed');
+  });
+
+  it('shows why a model is not allowed', () => {
+    expect(renderModelsTable(rows)).toContain('not allowed: input $3.00/M is above your cap of $1.00/M');
+  });
+
+  it('shows a router as variable', () => {
+    expect(renderModelsTable(rows)).toContain('| openrouter/auto                 |  varies |   varies |      2M |');
+  });
+
+  it('marks tiered prices and explains the mark below the table', () => {
+    const text = renderModelsTable([row({ tieredFromPromptTokens: 32_000 }), row({ id: 'acme/other', tieredFromPromptTokens: 272_000 })]);
+    expect(text.split('\n').slice(-2)).toEqual(['', '* base price; long prompts cost more (from 32k–272k tokens, depending on the model).']);
+  });
+
+  it('says so when no model matches', () => {
+    expect(renderModelsTable([])).toBe('No models match.');
+  });
+});

@@ -1,0 +1,129 @@
+/** Numbers for people and models: the one family every surface prints. */
+import { describe, expect, it } from 'vitest';
+import { formatDuration, formatPriceCapPerM, formatPricePerM, formatTokens, formatUsd } from '../../src-main/common/format.js';
+
+describe('formatUsd', () => {
+  it('shows cents for sums of a cent or more, with thousands separators', () => {
+    expect(formatUsd(87.5)).toBe('$87.50');
+    expect(formatUsd(1234.567)).toBe('$1,234.57');
+    expect(formatUsd(0.42)).toBe('$0.42');
+    expect(formatUsd(3)).toBe('$3.00');
+  });
+  it('keeps two significant digits below a cent, so small jobs do not read as free', () => {
+    expect(formatUsd(0.0042)).toBe('$0.0042');
+    expect(formatUsd(0.000031)).toBe('$0.000031');
+    expect(formatUsd(0.00425)).toBe('$0.0043');
+  });
+  it('says zero plainly, signs negatives, never prints -$0.00, and shows a dash for unknown', () => {
+    expect(formatUsd(0)).toBe('$0.00');
+    expect(formatUsd(-0)).toBe('$0.00');
+    expect(formatUsd(-2)).toBe('-$2.00');
+    expect(formatUsd(-1e-15)).toBe('$0.00');
+    expect(formatUsd(null)).toBe('—');
+    expect(formatUsd(Number.NaN)).toBe('—');
+  });
+});
+
+describe('formatPricePerM', () => {
+  it('prints dollars per million tokens with the /M unit', () => {
+    expect(formatPricePerM(0.27)).toBe('$0.27/M');
+    expect(formatPricePerM(3)).toBe('$3.00/M');
+    expect(formatPricePerM(15)).toBe('$15.00/M');
+  });
+  it('keeps four significant digits below a dollar, without trailing zeros', () => {
+    expect(formatPricePerM(0.0798)).toBe('$0.0798/M');
+    expect(formatPricePerM(0.07980001)).toBe('$0.0798/M');
+    expect(formatPricePerM(1.234)).toBe('$1.234/M');
+  });
+  it('labels free, variable and unknown prices', () => {
+    expect(formatPricePerM(0)).toBe('free');
+    expect(formatPricePerM(null, true)).toBe('varies');
+    expect(formatPricePerM(0.5, true)).toBe('varies');
+    expect(formatPricePerM(null)).toBe('unknown');
+    expect(formatPricePerM(Number.POSITIVE_INFINITY)).toBe('unknown');
+  });
+  it('reads a cap of zero as $0.00/M, never "free"', () => {
+    expect(formatPriceCapPerM(0)).toBe('$0.00/M');
+    expect(formatPriceCapPerM(1)).toBe('$1.00/M');
+  });
+});
+
+describe('formatTokens', () => {
+  it('abbreviates thousands, millions and billions', () => {
+    expect(formatTokens(950)).toBe('950');
+    expect(formatTokens(12_345)).toBe('12.3k');
+    expect(formatTokens(128_000)).toBe('128k');
+    expect(formatTokens(163_840)).toBe('164k');
+    expect(formatTokens(1_200_000)).toBe('1.2M');
+    expect(formatTokens(1_000_000)).toBe('1M');
+    expect(formatTokens(2_000_000_000)).toBe('2B');
+    expect(formatTokens(null)).toBe('—');
+  });
+});
+
+describe('formatDuration', () => {
+  it('reads like a person would say it', () => {
+    expect(formatDuration(0)).toBe('0s');
+    expect(formatDuration(45)).toBe('45s');
+    expect(formatDuration(192)).toBe('3m 12s');
+    expect(formatDuration(3840)).toBe('1h 4m');
+    expect(formatDuration(2 * 86400 + 3 * 3600)).toBe('2d 3h');
+  });
+  it('shows a dash for a negative or unknown duration', () => {
+    expect(formatDuration(-1)).toBe('—');
+    expect(formatDuration(undefined)).toBe('—');
+  });
+});
+
+// The cases the model table's formatters were held to, in the one family.
+describe('formatPricePerM', () => {
+  it.each([
+    [0.14, '$0.14/M'],
+    [3, '$3.00/M'],
+    [15, '$15.00/M'],
+    [0.0798, '$0.0798/M'],
+    [0.078596, '$0.0786/M'],
+    [0.020833333, '$0.02083/M'],
+  ])('shows %s as %s', (perM, text) => {
+    expect(formatPricePerM(perM, false)).toBe(text);
+  });
+
+  it('shows zero as free', () => {
+    expect(formatPricePerM(0, false)).toBe('free');
+  });
+
+  it('shows a missing price as unknown', () => {
+    expect(formatPricePerM(null, false)).toBe('unknown');
+  });
+
+  it('shows a router price as variable', () => {
+    expect(formatPricePerM(null, true)).toBe('varies');
+  });
+});
+
+describe('formatTokens', () => {
+  it.each([
+    [512, '512'],
+    [128_000, '128k'],
+    [131_072, '131k'],
+    [1_000_000, '1M'],
+    [1_048_576, '1M'],
+    [2_000_000, '2M'],
+    [999_999, '1M'],
+  ])('shows %s as %s', (tokens, text) => {
+    expect(formatTokens(tokens)).toBe(text);
+  });
+});
+
+describe('formatUsd', () => {
+  it.each([
+    [1.2, '$1.20'],
+    [0.42, '$0.42'],
+    [0.0042, '$0.0042'],
+    [0.00000602, '$0.000006'],
+    [0, '$0.00'],
+    [-0.5, '-$0.50'],
+  ])('shows %s as %s', (usd, text) => {
+    expect(formatUsd(usd)).toBe(text);
+  });
+});

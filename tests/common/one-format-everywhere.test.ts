@@ -1,0 +1,199 @@
+/**
+ * House style rule 5: one formatting module, so a number reads the same on every surface. The same
+ * price, token count, duration and sum go through each surface's own presenter (the bridge's tool text,
+ * the CLI, the tray and notifications, the settings page's helpers, core's refusal messages), and each
+ * prints the same words.
+ */
+import { describe, expect, it } from 'vitest';
+import { formatSetting } from '../../src-main/cli/config-fields.js';
+import type { JobRecord, JobView } from '../../src-main/contract/jobs.js';
+import type { ModelRow } from '../../src-main/contract/methods.js';
+import { SettingsSchema } from '../../src-main/contract/settings.js';
+import type { CatalogModel } from '../../src-main/core/catalog/parse.js';
+import { evaluateModel } from '../../src-main/core/catalog/policy.js';
+import { checkBudget } from '../../src-main/core/jobs/budget.js';
+import { presentJobEnded } from '../../src-main/electron/present/notifications.js';
+import { presentTray } from '../../src-main/electron/present/tray.js';
+import { formatDuration, formatPricePerM, formatTokens, formatUsd } from '../../src-renderer/lib/format.js';
+import { tokensText } from '../../src-renderer/lib/jobs.js';
+import { renderJobView } from '../../src-bridge/render/jobs.js';
+import { renderModelsTable } from '../../src-bridge/render/models-table.js';
+
+const PRICE_PER_M = 0.27;
+const TOKENS = 12_345;
+const SECONDS = 3840;
+const SMALL_SUM = 0.0042;
+const NOW = Date.parse('2026-11-30T12:00:00Z');
+const STARTED = new Date(NOW - SECONDS * 1000).toISOString();
+
+/** What every surface must print. */
+const READS = { price: '$0.27/M', tokens: '12.3k', duration: '1h 4m', sum: '$0.0042' } as const;
+
+const usage = { inputTokens: TOKENS, outputTokens: 950, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+const record: JobRecord = {
+  version: 1,
+  id: 'j-1',
+  sessionId: 's-1',
+  turn: 1,
+  previousJobId: null,
+  state: 'running',
+  model: 'deepseek/deepseek-v4-flash',
+  permissionMode: 'manual',
+  cwd: '/tmp/project',
+  addDirs: [],
+  allowedTools: [],
+  disallowedTools: [],
+  appendSystemPrompt: null,
+  maxTurns: null,
+  maxCostUsd: 0.5,
+  timeoutMinutes: 120,
+  promptPreview: 'Write the tests',
+  client: 'test',
+  createdAt: STARTED,
+  startedAt: STARTED,
+  endedAt: null,
+  claudePath: null,
+  pid: null,
+  pidStartTime: null,
+  exitCode: null,
+  signal: null,
+  endReason: null,
+  resultSubtype: null,
+  isError: null,
+  toolCalls: 3,
+  numTurns: null,
+  usage,
+  estimatedCostUsd: SMALL_SUM,
+  billedCostUsd: null,
+  billing: 'pending',
+  generationIds: [],
+};
+
+const view: JobView = {
+  job: record,
+  elapsedSeconds: SECONDS,
+  unverified: false,
+  tail: [],
+  queuePosition: null,
+  files: { dir: '/jobs/j-1', prompt: 'p', stream: 's', stderr: 'e', result: 'r' },
+  waitTimedOut: false,
+};
+
+const row: ModelRow = {
+  id: 'acme/model',
+  name: 'Acme: Model',
+  contextLength: TOKENS,
+  priceInputPerM: PRICE_PER_M,
+  priceOutputPerM: 1,
+  priceCacheReadPerM: null,
+  priceCacheWritePerM: null,
+  variablePricing: false,
+  tieredFromPromptTokens: null,
+  created: null,
+  tools: true,
+  allowed: true,
+};
+
+const catalogModel: CatalogModel = {
+  id: 'acme/model',
+  name: 'Acme: Model',
+  created: null,
+  contextLength: 8000,
+  pricing: { inputPerM: PRICE_PER_M, outputPerM: 0.1, cacheReadPerM: null, cacheWritePerM: null, variable: false, tieredFromPromptTokens: null },
+  tools: true,
+  aliasTarget: null,
+  searchText: 'acme/model acme: model',
+};
+
+function thrownMessage(run: () => void): string {
+  try {
+    run();
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  throw new Error('expected a refusal');
+}
+
+/** Every label of the tray menu, with one running job and what was spent today. */
+function trayMenuText(spentTodayUsd: number): string {
+  const tray = presentTray({
+    now: NOW,
+    keySource: 'keychain',
+    balance: null,
+    balanceAt: null,
+    activeJobs: [record],
+    unseenFailure: null,
+    mode: 'ondemand',
+    startAtLogin: false,
+    spentTodayUsd,
+    dailyBudgetUsd: 5,
+    lowBalanceUsd: 0.5,
+    platform: 'linux',
+  });
+  return JSON.stringify(tray.menu);
+}
+
+const endedBody = presentJobEnded({ ...record, state: 'succeeded', endedAt: new Date(NOW).toISOString() }, null, NOW)?.body ?? '';
+
+/** Each surface's text, by what it shows. */
+const surfaces: Record<string, Partial<Record<keyof typeof READS, string>>> = {
+  'bridge tool text': {
+    price: renderModelsTable([row]),
+    tokens: `${renderModelsTable([row])}\n${renderJobView(view)}`,
+    duration: renderJobView(view),
+    sum: renderJobView(view),
+  },
+  CLI: {
+    price: formatSetting('maxPriceInputPerM', PRICE_PER_M),
+    tokens: formatSetting('minContext', TOKENS),
+    sum: formatSetting('budgets.perJobUsd', SMALL_SUM),
+  },
+  tray: {
+    duration: trayMenuText(0),
+    sum: trayMenuText(SMALL_SUM),
+  },
+  notification: {
+    duration: endedBody,
+    sum: endedBody,
+  },
+  'settings page': {
+    price: formatPricePerM(PRICE_PER_M),
+    tokens: tokensText(usage),
+    duration: formatDuration(SECONDS),
+    sum: formatUsd(SMALL_SUM),
+  },
+  "core's refusals": {
+    price: evaluateModel(catalogModel, SettingsSchema.parse({ maxPriceInputPerM: 0.1 })).reason ?? '',
+    tokens: evaluateModel({ ...catalogModel, contextLength: TOKENS }, SettingsSchema.parse({ minContext: 20_000 })).reason ?? '',
+    sum: thrownMessage(() =>
+      checkBudget({
+        settings: SettingsSchema.parse({ budgets: { perJobUsd: SMALL_SUM, perDayUsd: 5, reserveUsd: 0 } }),
+        spentTodayUsd: 0,
+        reservedUsd: 0,
+        maxCostUsd: 1,
+        remainingUsd: null,
+      }),
+    ),
+  },
+};
+
+describe('one formatting family on every surface', () => {
+  const cases = Object.entries(surfaces).flatMap(([surface, texts]) =>
+    Object.entries(texts).map(([what, text]) => [surface, what as keyof typeof READS, text] as const),
+  );
+
+  it.each(cases)('%s prints the %s as the others do', (_surface, what, text) => {
+    expect(text).toContain(READS[what]);
+  });
+
+  it('covers every figure on at least three surfaces', () => {
+    for (const what of Object.keys(READS) as Array<keyof typeof READS>) {
+      expect(cases.filter(([, w]) => w === what).length).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it('uses the same words as the renderer helper', () => {
+    expect([formatPricePerM(PRICE_PER_M), formatTokens(TOKENS), formatDuration(SECONDS), formatUsd(SMALL_SUM)]).toEqual(Object.values(READS));
+  });
+});
