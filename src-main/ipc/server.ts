@@ -25,6 +25,7 @@ import { encodeFrame, FrameDecoder } from './framing.js';
 import type { DecodedFrame } from './framing.js';
 import type { Locations } from './locations.js';
 import { generateToken, tokensEqual } from './runtime-dir.js';
+import { describeIssues, isRecord } from '../common/errors.js';
 
 // What start() throws belongs to the facade's API: importers keep taking it from here.
 export { AlreadyRunningError } from './endpoint.js';
@@ -76,9 +77,6 @@ function errorReply(id: number | null, error: WireError): ResponseFrame {
   return { type: 'response', id, ok: false, error };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export class IpcServer {
   private readonly endpoint: SocketEndpoint;
@@ -452,9 +450,3 @@ function recoverableId(value: unknown): number | null {
   return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? id : null;
 }
 
-function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
-  return issues
-    .slice(0, 5)
-    .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message))
-    .join('; ');
-}

@@ -15,6 +15,7 @@ import type { JobRequestFields } from './job-record.js';
 import { promptPreview, resolveAllowedTools, resolveDirectory, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
 import { liveJob } from './job-registry.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
+import { errorMessage } from '../../common/errors.js';
 
 type StartRequest = ParsedRequestOf<'jobs.start'>;
 type FollowupRequest = ParsedRequestOf<'jobs.followup'>;
@@ -134,7 +135,7 @@ export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest,
     registry.jobs.delete(record.id);
     record.state = 'failed';
     registry.wake(job);
-    throw new ServiceError('io_error', error instanceof Error ? error.message : String(error));
+    throw new ServiceError('io_error', errorMessage(error));
   }
   registry.queue.push(record.id);
   registry.emit(job);

@@ -16,6 +16,7 @@ import type { JobStore } from './job-store.js';
 import type { spawnDetached } from './spawn-detached.js';
 import type { StreamParser } from './stream-parser.js';
 import type { StreamTail } from './stream-tail.js';
+import { errorMessage } from '../../common/errors.js';
 
 export interface SupervisorDeps {
   store: JobStore;
@@ -155,7 +156,7 @@ export class JobRegistry {
 
   /** Work stop() must wait for; a failure is logged, never thrown at no one. */
   track(promise: Promise<unknown>): void {
-    const tracked = promise.catch((error: unknown) => this.log(`jobs: ${error instanceof Error ? error.message : String(error)}`));
+    const tracked = promise.catch((error: unknown) => this.log(`jobs: ${errorMessage(error)}`));
     this.background.add(tracked);
     void tracked.finally(() => this.background.delete(tracked));
   }
@@ -193,7 +194,7 @@ export class JobRegistry {
       await this.deps.store.write(job.record);
       job.unsaved = false;
     } catch (error) {
-      if (!job.unsaved) this.log(`jobs: ${job.record.id}: job.json not saved: ${error instanceof Error ? error.message : String(error)}; trying again until it is`);
+      if (!job.unsaved) this.log(`jobs: ${job.record.id}: job.json not saved: ${errorMessage(error)}; trying again until it is`);
       job.unsaved = true;
       // A gone folder will not come back. Otherwise (a full disk, say) try again: a record left saying
       // "running" would be finished as lost by the next start, its real end forgotten.

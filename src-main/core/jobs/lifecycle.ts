@@ -19,6 +19,8 @@ import { processesWithEnv } from './process-table.js';
 import { spawnDetached } from './spawn-detached.js';
 import { StreamParser } from './stream-parser.js';
 import { StreamTail } from './stream-tail.js';
+import { errorMessage } from '../../common/errors.js';
+import { formatUsd } from '../../common/format.js';
 
 const PROGRESS_PERSIST_THROTTLE_MS = 2000;
 
@@ -91,7 +93,7 @@ export class JobLifecycle {
       if (job.terminating) registry.track(this.kill(job));
     } catch (error) {
       job.launching = false;
-      await this.settleUnstarted(job, 'failed', error instanceof Error ? error.message : String(error));
+      await this.settleUnstarted(job, 'failed', errorMessage(error));
     }
   }
 
@@ -121,7 +123,7 @@ export class JobLifecycle {
           registry.track(this.terminate(
             job,
             'budget_exceeded',
-            `Stopped: the estimated cost passed the job's cap of $${job.record.maxCostUsd.toFixed(2)}.`,
+            `Stopped: the estimated cost passed the job's cap of ${formatUsd(job.record.maxCostUsd)}.`,
           ));
         } else if (registry.now() - lastPersist > PROGRESS_PERSIST_THROTTLE_MS) {
           // At most every 2 s while it runs: save its progress, and tell the windows (tool calls, tokens, cost).

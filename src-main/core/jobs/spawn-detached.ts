@@ -11,6 +11,7 @@ import { open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeFsError } from '../fs/atomic-write.js';
 import { processStartTime } from './process-table.js';
+import { errorMessage } from '../../common/errors.js';
 
 export interface SpawnDetachedOptions {
   command: string;
@@ -70,7 +71,7 @@ export async function spawnDetached(options: SpawnDetachedOptions): Promise<Deta
       });
     } catch (error) {
       // Thrown synchronously for arguments the OS can never accept (a NUL byte, a bad env).
-      throw new Error(`Cannot start ${command}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new Error(`Cannot start ${command}: ${errorMessage(error)}`, { cause: error });
     }
     // Listen before anything else is awaited: 'spawn' or 'error' fires on the next tick.
     const spawned = child;

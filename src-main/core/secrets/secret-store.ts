@@ -152,7 +152,7 @@ export class SecretStore {
       // gnome-keyring-daemon can crash in the middle of a call (seen when another client dies during its
       // OpenSession); the call is dropped, and a session bus that starts the daemon on demand has it back for
       // the next one. Reading, storing and removing are idempotent, so one more try is safe.
-      if (usesSecretService(this.platform) && DROPPED_CALL.test(error instanceof Error ? error.message : String(error))) {
+      if (usesSecretService(this.platform) && DROPPED_CALL.test(errorMessage(error))) {
         try {
           return attempt();
         } catch (again) {
