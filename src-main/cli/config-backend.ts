@@ -7,7 +7,7 @@
 import { APP_VERSION, ServiceError } from '../contract/index.js';
 import type { ModelRow, SecretKind, SecretsStatus, Settings, SettingsPatch } from '../contract/index.js';
 import { IpcClient } from '../ipc/client.js';
-import type { Locations } from '../ipc/locations.js';
+import type { Locations } from '../platform/locations.js';
 import { queryModels } from '../core/catalog/query.js';
 import { OpenRouterClient } from '../core/openrouter/client.js';
 import { ModelsCache } from '../core/openrouter/models-cache.js';

@@ -9,7 +9,7 @@ import * as electron from 'electron';
 import { ENV } from '../contract/index.js';
 import { Service } from '../core/service/service.js';
 import type { ServiceOptions } from '../core/service/service.js';
-import { resolveLocations } from '../ipc/locations.js';
+import { resolveLocations } from '../platform/locations.js';
 import { DesktopApp } from './desktop-app.js';
 import { PAGE_SCHEME, PAGE_SCHEME_PRIVILEGES, PAGE_URL, createPageHandler } from './page-protocol.js';
 import type { ElectronSurface } from './electron-surface.js';

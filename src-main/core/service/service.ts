@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { APP_VERSION, PROTOCOL_VERSION, ServiceError } from '../../contract/index.js';
 import type { Balance, EnvEntry, EventName, EventOf, KeySource, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
-import type { Locations } from '../../ipc/locations.js';
+import type { Locations } from '../../platform/locations.js';
 import { IpcServer } from '../../ipc/server.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
 import { locateClaude } from '../jobs/claude-locator.js';

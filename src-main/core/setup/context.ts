@@ -8,7 +8,7 @@ import { access } from 'node:fs/promises';
 import os from 'node:os';
 import { APP_VERSION, ServiceError } from '../../contract/index.js';
 import { IpcClient } from '../../ipc/client.js';
-import type { Locations } from '../../ipc/locations.js';
+import type { Locations } from '../../platform/locations.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { OpenRouterClient } from '../openrouter/client.js';
 import { SecretStore } from '../secrets/secret-store.js';

@@ -11,7 +11,7 @@ import { lstat } from 'node:fs/promises';
 import { APP_VERSION, ENV, ServiceError } from '../../contract/index.js';
 import type { ErrorCode, SecretsStatus } from '../../contract/index.js';
 import type { IpcClient } from '../../ipc/client.js';
-import type { Locations } from '../../ipc/locations.js';
+import type { Locations } from '../../platform/locations.js';
 import type { OpenRouterClient } from '../openrouter/client.js';
 import type { SecretStore } from '../secrets/secret-store.js';
 import { formatCommand, parseClaudeVersion } from './claude-registration.js';

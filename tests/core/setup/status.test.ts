@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src-main/contract/index.js';
 import type { SetupStatus } from '../../../src-main/contract/index.js';
-import { resolveLocations } from '../../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../../src-main/platform/locations.js';
 import { createSetupContext } from '../../../src-main/core/setup/context.js';
 import type { SetupContext } from '../../../src-main/core/setup/context.js';
 import { connectClaude, disconnectClaude, setupStatus } from '../../../src-main/core/setup/status.js';
