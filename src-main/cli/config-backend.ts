@@ -13,7 +13,7 @@ import { OpenRouterClient } from '../core/openrouter/client.js';
 import { ModelsCache } from '../core/openrouter/models-cache.js';
 import { SecretStore } from '../core/secrets/secret-store.js';
 import { removeSecret, storeSecret, validateSecret } from '../core/service/secret-ops.js';
-import { ATTRIBUTION, baseUrlFrom } from '../core/service/service.js';
+import { ATTRIBUTION, baseUrlFrom } from '../core/openrouter/endpoint.js';
 import { SettingsStore } from '../core/settings/store.js';
 import { updateSettings } from '../core/settings/update.js';
 

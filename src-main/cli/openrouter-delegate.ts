@@ -14,7 +14,8 @@ import { AlreadyRunningError } from '../ipc/server.js';
 import { OpenRouterClient } from '../core/openrouter/client.js';
 import { SecretStore } from '../core/secrets/secret-store.js';
 import { removeSecret, storeSecret } from '../core/service/secret-ops.js';
-import { ATTRIBUTION, Service, baseUrlFrom } from '../core/service/service.js';
+import { ATTRIBUTION, baseUrlFrom } from '../core/openrouter/endpoint.js';
+import { Service } from '../core/service/service.js';
 import { createSetupContext } from '../core/setup/context.js';
 import type { SetupContext } from '../core/setup/context.js';
 import { runDoctor } from '../core/setup/doctor.js';
@@ -255,7 +256,7 @@ function bridgeScript(): string {
 }
 
 function setupContext(locations: Locations): Promise<SetupContext> {
-  return createSetupContext({ env: process.env, locations, nodePath: process.execPath, bridgeScript: bridgeScript(), clientName: `cli/${APP_VERSION}` });
+  return createSetupContext({ env: process.env, locations, nodePath: process.execPath, bridgeScript: bridgeScript(), connectService: () => connect(locations) });
 }
 
 async function install(locations: Locations): Promise<number> {

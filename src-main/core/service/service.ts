@@ -13,22 +13,20 @@ import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
 import { queryModels } from '../catalog/query.js';
 import { OpenRouterClient } from '../openrouter/client.js';
+import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
 import { ModelsCache } from '../openrouter/models-cache.js';
 import { scrubDeep, scrubError, scrubSecrets } from '../secrets/redact.js';
 import { SecretStore } from '../secrets/secret-store.js';
 import { SettingsStore } from '../settings/store.js';
 import { updateSettings } from '../settings/update.js';
 import { BalanceMonitor } from './balance.js';
-import { createDispatcher } from './dispatcher.js';
+import { callerOf, createDispatcher } from './dispatcher.js';
 import type { Dispatch, Handlers } from './dispatcher.js';
 import { removeSecret, storeSecret } from './secret-ops.js';
 import { createSetupContext } from '../setup/context.js';
 import type { SetupContext, SetupContextInput } from '../setup/context.js';
 import { runDoctor } from '../setup/doctor.js';
 import { connectClaude, disconnectClaude, setupStatus } from '../setup/status.js';
-
-export const DEFAULT_BASE_URL = 'https://openrouter.ai/api';
-export const ATTRIBUTION = { url: 'https://github.com/openrouter-delegate/openrouter-delegate', title: 'OpenRouter Delegate' };
 
 export interface ServiceOptions {
   locations: Locations;
@@ -44,10 +42,6 @@ export interface ServiceOptions {
    * setup.* methods); without it those methods answer `unavailable`.
    */
   setup?: Pick<SetupContextInput, 'nodePath' | 'bridgeScript' | 'bridgeLauncher'>;
-}
-
-export function baseUrlFrom(env: NodeJS.ProcessEnv): string {
-  return (env.OPENROUTER_BASE_URL?.trim() || DEFAULT_BASE_URL).replace(/\/+$/, '');
 }
 
 export function policySummary(s: Settings): PolicySummary {
@@ -332,7 +326,10 @@ export class Service {
   private async setupContext(): Promise<SetupContext> {
     const setup = this.options.setup;
     if (!setup) throw new ServiceError('unavailable', 'This service was started without a bridge to register; run `openrouter-delegate install` in a terminal instead.');
-    return createSetupContext({ env: this.options.env, locations: this.locations, ...setup, clientName: `service-doctor/${APP_VERSION}` });
+    // The doctor's questions to "the running service" are answered here, through the same dispatcher as every
+    // other caller; no dialling our own socket.
+    const link = { call: callerOf(this.dispatch, { client: `service-doctor/${APP_VERSION}` }), close: () => undefined };
+    return createSetupContext({ env: this.options.env, locations: this.locations, ...setup, connectService: async () => link });
   }
 
   private async modelsReport(q: { filter?: string | undefined; limit: number; sort: ModelSort; refresh: boolean }): Promise<ModelsReport> {
