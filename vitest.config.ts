@@ -28,6 +28,7 @@ const UNIT = [
   'tests/electron/page-protocol.test.ts',
   'tests/electron/present/**/*.test.ts',
   'tests/ipc/**/*.test.ts',
+  'tests/platform/**/*.test.ts',
   'tests/renderer/format.test.ts',
   'tests/resources/**/*.test.ts',
 ];
