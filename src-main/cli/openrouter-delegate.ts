@@ -15,7 +15,7 @@ import { OpenRouterClient } from '../core/openrouter/client.js';
 import { SecretStore } from '../core/secrets/secret-store.js';
 import { removeSecret, storeSecret } from '../core/service/secret-ops.js';
 import { ATTRIBUTION, baseUrlFrom } from '../core/openrouter/endpoint.js';
-import { Service } from '../core/service/service.js';
+import { ServiceHost } from '../host/service-host.js';
 import { createSetupContext } from '../core/setup/context.js';
 import type { SetupContext } from '../core/setup/context.js';
 import { runDoctor } from '../core/setup/doctor.js';
@@ -81,7 +81,7 @@ function pageDir(): string {
 
 async function serve(locations: Locations, options: ServeOptions): Promise<number> {
   const { notifyReady } = options;
-  const service = new Service({ locations, env: process.env, host: 'headless', setup: { nodePath: process.execPath, bridgeScript: bridgeScript() } });
+  const service = new ServiceHost({ locations, env: process.env, host: 'headless', setup: { nodePath: process.execPath, bridgeScript: bridgeScript() } });
   try {
     await service.start();
   } catch (error) {
