@@ -24,6 +24,7 @@ const UNIT = [
   'tests/core/setup/doctor.test.ts',
   'tests/core/setup/present.test.ts',
   'tests/electron/ipc-main.test.ts',
+  'tests/host/**/*.test.ts',
   'tests/electron/menu-template.test.ts',
   'tests/electron/page-protocol.test.ts',
   'tests/electron/present/**/*.test.ts',
