@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ResponseOf } from '../../../src-main/contract/index.js';
 import { Service } from '../../../src-main/core/service/service.js';
 import type { ServiceTransport } from '../../../src-main/core/service/service.js';
 import { resolveLocations } from '../../../src-main/platform/locations.js';
@@ -59,5 +60,16 @@ describe('a service and its transports', () => {
       ['start', 'stop'],
       ['start', 'stop'],
     ]);
+  });
+
+  it("answers its own doctor's questions through its dispatcher, never dialling a socket (it has none here)", async () => {
+    const { home, cleanup } = await makeTempHome('ord-transports-');
+    cleanups.push(cleanup);
+    const setup = { nodePath: process.execPath, bridgeScript: '/nonexistent/openrouter-delegate-mcp.js' };
+    const core = new Service({ locations: resolveLocations({ OPENROUTER_DELEGATE_HOME: home }), env: ENV, host: 'headless', log: () => undefined, setup });
+    cleanups.push(() => core.stop());
+    await core.start();
+    const report = (await core.dispatch('setup.doctor', {}, { client: 'test' })) as ResponseOf<'setup.doctor'>;
+    expect(report.checks.find((check) => check.id === 'service')).toMatchObject({ status: 'ok', summary: expect.stringMatching(/^running \(pid \d+, headless, /) });
   });
 });
