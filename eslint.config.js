@@ -1,11 +1,18 @@
-// Layers by runtime (docs/ARCHITECTURE.md §9), said in lint rules:
-//   contract  pure schemas and types: imports nothing of ours and no Node built-ins
-//   common    pure helpers every layer may import (formatting, errors): the contract only, no Node built-ins
-//   ipc       Node transport: the contract only
-//   core      the service: never electron, never the CLI or the bridge
-//   bridge    the contract and the ipc transport only, never core internals
-//   renderer  the contract and common only
+// Layers by runtime (docs/ARCHITECTURE.md §9), said in lint rules. Each folder may import:
+//   src-main/contract  nothing of ours, no Node built-ins: pure schemas and types
+//   src-main/common    the contract only, no Node built-ins: pure helpers (formatting, errors, days)
+//   src-main/platform  contract, common; Node: where things live, which host runs the service
+//   src-main/ipc       contract, common, platform: the transports (socket, loopback HTTP)
+//   src-main/core      contract, common, platform: the service; never a transport, never electron
+//   src-main/host      contract, common, platform, ipc, core: wires the service and its transports
+//   src-main/cli       everything in src-main but the Electron shell: an entry point
+//   src-main/electron  contract, common, platform, ipc, host (never core): the tray app
+//   src-bridge         contract, common, platform, ipc: never core internals, never the host
+//   src-renderer       contract, common
+// Nothing imports cli, electron, the bridge or the renderer; tests, benches and scripts may import anything.
+// And no import cycles anywhere in src-* (import-x/no-cycle).
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import svelte from 'eslint-plugin-svelte';
 import tseslint from 'typescript-eslint';
 
@@ -14,15 +21,19 @@ const layer = (files, patterns) => ({
   rules: { 'no-restricted-imports': ['error', { patterns }] },
 });
 
-const electron = { group: ['electron', 'electron/*'], message: 'src-main/core and the transports never import electron (docs/ARCHITECTURE.md §9).' };
-const core = { group: ['**/core/**', '**/core'], message: 'Only the contract and the ipc transport may be imported here, never core internals.' };
-const cli = { group: ['**/cli/**'], message: 'The CLI is an entry point; nothing imports it.' };
-const electronDir = { group: ['**/electron/**'], message: 'Only src-main/electron may use the Electron shell.' };
-const bridge = { group: ['**/src-bridge/**'], message: 'Nothing imports the bridge.' };
-const ipc = { group: ['**/ipc/**', '**/ipc'], message: 'The contract is pure; the renderer speaks the contract (and src-main/common) only.' };
-const common = { group: ['**/common/**', '**/common'], message: 'The contract is wire only; it imports nothing of ours, not even src-main/common.' };
-const ipcFromCommon = { group: ['**/ipc/**', '**/ipc'], message: 'src-main/common is pure: it imports the contract only (every layer, the renderer included, imports it).' };
-const node = { group: ['node:*'], message: 'The contract is pure: no Node built-ins (the renderer imports it).' };
+const SEE = '(docs/ARCHITECTURE.md §9)';
+// A regex, not a glob: the glob 'electron/*' would also match our own '../electron/…' files.
+const electron = { regex: '^electron(/.*)?$', message: `Only src-main/electron imports electron ${SEE}.` };
+const node = { group: ['node:*'], message: `Pure code: no Node built-ins here (the renderer imports it) ${SEE}.` };
+const contractOnly = (where) => ({ group: ['**/common/**', '**/common'], message: `${where} imports nothing of ours ${SEE}.` });
+const platform = (where) => ({ group: ['**/platform/**', '**/platform'], message: `${where} may not use platform (paths, processes) ${SEE}.` });
+const ipc = (where) => ({ group: ['**/ipc/**', '**/ipc'], message: `${where} may not use a transport: the host attaches them ${SEE}.` });
+const core = (where) => ({ group: ['**/core/**', '**/core'], message: `${where} may not import the service core: go through src-main/host (its dispatcher and events) ${SEE}.` });
+const host = (where) => ({ group: ['**/host/**', '**/host'], message: `${where} may not import the host: it wires the layers, nothing below uses it ${SEE}.` });
+const cli = { group: ['**/cli/**', '**/cli'], message: `The CLI is an entry point; nothing imports it ${SEE}.` };
+const electronDir = { group: ['**/electron/**'], message: `Only the tray app is the Electron shell; nothing imports it ${SEE}.` };
+const bridge = { group: ['**/src-bridge/**'], message: `The bridge is an entry point; nothing imports it ${SEE}.` };
+const renderer = { group: ['**/src-renderer/**'], message: `The settings page is built separately; nothing imports it ${SEE}.` };
 
 export default tseslint.config(
   { ignores: ['dist/**', 'dist.building/**', 'node_modules/**', 'coverage/**', 'release/**'] },
@@ -45,12 +56,29 @@ export default tseslint.config(
     // {' '} keeps a space Svelte would otherwise trim between an inline block and its text.
     rules: { 'no-undef': 'off', 'svelte/no-useless-mustaches': 'off' },
   },
-  layer(['src-main/contract/**'], [electron, core, cli, electronDir, bridge, ipc, node, common]),
-  layer(['src-main/common/**'], [electron, core, cli, electronDir, bridge, ipcFromCommon, node]),
-  layer(['src-main/ipc/**'], [electron, core, cli, electronDir, bridge]),
-  layer(['src-main/core/**'], [electron, cli, electronDir, bridge]),
-  layer(['src-bridge/**'], [electron, core, cli, electronDir]),
-  layer(['src-renderer/**'], [electron, core, cli, electronDir, bridge, ipc, node]),
+  layer(['src-main/contract/**'], [contractOnly('The contract'), platform('The contract'), ipc('The contract'), core('The contract'), host('The contract'), cli, electronDir, bridge, renderer, electron, node]),
+  layer(['src-main/common/**'], [platform('common'), ipc('common'), core('common'), host('common'), cli, electronDir, bridge, renderer, electron, node]),
+  layer(['src-main/platform/**'], [ipc('platform'), core('platform'), host('platform'), cli, electronDir, bridge, renderer, electron]),
+  layer(['src-main/ipc/**'], [core('ipc'), host('ipc'), cli, electronDir, bridge, renderer, electron]),
+  layer(['src-main/core/**'], [ipc('The core'), host('The core'), cli, electronDir, bridge, renderer, electron]),
+  layer(['src-main/host/**'], [cli, electronDir, bridge, renderer, electron]),
+  layer(['src-main/cli/**'], [electronDir, bridge, renderer, electron]),
+  layer(['src-main/electron/**'], [core('The tray app'), cli, bridge, renderer]),
+  layer(['src-bridge/**'], [core('The bridge'), host('The bridge'), cli, electronDir, renderer, electron]),
+  layer(['src-renderer/**'], [platform('The settings page'), ipc('The settings page'), core('The settings page'), host('The settings page'), cli, electronDir, bridge, electron, node]),
+  {
+    // No import cycles in the product: a cycle is a layer bent out of shape (docs/ARCHITECTURE.md §9).
+    files: ['src-main/**/*.ts', 'src-bridge/**/*.ts', 'src-renderer/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // The dependency graph is read from TypeScript sources, parsed as ESLint parses them.
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      // Sources import each other as .js (what the build emits); the resolver finds the .ts behind it.
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'], extensionAlias: { '.js': ['.ts', '.js'] } })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
   {
     // Scripts, benches and tests are Node programs that print.
     files: ['scripts/**', 'bench/**', 'tests/**', '*.config.*'],

@@ -27,7 +27,9 @@ const UNIT = [
   'tests/electron/menu-template.test.ts',
   'tests/electron/page-protocol.test.ts',
   'tests/electron/present/**/*.test.ts',
+  'tests/host/**/*.test.ts',
   'tests/ipc/**/*.test.ts',
+  'tests/platform/**/*.test.ts',
   'tests/renderer/format.test.ts',
   'tests/resources/**/*.test.ts',
 ];

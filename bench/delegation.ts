@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { IpcClient } from '../src-main/ipc/client.js';
-import { resolveLocations } from '../src-main/ipc/locations.js';
+import { resolveLocations } from '../src-main/platform/locations.js';
 import { FakeOpenRouter } from '../tests/support/fake-openrouter.js';
 import { median, ms } from './lib/stats.js';
 import type { BudgetRow } from './lib/stats.js';

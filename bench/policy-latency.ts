@@ -15,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { IpcClient } from '../src-main/ipc/client.js';
-import { resolveLocations } from '../src-main/ipc/locations.js';
+import { resolveLocations } from '../src-main/platform/locations.js';
 import { FakeOpenRouter } from '../tests/support/fake-openrouter.js';
 import { median, ms } from './lib/stats.js';
 import type { BudgetRow } from './lib/stats.js';

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
-import { resolveLocations } from '../src-main/ipc/locations.js';
+import { resolveLocations } from '../src-main/platform/locations.js';
 import type { BridgeHooks } from './main.js';
 import { errorMessage } from '../src-main/common/errors.js';
 

@@ -8,7 +8,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { APP_VERSION, ENV, ServiceError, defaultSettings } from '../src-main/contract/index.js';
 import type { Settings } from '../src-main/contract/index.js';
-import { resolveLocations } from '../src-main/ipc/locations.js';
+import { resolveLocations } from '../src-main/platform/locations.js';
 import { ServiceConnection } from './service-connection.js';
 import { registerTools } from './tools/registry.js';
 

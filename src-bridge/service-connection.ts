@@ -8,8 +8,9 @@ import { closeSync } from 'node:fs';
 import { APP_VERSION, CONTRACT, ServiceError } from '../src-main/contract/index.js';
 import type { EventName, EventOf, MethodName, RequestOf, ResponseOf } from '../src-main/contract/index.js';
 import { IpcClient } from '../src-main/ipc/client.js';
-import type { Locations } from '../src-main/ipc/locations.js';
-import { TrayAppExitedError, openServiceLog, spawnTrayApp, waitForService } from '../src-main/ipc/tray-app.js';
+import type { Locations } from '../src-main/platform/locations.js';
+import { TrayAppExitedError, waitForService } from '../src-main/ipc/wait-for-service.js';
+import { openServiceLog, spawnTrayApp } from '../src-main/platform/tray-app.js';
 import { detectServiceLaunch } from './service-launch.js';
 import type { HeadlessLaunch, ServiceLaunch, TrayAppLaunch } from './service-launch.js';
 

@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chooseHost, locateTrayApp } from '../src-main/ipc/tray-app.js';
-import type { TrayAppLocation } from '../src-main/ipc/tray-app.js';
+import { chooseHost, locateTrayApp } from '../src-main/platform/tray-app.js';
+import type { TrayAppLocation } from '../src-main/platform/tray-app.js';
 
 /** Says "ready" (or "already-running") on stdout once its socket answers. */
 export interface HeadlessLaunch {

@@ -7,13 +7,13 @@
 import { APP_VERSION, ServiceError } from '../contract/index.js';
 import type { ModelRow, SecretKind, SecretsStatus, Settings, SettingsPatch } from '../contract/index.js';
 import { IpcClient } from '../ipc/client.js';
-import type { Locations } from '../ipc/locations.js';
+import type { Locations } from '../platform/locations.js';
 import { queryModels } from '../core/catalog/query.js';
 import { OpenRouterClient } from '../core/openrouter/client.js';
 import { ModelsCache } from '../core/openrouter/models-cache.js';
 import { SecretStore } from '../core/secrets/secret-store.js';
 import { removeSecret, storeSecret, validateSecret } from '../core/service/secret-ops.js';
-import { ATTRIBUTION, baseUrlFrom } from '../core/service/service.js';
+import { ATTRIBUTION, baseUrlFrom } from '../core/openrouter/endpoint.js';
 import { SettingsStore } from '../core/settings/store.js';
 import { updateSettings } from '../core/settings/update.js';
 

@@ -1,15 +1,16 @@
 /**
  * `openrouter-delegate start`, what `npm start` runs: the tray app where it is installed and a display
  * exists (it takes over and the command returns), else the headless service in the foreground, saying
- * why. The decision and the install layouts are in ipc/tray-app.ts, shared with the MCP bridge.
+ * why. The decision and the install layouts are in platform/tray-app.ts, shared with the MCP bridge.
  */
 import { closeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ENV } from '../contract/index.js';
-import type { Locations } from '../ipc/locations.js';
-import { TrayAppExitedError, chooseHost, locateTrayApp, openServiceLog, spawnTrayApp, waitForService } from '../ipc/tray-app.js';
-import type { HostChoice } from '../ipc/tray-app.js';
+import type { Locations } from '../platform/locations.js';
+import { TrayAppExitedError, waitForService } from '../ipc/wait-for-service.js';
+import { chooseHost, locateTrayApp, openServiceLog, spawnTrayApp } from '../platform/tray-app.js';
+import type { HostChoice } from '../platform/tray-app.js';
 
 /** This bundle's folder: dist/cli, in a checkout or unpacked from the packaged app's asar. */
 function bundleDir(): string {

@@ -8,13 +8,14 @@ import { parseArgs } from 'node:util';
 import { APP_VERSION, ServiceError } from '../contract/index.js';
 import type { SecretKind, SecretsStatus } from '../contract/index.js';
 import { IpcClient } from '../ipc/client.js';
-import { resolveLocations } from '../ipc/locations.js';
-import type { Locations } from '../ipc/locations.js';
+import { resolveLocations } from '../platform/locations.js';
+import type { Locations } from '../platform/locations.js';
 import { AlreadyRunningError } from '../ipc/server.js';
 import { OpenRouterClient } from '../core/openrouter/client.js';
 import { SecretStore } from '../core/secrets/secret-store.js';
 import { removeSecret, storeSecret } from '../core/service/secret-ops.js';
-import { ATTRIBUTION, Service, baseUrlFrom } from '../core/service/service.js';
+import { ATTRIBUTION, baseUrlFrom } from '../core/openrouter/endpoint.js';
+import { ServiceHost } from '../host/service-host.js';
 import { createSetupContext } from '../core/setup/context.js';
 import type { SetupContext } from '../core/setup/context.js';
 import { runDoctor } from '../core/setup/doctor.js';
@@ -80,7 +81,7 @@ function pageDir(): string {
 
 async function serve(locations: Locations, options: ServeOptions): Promise<number> {
   const { notifyReady } = options;
-  const service = new Service({ locations, env: process.env, host: 'headless', setup: { nodePath: process.execPath, bridgeScript: bridgeScript() } });
+  const service = new ServiceHost({ locations, env: process.env, host: 'headless', setup: { nodePath: process.execPath, bridgeScript: bridgeScript() } });
   try {
     await service.start();
   } catch (error) {
@@ -255,7 +256,7 @@ function bridgeScript(): string {
 }
 
 function setupContext(locations: Locations): Promise<SetupContext> {
-  return createSetupContext({ env: process.env, locations, nodePath: process.execPath, bridgeScript: bridgeScript(), clientName: `cli/${APP_VERSION}` });
+  return createSetupContext({ env: process.env, locations, nodePath: process.execPath, bridgeScript: bridgeScript(), connectService: () => connect(locations) });
 }
 
 async function install(locations: Locations): Promise<number> {

@@ -6,7 +6,7 @@
  */
 import { APP_VERSION, ServiceError } from '../contract/index.js';
 import type { SecretKind, SecretsStatus, Settings, SettingsPatch } from '../contract/index.js';
-import { resolveLocations } from '../ipc/locations.js';
+import { resolveLocations } from '../platform/locations.js';
 import { InvalidValuesError, UsageError, buildPatch, changesSettings, parseConfigArgs, previewPatch } from './config-args.js';
 import type { ConfigRequest } from './config-args.js';
 import { openBackend } from './config-backend.js';

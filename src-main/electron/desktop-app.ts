@@ -2,20 +2,20 @@
  * The tray app (docs/ARCHITECTURE.md §6): hosts the same service core as `openrouter-delegate serve` and adds a
  * tray, notifications and the settings window around it. What the tray and the notifications say is
  * decided by the pure presenters in src-main/electron/present; this class gathers their input from
- * the service, turns their output into Electron calls, and runs the menu's actions through the
- * service. Electron comes in through the constructor (ElectronSurface), so tests run all of this
- * against a fake Electron and the real service.
+ * the service's answers and events, turns their output into Electron calls, and runs the menu's actions
+ * as contract calls. One route to the service, the same as every client's: its dispatcher (typed calls)
+ * and its events, never its internals. Electron and the service come in through the constructor
+ * (ElectronSurface, HostedService), so tests run all of this against a fake Electron and the real service.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isActive } from '../contract/index.js';
-import type { Balance, EventName, EventOf, JobRecord, KeySource, ResponseOf } from '../contract/index.js';
+import type { Balance, EventName, EventOf, JobRecord, KeySource, Settings } from '../contract/index.js';
 import type { AlertMemory, NotificationModel, TrayAction, TrayState } from './present/desktop-types.js';
 import { NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from './present/notifications.js';
 import { presentTray, remainingBalanceUsd, trayIconFile } from './present/tray.js';
-import { localDayKey } from '../core/jobs/budget.js';
-import type { Service } from '../core/service/service.js';
-import { updateSettings } from '../core/settings/update.js';
+import { localDayKey } from '../common/local-day.js';
+import type { HostedService, ServiceCall } from '../host/service-host.js';
 import { AlreadyRunningError } from '../ipc/server.js';
 import type { ElectronSurface, MessageBoxOptions, NotificationSurface, TraySurface } from './electron-surface.js';
 import { registerContractIpc } from './ipc-main.js';
@@ -35,7 +35,7 @@ export interface DesktopAppPaths {
 
 export interface DesktopAppDeps {
   electron: ElectronSurface;
-  service: Service;
+  service: HostedService;
   paths: DesktopAppPaths;
   platform?: NodeJS.Platform;
   now?: () => number;
@@ -62,7 +62,9 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 
 export class DesktopApp {
   private readonly electron: ElectronSurface;
-  private readonly service: Service;
+  private readonly service: HostedService;
+  /** Every call the tray makes, typed by the contract, through the service's dispatcher. */
+  private readonly call: ServiceCall;
   private readonly paths: DesktopAppPaths;
   private readonly platform: NodeJS.Platform;
   private readonly now: () => number;
@@ -77,6 +79,13 @@ export class DesktopApp {
   private balance: Balance | null = null;
   private balanceAt: number | null = null;
   private keySource: KeySource = 'none';
+  /** What the tray draws from, kept current by the service's events (render is synchronous). */
+  private settings: Settings | null = null;
+  private readonly activeJobs = new Map<string, JobRecord>();
+  private spentTodayUsd = 0;
+  /** Jobs some event has told of: newer than any answer read before it. */
+  private readonly heardJobs = new Set<string>();
+  private spendingRead: { running: boolean; again: boolean } = { running: false, again: false };
   /** Asked of the OS once and after each toggle, not on every redraw (macOS asks a system service). */
   private startAtLogin = false;
   private unseenFailure: TrayState['unseenFailure'] = null;
@@ -96,6 +105,7 @@ export class DesktopApp {
   constructor(deps: DesktopAppDeps) {
     this.electron = deps.electron;
     this.service = deps.service;
+    this.call = deps.service.caller(TRAY_CLIENT);
     this.paths = deps.paths;
     this.platform = deps.platform ?? process.platform;
     this.now = deps.now ?? Date.now;
@@ -158,7 +168,7 @@ export class DesktopApp {
       this.closeUi();
       this.electron.app.quit();
     });
-    this.keySource = this.readKeySource();
+    await this.readState();
     this.startAtLogin = this.electron.app.getLoginItemSettings().openAtLogin;
     this.unregisterIpc = registerContractIpc({
       ipcMain: this.electron.ipcMain,
@@ -172,7 +182,7 @@ export class DesktopApp {
     this.electron.nativeTheme.on('updated', () => this.render());
     this.render();
     this.checkAlerts();
-    this.service.refreshBalance().catch((error: unknown) => this.log(`balance: ${errorMessage(error)}`));
+    this.call('balance.get', { refresh: true }).catch((error: unknown) => this.log(`balance: ${errorMessage(error)}`));
     this.started = true;
     if (this.pendingOpen) this.openSettings(this.pendingOpen);
     this.pendingOpen = null;
@@ -220,8 +230,61 @@ export class DesktopApp {
 
   // ── service → tray and notifications ──────────────────────────────────────────────────────
 
+  /**
+   * The tray's starting picture, from the calls any client makes; the events keep it current from then on.
+   * A job some event has told of is as new as this answer or newer, and stays as the event said.
+   */
+  private async readState(): Promise<void> {
+    const [settings, secrets, running, queued] = await Promise.all([
+      this.call('settings.get', {}),
+      this.call('secrets.status', {}).catch(() => null),
+      this.call('jobs.list', { state: 'running', limit: 500 }),
+      this.call('jobs.list', { state: 'queued', limit: 500 }),
+    ]);
+    this.settings ??= settings;
+    this.keySource = secrets?.apiKey.source ?? 'none';
+    for (const job of [running, queued].flatMap((list) => list.conversations.flatMap((c) => c.jobs))) {
+      if (!this.heardJobs.has(job.id)) this.activeJobs.set(job.id, job);
+    }
+    this.spentTodayUsd = running.spentTodayUsd;
+  }
+
+  /** Today's spending, read again after jobs change: one read at a time, and one more if they changed meanwhile. */
+  private readSpending(): void {
+    if (this.quitting) return;
+    if (this.spendingRead.running) {
+      this.spendingRead.again = true;
+      return;
+    }
+    this.spendingRead.running = true;
+    this.call('jobs.list', { limit: 1 })
+      .then((list) => {
+        this.spentTodayUsd = list.spentTodayUsd;
+        this.checkAlerts();
+        this.scheduleRender();
+      })
+      .catch((error: unknown) => this.log(`tray: today's spending: ${errorMessage(error)}`))
+      .finally(() => {
+        this.spendingRead.running = false;
+        if (this.spendingRead.again) {
+          this.spendingRead.again = false;
+          this.readSpending();
+        }
+      });
+  }
+
+  /** Jobs queued or running now, as the service counts them (not as the menu was drawn). */
+  private async activeCount(): Promise<number> {
+    const list = await this.call('jobs.list', { limit: 1 });
+    return list.running + list.queued;
+  }
+
   private onServiceEvent(event: EventName, data: unknown): void {
-    if (event === 'balance.changed') {
+    if (event === 'settings.changed') {
+      this.settings = data as EventOf<'settings.changed'>;
+    } else if (event === 'secrets.changed') {
+      this.keySource = (data as EventOf<'secrets.changed'>).apiKey.source;
+    } else if (event === 'balance.changed') {
       const balance = data as EventOf<'balance.changed'>;
       this.balance = balance;
       this.keySource = balance.keySource;
@@ -234,6 +297,10 @@ export class DesktopApp {
   }
 
   private onJobChanged(job: JobRecord): void {
+    this.heardJobs.add(job.id);
+    if (isActive(job.state)) this.activeJobs.set(job.id, job);
+    else this.activeJobs.delete(job.id);
+    this.readSpending();
     if (isActive(job.state) || job.endedAt === null) return;
     // Ended before this app started: history (its late billing, say), not news.
     if (Date.parse(job.endedAt) < this.startedAt || this.notifiedJobs.has(job.id)) return;
@@ -249,7 +316,7 @@ export class DesktopApp {
 
   private async resultFirstLine(jobId: string): Promise<string | null> {
     try {
-      const result = (await this.service.dispatch('jobs.result', { jobId, waitSeconds: 0, maxChars: 1000 }, { client: TRAY_CLIENT })) as ResponseOf<'jobs.result'>;
+      const result = await this.call('jobs.result', { jobId, waitSeconds: 0, maxChars: 1000 });
       return result.resultText?.split('\n').find((line) => line.trim() !== '') ?? null;
     } catch {
       return null;
@@ -257,12 +324,12 @@ export class DesktopApp {
   }
 
   private checkAlerts(): void {
-    if (this.quitting) return;
-    const settings = this.service.settings.current;
+    const { settings } = this;
+    if (this.quitting || !settings) return;
     const { memory, notifications } = balanceAlerts(this.alertMemory, {
       remainingUsd: remainingBalanceUsd(this.balance),
       lowBalanceUsd: settings.budgets.reserveUsd,
-      spentTodayUsd: this.service.supervisor.spentToday(),
+      spentTodayUsd: this.spentTodayUsd,
       dailyBudgetUsd: settings.budgets.perDayUsd,
       dayKey: localDayKey(this.now()),
     });
@@ -286,14 +353,13 @@ export class DesktopApp {
 
   // ── the tray ──────────────────────────────────────────────────────────────────────────────
 
-  private trayState(): TrayState {
-    const settings = this.service.settings.current;
+  private trayState(settings: Settings): TrayState {
     return {
       now: this.now(),
       keySource: this.keySource,
       balance: this.balance,
       balanceAt: this.balanceAt,
-      activeJobs: this.service.supervisor.activeJobs().map((job) => ({
+      activeJobs: [...this.activeJobs.values()].map((job) => ({
         id: job.id,
         model: job.model,
         state: job.state,
@@ -306,7 +372,7 @@ export class DesktopApp {
       unseenFailure: this.unseenFailure,
       mode: settings.mode,
       startAtLogin: this.startAtLogin,
-      spentTodayUsd: this.service.supervisor.spentToday(),
+      spentTodayUsd: this.spentTodayUsd,
       dailyBudgetUsd: settings.budgets.perDayUsd,
       lowBalanceUsd: settings.budgets.reserveUsd,
       platform: this.platform,
@@ -334,9 +400,9 @@ export class DesktopApp {
 
   /** Draws the tray from the presenter; touches Electron only for what changed. */
   render(): void {
-    const tray = this.tray;
-    if (!tray || this.quitting) return;
-    const state = this.trayState();
+    const { tray, settings } = this;
+    if (!tray || !settings || this.quitting) return;
+    const state = this.trayState(settings);
     const view = presentTray(state);
     const icon = this.iconPath(view.icon);
     const menu = JSON.stringify(view.menu);
@@ -362,31 +428,23 @@ export class DesktopApp {
     }
   }
 
-  private readKeySource(): KeySource {
-    try {
-      return this.service.secrets.status().apiKey.source;
-    } catch {
-      return 'none';
-    }
-  }
-
   // ── actions ───────────────────────────────────────────────────────────────────────────────
 
   private async runAction(action: TrayAction): Promise<void> {
     const { service } = this;
     switch (action.kind) {
       case 'refreshBalance':
-        await service.refreshBalance();
+        await this.call('balance.get', { refresh: true });
         return;
       case 'cancelJob':
-        await service.supervisor.cancel(action.jobId);
+        await this.call('jobs.cancel', { jobId: action.jobId });
         return;
       case 'killAll':
         await this.killAll();
         return;
       case 'setMode':
         // The same patch and validation as the CLI and the socket: the settings file, then every bridge hears of it.
-        await updateSettings(service.settings, { mode: action.mode });
+        await this.call('settings.update', { patch: { mode: action.mode } });
         return;
       case 'openSettings':
         this.openSettings({ page: action.page, jobId: action.jobId });
@@ -411,7 +469,7 @@ export class DesktopApp {
 
   private async killAll(): Promise<void> {
     // The count at the moment of asking, not when the menu was drawn.
-    const count = this.service.supervisor.activeJobs().length;
+    const count = await this.activeCount();
     if (count === 0) return;
     const answer = await this.ask({
       type: 'warning',
@@ -421,12 +479,12 @@ export class DesktopApp {
       defaultId: 1,
       cancelId: 1,
     });
-    if (answer === 0) await this.service.supervisor.killAll();
+    if (answer === 0) await this.call('jobs.killAll', {});
   }
 
   private async askAndQuit(): Promise<void> {
     if (this.quitting) return;
-    const count = this.service.supervisor.activeJobs().length;
+    const count = await this.activeCount();
     let killJobs = false;
     if (count > 0) {
       const answer = await this.ask({

@@ -6,7 +6,7 @@
  */
 import { ServiceError } from '../contract/index.js';
 import type { EventName, WireError } from '../contract/index.js';
-import type { Dispatch } from '../core/service/dispatcher.js';
+import type { Dispatch } from '../host/service-host.js';
 import type { IpcReply } from './contract-api.js';
 import { EVENT_CHANNEL, methodChannel } from './contract-api.js';
 import { CONTRACT_METHODS } from '../contract/method-names.js';

@@ -1,15 +1,15 @@
 /**
  * The tray app's entry point (package.json "main" → dist/electron/main.js): the real Electron, the
- * same service core as `openrouter-delegate serve`, and the DesktopApp that joins them. Kept thin:
+ * same hosted service as `openrouter-delegate serve` (src-main/host), and the DesktopApp that joins them. Kept thin:
  * everything that decides anything is in desktop-app.ts and tested there with a fake Electron.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as electron from 'electron';
 import { ENV } from '../contract/index.js';
-import { Service } from '../core/service/service.js';
-import type { ServiceOptions } from '../core/service/service.js';
-import { resolveLocations } from '../ipc/locations.js';
+import { ServiceHost } from '../host/service-host.js';
+import type { ServiceOptions } from '../host/service-host.js';
+import { resolveLocations } from '../platform/locations.js';
 import { DesktopApp } from './desktop-app.js';
 import { PAGE_SCHEME, PAGE_SCHEME_PRIVILEGES, PAGE_URL, createPageHandler } from './page-protocol.js';
 import type { ElectronSurface } from './electron-surface.js';
@@ -47,7 +47,7 @@ function bridgeSetup(): ServiceOptions['setup'] {
 }
 
 const setup = bridgeSetup();
-const service = new Service({ locations: resolveLocations(process.env), env: process.env, host: 'electron', ...(setup ? { setup } : {}) });
+const service = new ServiceHost({ locations: resolveLocations(process.env), env: process.env, host: 'electron', ...(setup ? { setup } : {}) });
 // resources/ sits beside dist/ in a checkout, and inside app.asar when packaged (electron-builder.yml `files`).
 const paths = {
   icons: path.join(here, '..', '..', 'resources', 'tray'),

@@ -10,7 +10,7 @@ import { EventFrameSchema, PROTOCOL_VERSION, ResponseFrameSchema, ServerHelloSch
 import type { ClientHello, ServerHello } from '../contract/protocol.js';
 import { encodeFrame, FrameDecoder } from './framing.js';
 import type { DecodedFrame } from './framing.js';
-import type { Locations } from './locations.js';
+import type { Locations } from '../platform/locations.js';
 import { readToken } from './runtime-dir.js';
 import { describeIssues } from '../common/errors.js';
 

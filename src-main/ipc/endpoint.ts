@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, link, lstat, mkdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import type { Locations } from './locations.js';
+import type { Locations } from '../platform/locations.js';
 import { ensurePrivateDir, readToken, tokensEqual, writePrivateFile, writeToken } from './runtime-dir.js';
 
 const IS_WINDOWS = process.platform === 'win32';

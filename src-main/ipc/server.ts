@@ -23,7 +23,7 @@ import type { ClientHello, EventFrame, ResponseFrame, ServerHello, WireError } f
 import { SocketEndpoint } from './endpoint.js';
 import { encodeFrame, FrameDecoder } from './framing.js';
 import type { DecodedFrame } from './framing.js';
-import type { Locations } from './locations.js';
+import type { Locations } from '../platform/locations.js';
 import { generateToken, tokensEqual } from './runtime-dir.js';
 import { describeIssues, isRecord } from '../common/errors.js';
 

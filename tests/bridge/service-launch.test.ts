@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TrayAppLocation } from '../../src-main/ipc/tray-app.js';
+import type { TrayAppLocation } from '../../src-main/platform/tray-app.js';
 import { chooseServiceLaunch, cliScriptBeside } from '../../src-bridge/service-launch.js';
 
 const NODE = '/usr/bin/node';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { IpcClient } from '../../src-main/ipc/client.js';
-import { resolveLocations } from '../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../src-main/platform/locations.js';
 import { CONFIG_CLI, runProcess } from '../support/built.js';
 import { DelegationWorld, call } from '../support/delegation.js';
 

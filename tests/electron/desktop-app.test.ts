@@ -11,7 +11,7 @@ import type { EventName, JobRecord } from '../../src-main/contract/index.js';
 import { trayIconFile } from '../../src-main/electron/present/tray.js';
 import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../src-main/core/jobs/job-store.js';
-import { Service } from '../../src-main/core/service/service.js';
+import { ServiceHost } from '../../src-main/host/service-host.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { KEY, MODEL, alive, processesRunning } from '../support/delegation.js';
 import { DesktopWorld, ICONS, SOON, iconExists, sleeper } from './desktop-world.js';
@@ -83,7 +83,7 @@ describe('starting', () => {
 
   it('a headless service already serving this home keeps it: the app says what to do and starts nothing', async () => {
     await world.start();
-    const headless = new Service({ locations: world.locations, env: world.env, host: 'headless', log: () => undefined });
+    const headless = new ServiceHost({ locations: world.locations, env: world.env, host: 'headless', log: () => undefined });
     await headless.start();
     try {
       const app = await world.launch();

@@ -9,11 +9,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { expect } from 'vitest';
 import type { JobView } from '../../src-main/contract/index.js';
-import { Service } from '../../src-main/core/service/service.js';
+import type { Service } from '../../src-main/core/service/service.js';
 import { DesktopApp } from '../../src-main/electron/desktop-app.js';
+import { ServiceHost } from '../../src-main/host/service-host.js';
 import type { LaunchOutcome } from '../../src-main/electron/desktop-app.js';
-import { resolveLocations } from '../../src-main/ipc/locations.js';
-import type { Locations } from '../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../src-main/platform/locations.js';
+import type { Locations } from '../../src-main/platform/locations.js';
 import { BRIDGE, ROOT } from '../support/built.js';
 import { KEY, delegationEnv, makeDelegationHome } from '../support/delegation.js';
 import type { ScriptStep } from '../support/fake-anthropic.js';
@@ -26,9 +27,10 @@ export const ICONS = path.join(ROOT, 'resources', 'tray');
 /** For expect.poll: what follows an event comes soon, but a loaded machine (the whole suite, 2 workers) is slow. */
 export const SOON = { timeout: 15_000, interval: 50 };
 
-/** One tray app: its fake Electron, its service, its log. */
+/** One tray app: its fake Electron, its hosted service (and the core inside, for the test to inspect), its log. */
 export interface RunningApp {
   electron: FakeElectron;
+  host: ServiceHost;
   service: Service;
   desktop: DesktopApp;
   logs: string[];
@@ -76,9 +78,9 @@ export class DesktopWorld {
     prepare(electron);
     const logs: string[] = [];
     const log = (line: string) => logs.push(line);
-    const service = new Service({ locations: this.locations, env: this.env, host: 'electron', log });
-    const desktop = new DesktopApp({ electron, service, paths: { icons: ICONS, preload: '/opt/app/dist/electron/preload.cjs', page: 'app://settings/index.html' }, platform: 'linux', log });
-    const app: RunningApp = { electron, service, desktop, logs, outcome: 'started' };
+    const host = new ServiceHost({ locations: this.locations, env: this.env, host: 'electron', log });
+    const desktop = new DesktopApp({ electron, service: host, paths: { icons: ICONS, preload: '/opt/app/dist/electron/preload.cjs', page: 'app://settings/index.html' }, platform: 'linux', log });
+    const app: RunningApp = { electron, host, service: host.service, desktop, logs, outcome: 'started' };
     this.apps.push(app);
     app.outcome = await desktop.launch();
     return app;
@@ -113,7 +115,7 @@ export class DesktopWorld {
       if (app.outcome === 'started') await app.desktop.shutdown({ killJobs: true });
     }
     if (this.home) {
-      const sweeper = new Service({ locations: this.locations, env: this.env, host: 'headless', log: () => undefined });
+      const sweeper = new ServiceHost({ locations: this.locations, env: this.env, host: 'headless', log: () => undefined });
       await sweeper.start().then(
         () => sweeper.stop({ killJobs: true }),
         () => undefined,

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTRACT, ServiceError, defaultSettings } from '../../src-main/contract/index.js';
 import type { EventName } from '../../src-main/contract/index.js';
 import { Service } from '../../src-main/core/service/service.js';
-import { resolveLocations } from '../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../src-main/platform/locations.js';
 import { EVENT_CHANNEL, methodChannel } from '../../src-main/electron/contract-api.js';
 import { SETTINGS_WINDOW_CLIENT, registerContractIpc } from '../../src-main/electron/ipc-main.js';
 import type { ContractIpcDeps } from '../../src-main/electron/ipc-main.js';

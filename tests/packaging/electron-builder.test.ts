@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { APP_EXECUTABLE_NAME, locateTrayApp } from '../../src-main/ipc/tray-app.js';
+import { APP_EXECUTABLE_NAME, locateTrayApp } from '../../src-main/platform/tray-app.js';
 import { ROOT, assertBuilt } from '../support/built.js';
 
 // electron-builder's own YAML parser and config validator (js-yaml and app-builder-lib come with it).

@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobRecord, JobView, StartJobRequest } from '../../src-main/contract/index.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
-import { resolveLocations } from '../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../src-main/platform/locations.js';
 import { formatUsd } from '../../src-renderer/lib/format.js';
 import { billedCostText, jobDurationSeconds, spendTone, tailLine } from '../../src-renderer/lib/jobs.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';

@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src-main/contract/protocol.js';
 import { defaultSettings } from '../../src-main/contract/settings.js';
-import { resolveLocations } from '../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../src-main/platform/locations.js';
 import { IpcServer } from '../../src-main/ipc/server.js';
 import { BRIDGE, ROOT, assertBuilt } from '../support/built.js';
 import { DelegationWorld, callOk } from '../support/delegation.js';

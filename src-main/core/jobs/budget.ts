@@ -6,12 +6,9 @@
 import { ServiceError } from '../../contract/index.js';
 import type { JobRecord, Settings } from '../../contract/index.js';
 import { formatUsd } from '../../common/format.js';
+import { localDayKey } from '../../common/local-day.js';
 
-/** The local calendar day of a timestamp, e.g. "2026-11-30". */
-export function localDayKey(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
-}
+export { localDayKey };
 
 /** What a job cost: billed when OpenRouter has said, else the estimate. */
 export function jobCostUsd(record: Pick<JobRecord, 'billedCostUsd' | 'estimatedCostUsd'>): number {

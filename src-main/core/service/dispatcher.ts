@@ -3,7 +3,7 @@
  * the method is looked up in the contract and the params validated before any service code runs.
  */
 import { CONTRACT, ServiceError, isMethodName } from '../../contract/index.js';
-import type { MethodName, ParsedRequestOf, ResponseOf } from '../../contract/index.js';
+import type { MethodName, ParsedRequestOf, RequestOf, ResponseOf } from '../../contract/index.js';
 import { describeIssues } from '../../common/errors.js';
 
 export interface CallContext {
@@ -16,6 +16,17 @@ export type Handlers = {
 };
 
 export type Dispatch = (method: string, params: unknown, ctx: CallContext) => Promise<unknown>;
+
+/** One typed call through the dispatcher: what a caller in the service's own process uses (the tray, setup). */
+export type ServiceCall = <M extends MethodName>(method: M, params: RequestOf<M>) => Promise<ResponseOf<M>>;
+
+/**
+ * The dispatcher as a typed call for one client. The one cast of the answer is here: every handler is typed by
+ * `Handlers` to answer `ResponseOf<M>`, and the dispatcher has checked the method and its parameters.
+ */
+export function callerOf(dispatch: Dispatch, ctx: CallContext): ServiceCall {
+  return <M extends MethodName>(method: M, params: RequestOf<M>) => dispatch(method, params, ctx) as Promise<ResponseOf<M>>;
+}
 
 export function createDispatcher(handlers: Handlers): Dispatch {
   return async (method, params, ctx) => {

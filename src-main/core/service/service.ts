@@ -1,25 +1,27 @@
 /**
- * The service core: settings, secrets, the OpenRouter client, the model catalog and the IPC
- * server, wired once. Hosted by `openrouter-delegate serve` (headless) or by the tray app.
+ * The service core: settings, secrets, the OpenRouter client, the model catalog, budgets and the job
+ * supervisor, wired once behind one dispatcher. It opens no transport itself: the host (src-main/host)
+ * attaches the local socket, and the tray app and the settings page call the same dispatcher
+ * (docs/ARCHITECTURE.md §1, §2).
  */
 import path from 'node:path';
 import { APP_VERSION, PROTOCOL_VERSION, ServiceError } from '../../contract/index.js';
 import type { Balance, EnvEntry, EventName, EventOf, KeySource, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
-import type { Locations } from '../../ipc/locations.js';
-import { IpcServer } from '../../ipc/server.js';
+import type { Locations } from '../../platform/locations.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
 import { queryModels } from '../catalog/query.js';
 import { OpenRouterClient } from '../openrouter/client.js';
+import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
 import { ModelsCache } from '../openrouter/models-cache.js';
 import { scrubDeep, scrubError, scrubSecrets } from '../secrets/redact.js';
 import { SecretStore } from '../secrets/secret-store.js';
 import { SettingsStore } from '../settings/store.js';
 import { updateSettings } from '../settings/update.js';
 import { BalanceMonitor } from './balance.js';
-import { createDispatcher } from './dispatcher.js';
+import { callerOf, createDispatcher } from './dispatcher.js';
 import type { Dispatch, Handlers } from './dispatcher.js';
 import { removeSecret, storeSecret } from './secret-ops.js';
 import { createSetupContext } from '../setup/context.js';
@@ -27,8 +29,17 @@ import type { SetupContext, SetupContextInput } from '../setup/context.js';
 import { runDoctor } from '../setup/doctor.js';
 import { connectClaude, disconnectClaude, setupStatus } from '../setup/status.js';
 
-export const DEFAULT_BASE_URL = 'https://openrouter.ai/api';
-export const ATTRIBUTION = { url: 'https://github.com/openrouter-delegate/openrouter-delegate', title: 'OpenRouter Delegate' };
+/**
+ * A way in for clients (the local socket): started after the settings load and before the supervisor adopts
+ * jobs (so a second instance, refused its socket, never adopts them), told every event, stopped last.
+ */
+export interface ServiceTransport {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  broadcast(event: string, data: unknown): unknown;
+  /** Connected clients, for `service.status`. */
+  readonly clientCount: number;
+}
 
 export interface ServiceOptions {
   locations: Locations;
@@ -44,10 +55,6 @@ export interface ServiceOptions {
    * setup.* methods); without it those methods answer `unavailable`.
    */
   setup?: Pick<SetupContextInput, 'nodePath' | 'bridgeScript' | 'bridgeLauncher'>;
-}
-
-export function baseUrlFrom(env: NodeJS.ProcessEnv): string {
-  return (env.OPENROUTER_BASE_URL?.trim() || DEFAULT_BASE_URL).replace(/\/+$/, '');
 }
 
 export function policySummary(s: Settings): PolicySummary {
@@ -77,10 +84,11 @@ export class Service {
   readonly balance: BalanceMonitor;
   readonly supervisor: Supervisor;
   readonly dispatch: Dispatch;
+  /** Writes one log line, scrubbed of the key (transports log through it too). */
+  readonly log: (line: string) => void;
   private readonly options: ServiceOptions;
   private readonly now: () => number;
-  private readonly log: (line: string) => void;
-  private readonly ipc: IpcServer;
+  private readonly transports: ServiceTransport[] = [];
   private readonly baseUrl: string;
   private startedAt = 0;
   private scrubKeyCache: { value: string | undefined; readAt: number } | null = null;
@@ -148,18 +156,17 @@ export class Service {
       }
       return scrubDeep(result, this.scrubKey());
     };
-    this.ipc = new IpcServer({
-      locations: this.locations,
-      serverName: `openrouter-delegate/${APP_VERSION}`,
-      dispatch: (method, params, client) => this.dispatch(method, params, { client: client.name }),
-      log: this.log,
-    });
+  }
+
+  /** Adds a transport; call before start(). */
+  attach(transport: ServiceTransport): void {
+    this.transports.push(transport);
   }
 
   async start(): Promise<void> {
     await this.settings.load();
     if (this.settings.problem) this.log(`settings: ${this.settings.problem}`);
-    await this.ipc.start();
+    for (const transport of this.transports) await transport.start();
     // After the socket is ours (so a second instance never adopts the same jobs), before serving requests.
     await this.supervisor.start();
     this.settings.watch();
@@ -176,7 +183,7 @@ export class Service {
       this.balanceTimer = null;
       await this.supervisor.stop();
       await this.settings.stop();
-      await this.ipc.stop();
+      for (const transport of this.transports) await transport.stop();
       for (const listener of this.stopListeners) listener();
     })();
     return this.stopping;
@@ -192,7 +199,7 @@ export class Service {
   private emit<E extends EventName>(event: E, data: EventOf<E>): void {
     if (event === 'secrets.changed') this.scrubKeyCache = null;
     const clean = scrubDeep(data, this.scrubKey());
-    this.ipc.broadcast(event, clean);
+    for (const transport of this.transports) transport.broadcast(event, clean);
     for (const listener of this.eventListeners) listener(event, clean);
   }
 
@@ -256,7 +263,7 @@ export class Service {
       runtime: { node: process.versions.node, electron: process.versions.electron ?? null, platform: process.platform, arch: process.arch },
       startedAt: new Date(this.startedAt).toISOString(),
       uptimeSeconds: Math.round((this.now() - this.startedAt) / 1000),
-      clients: this.ipc.clientCount,
+      clients: this.transports.reduce((sum, transport) => sum + transport.clientCount, 0),
     };
     const problem = this.settings.problem;
     if (problem) status.settingsProblem = problem;
@@ -332,7 +339,10 @@ export class Service {
   private async setupContext(): Promise<SetupContext> {
     const setup = this.options.setup;
     if (!setup) throw new ServiceError('unavailable', 'This service was started without a bridge to register; run `openrouter-delegate install` in a terminal instead.');
-    return createSetupContext({ env: this.options.env, locations: this.locations, ...setup, clientName: `service-doctor/${APP_VERSION}` });
+    // The doctor's questions to "the running service" are answered here, through the same dispatcher as every
+    // other caller; no dialling our own socket.
+    const link = { call: callerOf(this.dispatch, { client: `service-doctor/${APP_VERSION}` }), close: () => undefined };
+    return createSetupContext({ env: this.options.env, locations: this.locations, ...setup, connectService: async () => link });
   }
 
   private async modelsReport(q: { filter?: string | undefined; limit: number; sort: ModelSort; refresh: boolean }): Promise<ModelsReport> {

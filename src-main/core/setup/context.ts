@@ -1,22 +1,20 @@
 /**
  * The real wiring of install, uninstall and doctor: where `claude` is, which config file Claude Code
- * uses, what this installation's bridge command is, and live clients for the service, the keychain
- * and OpenRouter. Each host (the CLI now, the settings window later) says only where its Node and its
- * bridge script are.
+ * uses, what this installation's bridge command is, and live clients for the keychain and OpenRouter.
+ * Each caller says where its Node and its bridge script are, and how to reach the running service: the CLI
+ * dials its socket, the service itself passes a link to its own dispatcher (setup never opens a transport).
  */
 import { access } from 'node:fs/promises';
 import os from 'node:os';
-import { APP_VERSION, ServiceError } from '../../contract/index.js';
-import { IpcClient } from '../../ipc/client.js';
-import type { Locations } from '../../ipc/locations.js';
+import type { Locations } from '../../platform/locations.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { OpenRouterClient } from '../openrouter/client.js';
+import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
 import { SecretStore } from '../secrets/secret-store.js';
-import { ATTRIBUTION, baseUrlFrom } from '../service/service.js';
 import { SettingsStore } from '../settings/store.js';
 import { ClaudeRegistration, bridgeCommand, claudeRunner, claudeUserConfigFile, lookupRegistration } from './claude-registration.js';
 import type { RegistrationState, StdioCommand } from './claude-registration.js';
-import type { DoctorDeps } from './doctor.js';
+import type { DoctorDeps, ServiceLink } from './doctor.js';
 import { errorMessage } from '../../common/errors.js';
 
 export interface SetupContextInput {
@@ -30,8 +28,8 @@ export interface SetupContextInput {
   bridgeLauncher?: string | undefined;
   /** Default: os.homedir() (what Claude Code uses). */
   homeDir?: string;
-  /** Name this client gives the service. */
-  clientName?: string;
+  /** A link to the running service, or null when none answers (other failures throw). */
+  connectService: () => Promise<ServiceLink | null>;
 }
 
 export interface SetupContext {
@@ -85,14 +83,7 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
       lookupRegistration: () => lookupRegistration({ configFile: claudeConfigFile, expected }),
       expectedBridge: expected,
       bridgeScriptExists,
-      connectService: async () => {
-        try {
-          return await IpcClient.connect({ locations, clientName: input.clientName ?? `doctor/${APP_VERSION}` });
-        } catch (error) {
-          if (error instanceof ServiceError && error.code === 'unavailable') return null;
-          throw error;
-        }
-      },
+      connectService: input.connectService,
       secrets: new SecretStore({ service: locations.keychainService, env }),
       openRouter: new OpenRouterClient({ baseUrl: baseUrlFrom(env), appTitle: ATTRIBUTION.title, appUrl: ATTRIBUTION.url }),
       baseUrl: baseUrlFrom(env),

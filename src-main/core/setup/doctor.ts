@@ -4,16 +4,17 @@
  * and the settings window can show the same checks (render them with present.ts).
  *
  * Everything that touches the outside (claude, the service, the keychain, OpenRouter, the disk) comes
- * in through DoctorDeps, so each verdict can be tested with fakes; the real wiring is in the CLI.
+ * in through DoctorDeps, so each verdict can be tested with fakes; the real wiring is setup/context.ts, with
+ * the link to the service given by whoever runs the doctor (the CLI dials the socket; the service calls itself).
  */
 import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { APP_VERSION, ENV, ServiceError } from '../../contract/index.js';
 import type { ErrorCode, SecretsStatus } from '../../contract/index.js';
-import type { IpcClient } from '../../ipc/client.js';
-import type { Locations } from '../../ipc/locations.js';
+import type { Locations } from '../../platform/locations.js';
 import type { OpenRouterClient } from '../openrouter/client.js';
 import type { SecretStore } from '../secrets/secret-store.js';
+import type { ServiceCall } from '../service/dispatcher.js';
 import { formatCommand, parseClaudeVersion } from './claude-registration.js';
 import type { ClaudeRunner, RegistrationState, StdioCommand } from './claude-registration.js';
 import { errorMessage } from '../../common/errors.js';
@@ -55,7 +56,10 @@ export interface DoctorReport {
 }
 
 /** The calls the doctor makes on a running service. */
-export type ServiceLink = Pick<IpcClient, 'call' | 'close'>;
+export interface ServiceLink {
+  call: ServiceCall;
+  close(): void;
+}
 
 /** What the doctor needs to know about a path: its kind, permission bits and owner. */
 export interface PathFacts {

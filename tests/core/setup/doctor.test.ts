@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { APP_VERSION, ServiceError } from '../../../src-main/contract/index.js';
 import type { Balance, ServiceStatus } from '../../../src-main/contract/index.js';
-import { resolveLocations } from '../../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../../src-main/platform/locations.js';
 import type { RegistrationState, StdioCommand } from '../../../src-main/core/setup/claude-registration.js';
 import { CHECK_IDS, judgeRuntimeFiles, runDoctor } from '../../../src-main/core/setup/doctor.js';
 import type { CheckId, CheckResult, DoctorDeps, PathFacts, RuntimeFacts, ServiceLink } from '../../../src-main/core/setup/doctor.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src-main/contract/index.js';
 import type { SetupStatus } from '../../../src-main/contract/index.js';
-import { resolveLocations } from '../../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../../src-main/platform/locations.js';
 import { createSetupContext } from '../../../src-main/core/setup/context.js';
 import type { SetupContext } from '../../../src-main/core/setup/context.js';
 import { connectClaude, disconnectClaude, setupStatus } from '../../../src-main/core/setup/status.js';
@@ -50,7 +50,7 @@ async function newWorld(extra: NodeJS.ProcessEnv = {}, bridgeScript = BRIDGE): P
     ...extra,
   };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-  const context = await createSetupContext({ env, locations: resolveLocations(env), nodePath: process.execPath, bridgeScript, homeDir: userHome });
+  const context = await createSetupContext({ env, locations: resolveLocations(env), nodePath: process.execPath, bridgeScript, homeDir: userHome, connectService: async () => null });
   return { home, userHome, env, context };
 }
 
@@ -89,7 +89,7 @@ describe('setupStatus', () => {
     const configDir = path.join(world.userHome, 'elsewhere');
     await mkdir(configDir);
     const env = { ...world.env, CLAUDE_CONFIG_DIR: configDir };
-    const context = await createSetupContext({ env, locations: resolveLocations(env), nodePath: process.execPath, bridgeScript: BRIDGE, homeDir: world.userHome });
+    const context = await createSetupContext({ env, locations: resolveLocations(env), nodePath: process.execPath, bridgeScript: BRIDGE, homeDir: world.userHome, connectService: async () => null });
     expect((await setupStatus(context)).configFile).toBe(path.join(configDir, '.claude.json'));
     const { status } = await connectClaude(context);
     expect(status.registration).toBe('registered');

@@ -11,8 +11,8 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { resolveLocations } from '../../../src-main/ipc/locations.js';
-import type { Locations } from '../../../src-main/ipc/locations.js';
+import { resolveLocations } from '../../../src-main/platform/locations.js';
+import type { Locations } from '../../../src-main/platform/locations.js';
 import { readToken } from '../../../src-main/ipc/runtime-dir.js';
 import { CLI, runCli, testEnv } from '../../support/built.js';
 
