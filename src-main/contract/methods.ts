@@ -17,6 +17,7 @@ import {
   StatusRequestSchema,
 } from './jobs.js';
 import { ErrorCodeSchema } from './protocol.js';
+import type { NextCall } from './protocol.js';
 import { DelegationModeSchema, PermissionModeSchema, SettingsPatchSchema, SettingsSchema } from './settings.js';
 import { DoctorReportSchema, SetupActionSchema, SetupStatusSchema } from './setup.js';
 
@@ -229,6 +230,11 @@ export type ResponseOf<M extends MethodName> = z.output<Contract[M]['response']>
 
 export function isMethodName(name: string): name is MethodName {
   return Object.prototype.hasOwnProperty.call(CONTRACT, name);
+}
+
+/** A ServiceError's next step, its params checked against the method's request by the compiler. */
+export function nextCall<M extends MethodName>(method: M, params: RequestOf<M> & Record<string, unknown>): NextCall {
+  return { method, params };
 }
 
 /** Server → client events. */

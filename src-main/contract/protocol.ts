@@ -44,11 +44,21 @@ export const ERROR_CODES = [
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
 
+/**
+ * The call that gets the caller on, when the service knows one: a contract method and its params,
+ * never a surface's name for it (each surface renders it its own way: the bridge as a tool call).
+ * Build one with `nextCall` (methods.ts), which checks the params against the method's request.
+ */
+export const NextCallSchema = z.object({ method: z.string().max(200), params: z.record(z.string(), z.unknown()) });
+export type NextCall = z.infer<typeof NextCallSchema>;
+
 export const WireErrorSchema = z.object({
   code: ErrorCodeSchema,
   message: z.string(),
   /** Seconds to wait before retrying, when the cause says so (HTTP Retry-After). */
   retryAfterSeconds: z.number().optional(),
+  /** What to call next; the message reads whole without it. */
+  next: NextCallSchema.optional(),
 });
 export type WireError = z.infer<typeof WireErrorSchema>;
 
@@ -90,19 +100,30 @@ export const EventFrameSchema = z.object({
 });
 export type EventFrame = z.infer<typeof EventFrameSchema>;
 
-/** A failure that crosses the wire: code + a message that says what to do. */
+export interface ServiceErrorOptions {
+  retryAfterSeconds?: number;
+  next?: NextCall;
+  cause?: unknown;
+}
+
+/** A failure that crosses the wire: code + a message that says what to do, and the call to make when there is one. */
 export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly retryAfterSeconds: number | undefined;
-  constructor(code: ErrorCode, message: string, options?: { retryAfterSeconds?: number; cause?: unknown }) {
+  readonly next: NextCall | undefined;
+  constructor(code: ErrorCode, message: string, options?: ServiceErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ServiceError';
     this.code = code;
     this.retryAfterSeconds = options?.retryAfterSeconds;
+    this.next = options?.next;
   }
   toWire(): WireError {
-    return this.retryAfterSeconds === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, retryAfterSeconds: this.retryAfterSeconds };
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+      ...(this.next === undefined ? {} : { next: this.next }),
+    };
   }
 }

@@ -253,8 +253,8 @@ export class IpcClient {
     this.pending.delete(reply.id);
     if (reply.ok) call.resolve(reply.result);
     else {
-      const { code, message, retryAfterSeconds } = reply.error;
-      call.reject(new ServiceError(code, message, retryAfterSeconds === undefined ? undefined : { retryAfterSeconds }));
+      const { code, message, retryAfterSeconds, next } = reply.error;
+      call.reject(new ServiceError(code, message, { ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }), ...(next === undefined ? {} : { next }) }));
     }
   }
 

@@ -3,6 +3,7 @@
  * like an OpenRouter key, replaced in whatever the service writes for others or hands out.
  */
 import { ServiceError } from '../../contract/protocol.js';
+import type { NextCall } from '../../contract/protocol.js';
 
 export const REDACTED = '[redacted]';
 /** Not inside a word: "risk-or-reward" in a model's description is no key. */
@@ -50,10 +51,14 @@ export function scrubError(error: unknown, key?: string | null): unknown {
   if (!(error instanceof Error)) return typeof error === 'string' ? scrubSecrets(error, key) : error;
   const message = scrubSecrets(error.message, key);
   const stack = error.stack === undefined ? undefined : scrubSecrets(error.stack, key);
-  if (message === error.message && stack === error.stack) return error;
+  const next = error instanceof ServiceError ? scrubValue(error.next, key) : undefined;
+  if (message === error.message && stack === error.stack && (!(error instanceof ServiceError) || next === error.next)) return error;
   const clean =
     error instanceof ServiceError
-      ? new ServiceError(error.code, message, error.retryAfterSeconds === undefined ? undefined : { retryAfterSeconds: error.retryAfterSeconds })
+      ? new ServiceError(error.code, message, {
+          ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+          ...(next === undefined ? {} : { next: next as NextCall }),
+        })
       : new Error(message);
   clean.stack = stack;
   return clean;
