@@ -130,6 +130,8 @@ async function testDispatch(method: string, params: unknown, client: ClientInfo)
       throw new Error('the database exploded at row 42');
     case 'test.rate-limited':
       throw new ServiceError('openrouter_rate_limited', 'OpenRouter says slow down.', { retryAfterSeconds: 7 });
+    case 'test.busy':
+      throw new ServiceError('conflict', 'Job j1 is running.', { next: { method: 'jobs.result', params: { jobId: 'j1', waitSeconds: 120 } } });
     case 'test.whoami':
       return { id: client.id, name: client.name };
   }
@@ -463,6 +465,15 @@ describe.runIf(POSIX)('IpcServer requests', () => {
     await startServer();
     const client = await connectClient();
     await expect(client.callRaw('test.rate-limited', {})).rejects.toMatchObject({ code: 'openrouter_rate_limited', retryAfterSeconds: 7 });
+  });
+
+  it('passes a ServiceError\'s next step through to the caller', async () => {
+    await startServer();
+    const client = await connectClient();
+    await expect(client.callRaw('test.busy', {})).rejects.toMatchObject({
+      code: 'conflict',
+      next: { method: 'jobs.result', params: { jobId: 'j1', waitSeconds: 120 } },
+    });
   });
 
   it('answers malformed JSON with bad_frame and keeps the connection usable', async () => {

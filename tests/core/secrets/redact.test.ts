@@ -46,6 +46,13 @@ describe('scrubError', () => {
     expect(`${clean.message}${clean.stack ?? ''}`).not.toContain(KEY);
   });
 
+  it('keeps a ServiceError\'s next step, without the key in its params', () => {
+    const error = new ServiceError('not_found', `No job ${KEY}.`, { next: { method: 'jobs.status', params: { jobId: KEY } } });
+    const clean = scrubError(error, KEY) as ServiceError;
+    expect(clean.next).toEqual({ method: 'jobs.status', params: { jobId: REDACTED } });
+    expect(clean.message).not.toContain(KEY);
+  });
+
   it('returns an error that holds nothing as it is', () => {
     const error = new Error('plain');
     expect(scrubError(error, KEY)).toBe(error);
