@@ -11,6 +11,7 @@ import { IpcClient } from '../src-main/ipc/client.js';
 import type { Locations } from '../src-main/platform/locations.js';
 import { TrayAppExitedError, waitForService } from '../src-main/ipc/wait-for-service.js';
 import { openServiceLog, spawnTrayApp } from '../src-main/platform/tray-app.js';
+import { DELEGATE_LIST_TOOL } from './mcp-names.js';
 import { detectServiceLaunch } from './service-launch.js';
 import type { HeadlessLaunch, ServiceLaunch, TrayAppLaunch } from './service-launch.js';
 
@@ -54,7 +55,7 @@ export class ServiceConnection {
       if (CONTRACT[method].changes) {
         throw new ServiceError(
           'unavailable',
-          `${error.message}. The service may or may not have done it: check with delegate_list (or \`openrouter-delegate status\`) before trying again.`,
+          `${error.message}. The service may or may not have done it: check with ${DELEGATE_LIST_TOOL} (or \`openrouter-delegate status\`) before trying again.`,
         );
       }
       return (await this.connect()).call(method, params);

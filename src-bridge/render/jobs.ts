@@ -4,6 +4,8 @@
  */
 import { formatDuration, formatTokens, formatUsd } from '../../src-main/common/format.js';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
+import { DELEGATE_CANCEL_TOOL, DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
+import { toolCall } from './tool-call.js';
 
 const STATE_WORDS: Record<JobRecord['state'], string> = {
   queued: 'queued',
@@ -46,18 +48,16 @@ function tailLine(entry: TailEntry): string {
   }
 }
 
-const json = (args: Record<string, unknown>): string => JSON.stringify(args);
-
 /** What the caller should do next, as a tool call it can copy. */
 export function nextStep(view: Pick<JobView, 'job'>): string {
   const { id, state, sessionId } = view.job;
   if (state === 'queued' || state === 'running') {
-    return `Next: delegate_result ${json({ job_id: id, wait_seconds: 120 })} to wait for the answer, delegate_status ${json({ job_id: id })} to watch, or delegate_cancel ${json({ job_id: id })}.`;
+    return `Next: ${toolCall(DELEGATE_RESULT_TOOL, { job_id: id, wait_seconds: 120 })} to wait for the answer, ${toolCall(DELEGATE_STATUS_TOOL, { job_id: id })} to watch, or ${toolCall(DELEGATE_CANCEL_TOOL, { job_id: id })}.`;
   }
   if (state === 'succeeded') {
-    return `Next: delegate_result ${json({ job_id: id })} for the answer; delegate_followup ${json({ session_id: sessionId, prompt: '…' })} continues the conversation.`;
+    return `Next: ${toolCall(DELEGATE_RESULT_TOOL, { job_id: id })} for the answer; ${toolCall(DELEGATE_FOLLOWUP_TOOL, { session_id: sessionId, prompt: '…' })} continues the conversation.`;
   }
-  return `Next: delegate_result ${json({ job_id: id })} shows what it produced; delegate_followup ${json({ session_id: sessionId, prompt: '…' })} can retry in the same conversation.`;
+  return `Next: ${toolCall(DELEGATE_RESULT_TOOL, { job_id: id })} shows what it produced; ${toolCall(DELEGATE_FOLLOWUP_TOOL, { session_id: sessionId, prompt: '…' })} can retry in the same conversation.`;
 }
 
 export function renderJobHeader(view: JobView): string[] {

@@ -1,11 +1,13 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ServiceError } from '../../src-main/contract/index.js';
+import { nextToolCall } from '../render/tool-call.js';
 
-/** A failed call as a tool result the model can act on: the service's message says what to do. */
+/** A failed call as a tool result the model can act on: the service's message says what to do, its next step which tool to call. */
 export function toolError(error: unknown): CallToolResult {
-  const text =
-    error instanceof ServiceError
-      ? `${error.message}${error.retryAfterSeconds !== undefined ? ` (retry after ${error.retryAfterSeconds} s)` : ''}`
-      : 'The OpenRouter Delegate bridge hit an unexpected error; see its log on stderr.';
-  return { isError: true, content: [{ type: 'text', text }] };
+  if (!(error instanceof ServiceError)) {
+    return { isError: true, content: [{ type: 'text', text: 'The OpenRouter Delegate bridge hit an unexpected error; see its log on stderr.' }] };
+  }
+  const retry = error.retryAfterSeconds !== undefined ? ` (retry after ${error.retryAfterSeconds} s)` : '';
+  const call = error.next === undefined ? null : nextToolCall(error.next);
+  return { isError: true, content: [{ type: 'text', text: `${error.message}${retry}${call === null ? '' : ` Next: ${call}.`}` }] };
 }
