@@ -1,5 +1,5 @@
 /**
- * Filter, sort and cut the catalog for `openrouter_models` / `models.list`. Runs on every call
+ * Filter, sort and cut the catalog for `models.list`. Runs on every call
  * over the parsed, in-memory catalog, so it stays allocation-light: plain substring tests on the
  * precomputed `searchText`, and the policy evaluated only for the rows that are returned.
  */

@@ -4,7 +4,7 @@
  * both, so a follow-up is held to the policy as it is now, not as it was at the first turn.
  */
 import { randomUUID } from 'node:crypto';
-import { ServiceError, isActive } from '../../contract/index.js';
+import { ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type { JobRecord, ParsedRequestOf, Settings } from '../../contract/index.js';
 import type { CatalogPricing } from '../catalog/parse.js';
 import { holdsSecret, scrubSecrets } from '../secrets/redact.js';
@@ -100,7 +100,8 @@ export function conversationToContinue(registry: JobRegistry, request: FollowupR
     const which = now.id === latest.id ? 'The previous turn of this conversation' : 'Another follow-up of this conversation';
     throw new ServiceError(
       'conflict',
-      `${which} (job ${now.id}) is ${now.state}. Wait for it with delegate_result {"job_id": "${now.id}", "wait_seconds": 120}, then follow up.`,
+      `${which} (job ${now.id}) is ${now.state}. Wait for it to end, then follow up.`,
+      { next: nextCall('jobs.result', { jobId: now.id, waitSeconds: 120 }) },
     );
   };
   stillLatest();

@@ -4,7 +4,7 @@
  * Admission, lifecycle, recovery, billing and views hold this one registry, so none keeps a copy of what
  * is running: the running count is read off the jobs themselves.
  */
-import { ServiceError, isActive } from '../../contract/index.js';
+import { ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type { JobRecord, JobState, Settings } from '../../contract/index.js';
 import type { CatalogModel, CatalogPricing } from '../catalog/parse.js';
 import type { GenerationRecord } from '../openrouter/client.js';
@@ -118,7 +118,7 @@ export class JobRegistry {
   find(jobId: string): LiveJob {
     const job = this.jobs.get(jobId);
     if (!job) {
-      throw new ServiceError('not_found', `No job "${jobId.slice(0, 100)}". delegate_list shows the jobs there are.`);
+      throw new ServiceError('not_found', `No job "${jobId.slice(0, 100)}". The job list shows the jobs there are.`, { next: nextCall('jobs.list', {}) });
     }
     return job;
   }
@@ -126,7 +126,11 @@ export class JobRegistry {
   latestOfSession(sessionId: string): JobRecord {
     let latest: JobRecord | null = null;
     for (const { record } of this.jobs.values()) if (record.sessionId === sessionId && (!latest || record.turn > latest.turn)) latest = record;
-    if (!latest) throw new ServiceError('not_found', `No conversation with session_id "${sessionId.slice(0, 100)}". delegate_list shows the sessions there are.`);
+    if (!latest) {
+      throw new ServiceError('not_found', `No conversation with session_id "${sessionId.slice(0, 100)}". The job list shows the sessions there are.`, {
+        next: nextCall('jobs.list', {}),
+      });
+    }
     return latest;
   }
 

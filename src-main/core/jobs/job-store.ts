@@ -12,6 +12,7 @@ import { chmod, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promis
 import path from 'node:path';
 import type { JobRecord } from '../../contract/jobs.js';
 import { JobRecordSchema } from '../../contract/jobs.js';
+import { nextCall } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { readFileIfExists, writeFileAtomic } from '../fs/atomic-write.js';
 import { describeIssues, errorMessage } from '../../common/errors.js';
@@ -47,14 +48,16 @@ export function isJobId(id: string): boolean {
 /** A client sent something that is not a job id; says what one looks like. */
 export class InvalidJobIdError extends ServiceError {
   constructor(readonly jobId: string) {
-    super('invalid_request', `${quote(jobId)} is not a job id. Job ids look like ${EXAMPLE_ID}; delegate_list shows them.`);
+    super('invalid_request', `${quote(jobId)} is not a job id. Job ids look like ${EXAMPLE_ID}; the job list shows them.`, { next: nextCall('jobs.list', {}) });
     this.name = 'InvalidJobIdError';
   }
 }
 
 export class JobNotFoundError extends ServiceError {
   constructor(readonly jobId: string) {
-    super('not_found', `No job ${jobId}. It may have been pruned after the retention period; delegate_list shows the jobs there are.`);
+    super('not_found', `No job ${jobId}. It may have been pruned after the retention period; the job list shows the jobs there are.`, {
+      next: nextCall('jobs.list', {}),
+    });
     this.name = 'JobNotFoundError';
   }
 }

@@ -80,6 +80,10 @@ describe('job ids', () => {
     },
   );
 
+  it('points a caller with a bad id at the job list, as a contract call', () => {
+    expect(() => store.jobDir('../x')).toThrow(expect.objectContaining({ next: { method: 'jobs.list', params: {} } }));
+  });
+
   it('refuses a bad id when loading, without touching the disk', async () => {
     await expect(store.load('../../etc')).rejects.toBeInstanceOf(InvalidJobIdError);
     await expect(store.readResult('../x')).rejects.toMatchObject({ code: 'invalid_request' });
