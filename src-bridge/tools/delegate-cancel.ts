@@ -1,15 +1,15 @@
 /** `delegate_cancel`: stop a job and every process it started. */
-import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CancelRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
+import { DELEGATE_CANCEL_TOOL } from '../mcp-names.js';
 import { renderJobView } from '../render/jobs.js';
 import { JobViewOutputSchema, describeDelegateTool, jobAnswer } from './delegate-common.js';
+import { deriveInput } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const DELEGATE_CANCEL_TOOL = 'delegate_cancel';
-
-export const delegateCancelInput = { job_id: z.string().min(1).max(200).describe('The job to cancel.') };
+export const delegateCancelInput = deriveInput(CancelRequestSchema, { jobId: 'The job to cancel.' });
 
 export function describeDelegateCancel(mode: DelegationMode): string {
   return describeDelegateTool(

@@ -48,8 +48,8 @@ function progressMessage(view: JobView): string {
  * Waits up to `seconds` for the job to end, in short chunks, sending MCP progress notifications
  * when the caller asked for them. Returns whether the wait ran out while the job was still active.
  */
-export async function waitWithProgress(deps: ToolDeps, jobId: string, seconds: number, extra: Extra): Promise<boolean> {
-  if (seconds <= 0) return false;
+export async function waitWithProgress(deps: ToolDeps, jobId: string, seconds: number | undefined, extra: Extra): Promise<boolean> {
+  if (!seconds || seconds <= 0) return false;
   const deadline = Date.now() + seconds * 1000;
   const token = extra._meta?.progressToken;
   let step = 0;
@@ -68,8 +68,8 @@ export async function waitWithProgress(deps: ToolDeps, jobId: string, seconds: n
   return true;
 }
 
-/** A final status after a wait, with the wait's outcome. */
-export async function statusAfterWait(deps: ToolDeps, jobId: string, seconds: number, extra: Extra, progressLimit = 15): Promise<JobView> {
+/** A final status after a wait, with the wait's outcome; without a progress limit the service applies its default. */
+export async function statusAfterWait(deps: ToolDeps, jobId: string, seconds: number | undefined, extra: Extra, progressLimit?: number): Promise<JobView> {
   const ranOut = await waitWithProgress(deps, jobId, seconds, extra);
   const view = await deps.service.call('jobs.status', { jobId, waitSeconds: 0, progressLimit });
   return { ...view, waitTimedOut: ranOut && isActive(view.job.state) };

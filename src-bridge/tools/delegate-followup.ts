@@ -1,24 +1,23 @@
 /** `delegate_followup`: continue a delegated conversation with a new turn (same session, new job). */
-import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { FollowupRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
+import { DELEGATE_FOLLOWUP_TOOL } from '../mcp-names.js';
 import { renderJobView } from '../render/jobs.js';
 import { JobViewOutputSchema, caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
-import { permissionInput, promptInput, waitInput } from './delegate-start.js';
+import { MAX_TURNS_WORDS, PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const DELEGATE_FOLLOWUP_TOOL = 'delegate_followup';
-
-export const delegateFollowupInput = {
-  job_id: z.string().min(1).max(200).optional().describe('A job of the conversation to continue (give job_id or session_id).'),
-  session_id: z.string().min(1).max(200).optional().describe('The conversation to continue.'),
-  ...promptInput,
-  permission_mode: permissionInput,
-  max_turns: z.number().int().min(1).max(1000).optional().describe('Stop after this many agent turns.'),
-  max_cost_usd: z.number().positive().max(10_000).optional().describe('Cap for this turn (default and ceiling: the user\'s per-job budget).'),
-  wait_seconds: waitInput,
-};
+export const delegateFollowupInput = deriveInput(FollowupRequestSchema, {
+  jobId: 'A job of the conversation to continue (give job_id or session_id).',
+  sessionId: 'The conversation to continue.',
+  ...PROMPT_WORDS,
+  permissionMode: PERMISSION_WORDS,
+  maxTurns: MAX_TURNS_WORDS,
+  maxCostUsd: 'Cap for this turn (default and ceiling: the user\'s per-job budget).',
+  waitSeconds: WAIT_WORDS,
+});
 
 export function describeDelegateFollowup(mode: DelegationMode): string {
   return describeDelegateTool(

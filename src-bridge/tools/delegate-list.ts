@@ -1,19 +1,18 @@
 /** `delegate_list`: everything delegated, newest first, grouped by conversation, with costs. */
-import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { JOB_STATES, JobListSchema } from '../../src-main/contract/index.js';
+import { JobListSchema, ListRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
+import { DELEGATE_LIST_TOOL } from '../mcp-names.js';
 import { renderJobList } from '../render/jobs.js';
 import { LOOKING_IS_FREE, describeDelegateTool } from './delegate-common.js';
+import { contractDefault, deriveInput } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const DELEGATE_LIST_TOOL = 'delegate_list';
-
-export const delegateListInput = {
-  state: z.enum(JOB_STATES).optional().describe('Only jobs in this state.'),
-  limit: z.number().int().min(1).max(500).optional().describe('How many jobs to show (default 20).'),
-};
+export const delegateListInput = deriveInput(ListRequestSchema, {
+  state: 'Only jobs in this state.',
+  limit: (field) => `How many jobs to show (default ${contractDefault(field)}).`,
+});
 
 export function describeDelegateList(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -35,7 +34,7 @@ export function registerDelegateListTool(server: McpServer, deps: ToolDeps, mode
     },
     async (args) => {
       try {
-        const list = await deps.service.call('jobs.list', { ...(args.state ? { state: args.state } : {}), limit: args.limit ?? 20 });
+        const list = await deps.service.call('jobs.list', { state: args.state, limit: args.limit });
         return { content: [{ type: 'text' as const, text: renderJobList(list) }], structuredContent: list };
       } catch (error) {
         return toolError(error);

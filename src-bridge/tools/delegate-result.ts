@@ -1,19 +1,15 @@
 /** `delegate_result`: a job's final answer with tokens and cost; waits for it when asked. */
-import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ResultRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
+import { DELEGATE_RESULT_TOOL } from '../mcp-names.js';
 import { renderJobResult } from '../render/jobs.js';
 import { JobResultOutputSchema, LOOKING_IS_FREE, describeDelegateTool, jobAnswer, waitWithProgress } from './delegate-common.js';
-import { waitInput } from './delegate-start.js';
+import { WAIT_WORDS, deriveInput } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const DELEGATE_RESULT_TOOL = 'delegate_result';
-
-export const delegateResultInput = {
-  job_id: z.string().min(1).max(200).describe('The job whose answer you want.'),
-  wait_seconds: waitInput,
-};
+export const delegateResultInput = deriveInput(ResultRequestSchema, { jobId: 'The job whose answer you want.', waitSeconds: WAIT_WORDS });
 
 export function describeDelegateResult(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -35,7 +31,8 @@ export function registerDelegateResultTool(server: McpServer, deps: ToolDeps, mo
     },
     async (args, extra) => {
       try {
-        const ranOut = await waitWithProgress(deps, args.job_id, args.wait_seconds ?? 0, extra);
+        const ranOut = await waitWithProgress(deps, args.job_id, args.wait_seconds, extra);
+        // The bridge waits itself, with progress notifications; the service answers at once.
         const result = await deps.service.call('jobs.result', { jobId: args.job_id, waitSeconds: 0 });
         const view = { ...result, waitTimedOut: ranOut && result.resultText === null };
         return jobAnswer(view, renderJobResult(view));

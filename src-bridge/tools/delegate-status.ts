@@ -1,20 +1,19 @@
 /** `delegate_status`: a job's state, cost so far and live tail of what the delegate is doing. */
-import { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StatusRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
+import { DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { renderJobView } from '../render/jobs.js';
 import { JobViewOutputSchema, LOOKING_IS_FREE, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
-import { waitInput } from './delegate-start.js';
+import { WAIT_WORDS, deriveInput, rangeAndDefault } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const DELEGATE_STATUS_TOOL = 'delegate_status';
-
-export const delegateStatusInput = {
-  job_id: z.string().min(1).max(200).describe('The job to look at.'),
-  wait_seconds: waitInput,
-  progress_limit: z.number().int().min(1).max(100).optional().describe('How many recent tool calls, results and messages to show (1–100, default 15).'),
-};
+export const delegateStatusInput = deriveInput(StatusRequestSchema, {
+  jobId: 'The job to look at.',
+  waitSeconds: WAIT_WORDS,
+  progressLimit: (field) => `How many recent tool calls, results and messages to show (${rangeAndDefault(field)}).`,
+});
 
 export function describeDelegateStatus(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -36,7 +35,7 @@ export function registerDelegateStatusTool(server: McpServer, deps: ToolDeps, mo
     },
     async (args, extra) => {
       try {
-        const view = await statusAfterWait(deps, args.job_id, args.wait_seconds ?? 0, extra, args.progress_limit ?? 15);
+        const view = await statusAfterWait(deps, args.job_id, args.wait_seconds, extra, args.progress_limit);
         return jobAnswer(view, renderJobView(view));
       } catch (error) {
         return toolError(error);

@@ -2,22 +2,33 @@
  * `openrouter_models`: the models this user may delegate to, with prices and context, the
  * policy, the balance and the environment a delegated session receives. Read-only and free.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { MODEL_SORTS, ModelsReportSchema } from '../../src-main/contract/index.js';
-import type { DelegationMode } from '../../src-main/contract/index.js';
+import { CONTRACT, ModelsReportSchema } from '../../src-main/contract/index.js';
+import type { DelegationMode, ModelSort } from '../../src-main/contract/index.js';
+import { OPENROUTER_MODELS_TOOL } from '../mcp-names.js';
 import { renderModelsReport } from '../render/models-report.js';
+import { contractDefault, deriveInput } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const OPENROUTER_MODELS_TOOL = 'openrouter_models';
+const SORT_NOTES: Record<ModelSort, string[]> = { price: ['cheapest first'], context: ['largest first'], newest: [], name: [] };
 
-export const openRouterModelsInput = {
-  filter: z.string().max(200).optional().describe('Words to match in the model id or name, e.g. "deepseek" or "qwen coder". Every word must match.'),
-  limit: z.number().int().min(1).max(500).optional().describe('How many models to show (default 25).'),
-  sort: z.enum(MODEL_SORTS).optional().describe('price (cheapest first, the default), context (largest first), newest, or name.'),
-  refresh: z.boolean().optional().describe('Fetch the model list and balance from OpenRouter now instead of the cached copy.'),
-};
+/** "price (cheapest first, the default), context (largest first), newest, or name." */
+function describeSorts(field: z.ZodDefault<z.ZodEnum<{ [S in ModelSort]: S }>>): string {
+  const words = field.unwrap().options.map((sort) => {
+    const notes = [...SORT_NOTES[sort], ...(sort === contractDefault(field) ? ['the default'] : [])];
+    return notes.length > 0 ? `${sort} (${notes.join(', ')})` : sort;
+  });
+  return `${words.slice(0, -1).join(', ')}, or ${words[words.length - 1]}.`;
+}
+
+export const openRouterModelsInput = deriveInput(CONTRACT['models.list'].request, {
+  filter: 'Words to match in the model id or name, e.g. "deepseek" or "qwen coder". Every word must match.',
+  limit: (field) => `How many models to show (default ${contractDefault(field)}).`,
+  sort: describeSorts,
+  refresh: 'Fetch the model list and balance from OpenRouter now instead of the cached copy.',
+});
 
 const MODE_LINES: Record<DelegationMode, string> = {
   off: 'Delegation is OFF in the user\'s settings: no work can be delegated until the user turns it on (`openrouter-delegate` settings; only the user can change them).',
@@ -46,12 +57,7 @@ export function registerOpenRouterModelsTool(server: McpServer, deps: ToolDeps, 
     },
     async (args) => {
       try {
-        const report = await deps.service.call('models.list', {
-          ...(args.filter !== undefined ? { filter: args.filter } : {}),
-          ...(args.limit !== undefined ? { limit: args.limit } : {}),
-          ...(args.sort !== undefined ? { sort: args.sort } : {}),
-          ...(args.refresh !== undefined ? { refresh: args.refresh } : {}),
-        });
+        const report = await deps.service.call('models.list', { filter: args.filter, limit: args.limit, sort: args.sort, refresh: args.refresh });
         return {
           content: [{ type: 'text' as const, text: renderModelsReport(report, { filter: args.filter }) }],
           structuredContent: report,
