@@ -257,9 +257,9 @@ export function editList(current: readonly string[], edit: ListEdit, list: ListS
   for (const entry of edit.remove) {
     if (!next.some((existing) => sameEntry(existing, entry))) {
       const matching = list.entry === 'model' ? next.filter((existing) => matchesPattern(entry, existing) || matchesPattern(existing, entry)) : [];
-      const hint = next.length === 0 ? `the ${list.label.toLowerCase()} is empty` : `it holds: ${next.join(', ')}`;
+      const hint = next.length === 0 ? `the ${list.noun} is empty` : `it holds: ${next.join(', ')}`;
       problems.push(
-        `${list.removeFlag} ${JSON.stringify(entry)}: not in the ${list.label.toLowerCase()} (${hint})${matching.length > 0 ? `; did you mean ${matching.join(', ')}?` : ''}.`,
+        `${list.removeFlag} ${JSON.stringify(entry)}: not in the ${list.noun} (${hint})${matching.length > 0 ? `; did you mean ${matching.join(', ')}?` : ''}.`,
       );
       continue;
     }

@@ -5,12 +5,12 @@
  * Pure: the interactive flow and the flags both use it.
  */
 import { formatPriceCapPerM, formatTokens, formatUsd } from '../common/format.js';
-import { DELEGATION_MODES, PERMISSION_MODES } from '../contract/index.js';
-import type { Settings, SettingsPatch } from '../contract/index.js';
+import { settingHelpLine } from '../common/setting-help.js';
+import { DELEGATION_MODES, PERMISSION_MODES, SETTING_META, settingValue } from '../contract/index.js';
+import type { SettingPath, SettingUnit, Settings, SettingsPatch } from '../contract/index.js';
 
-type BudgetKey = keyof Settings['budgets'];
 export type ListField = 'allowlist' | 'blocklist' | 'approvableTools';
-export type SettingPath = Exclude<keyof Settings, 'budgets'> | `budgets.${BudgetKey}`;
+export type { SettingPath } from '../contract/index.js';
 
 /** How a flag's text becomes a value; the schema then checks ranges. */
 export type ValueKind = 'usd' | 'usdOrNone' | 'whole' | 'wholeOrNone' | 'choice' | 'modelId' | 'pathOrNone';
@@ -21,6 +21,7 @@ export interface ScalarSetting {
   /** The placeholder in --help, e.g. USD. */
   valueName: string;
   kind: ValueKind;
+  /** From the contract's SETTING_META, like `help`. */
   label: string;
   help: string;
   choices?: readonly string[];
@@ -37,6 +38,8 @@ export interface ListSetting {
   /** Empties the list. */
   clearFlag: string;
   label: string;
+  /** The label inside a sentence: "the tools Claude Code may pre-approve". */
+  noun: string;
 }
 
 export const MODE_EXPLANATIONS: Record<Settings['mode'], string> = {
@@ -47,42 +50,72 @@ export const MODE_EXPLANATIONS: Record<Settings['mode'], string> = {
 
 export { PERMISSION_EXPLANATIONS } from '../contract/index.js';
 
+const VALUE_NAMES: Record<SettingUnit, string> = { usd: 'USD', usdPerMTokens: 'USD', tokens: 'TOKENS', jobs: 'N', retries: 'N', minutes: 'MINUTES', days: 'DAYS' };
+
+/** A flag for a number setting: how it is read and its placeholder follow from the unit and whether it may be none. */
+function numberFlag(path: SettingPath, flag: string): ScalarSetting {
+  const meta = SETTING_META[path];
+  if (!meta.unit) throw new Error(`${path} has no unit`);
+  const orNone = meta.none !== undefined;
+  const money = meta.unit === 'usd' || meta.unit === 'usdPerMTokens';
+  const kind: ValueKind = `${money ? 'usd' : 'whole'}${orNone ? 'OrNone' : ''}`;
+  return { path, flag, valueName: `${VALUE_NAMES[meta.unit]}${orNone ? '|none' : ''}`, kind, label: meta.label, help: settingHelpLine(path) };
+}
+
+/** A flag for any other setting; "|none" is added when the setting may be none. */
+function otherFlag(path: SettingPath, flag: string, valueName: string, kind: ValueKind, choices?: readonly string[]): ScalarSetting {
+  const meta = SETTING_META[path];
+  return {
+    path,
+    flag,
+    valueName: `${valueName}${meta.none !== undefined ? '|none' : ''}`,
+    kind,
+    label: meta.label,
+    help: settingHelpLine(path),
+    ...(choices ? { choices } : {}),
+  };
+}
+
 export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
-  { path: 'mode', flag: '--mode', valueName: DELEGATION_MODES.join('|'), kind: 'choice', choices: DELEGATION_MODES, label: 'Mode', help: 'whether Claude Code may delegate: off, only when you ask, or on its own' },
-  { path: 'defaultModel', flag: '--default-model', valueName: 'ID', kind: 'modelId', label: 'Default model', help: 'model used when a delegation names none (must pass the allow- and blocklist)' },
-  { path: 'maxPriceInputPerM', flag: '--max-price-in', valueName: 'USD|none', kind: 'usdOrNone', label: 'Max input price', help: 'refuse models whose input costs more than this, in $ per million tokens' },
-  { path: 'maxPriceOutputPerM', flag: '--max-price-out', valueName: 'USD|none', kind: 'usdOrNone', label: 'Max output price', help: 'the same for output tokens' },
-  { path: 'minContext', flag: '--min-context', valueName: 'TOKENS|none', kind: 'wholeOrNone', label: 'Min context', help: 'refuse models with a smaller context window' },
-  { path: 'budgets.perJobUsd', flag: '--budget-job', valueName: 'USD', kind: 'usd', label: 'Budget per job', help: "one job's spending cap (its max_cost_usd default and ceiling)" },
-  { path: 'budgets.perDayUsd', flag: '--budget-day', valueName: 'USD', kind: 'usd', label: 'Budget per day', help: 'spending across all jobs in one day' },
-  { path: 'budgets.reserveUsd', flag: '--reserve', valueName: 'USD', kind: 'usd', label: 'Reserve', help: "no job starts when the key's remaining balance is below this" },
-  { path: 'permissionCeiling', flag: '--max-permission', valueName: 'MODE', kind: 'choice', choices: PERMISSION_MODES, label: 'Permission ceiling', help: 'the most a delegated session may be given' },
-  { path: 'defaultPermissionMode', flag: '--permission-mode', valueName: 'MODE', kind: 'choice', choices: PERMISSION_MODES, label: 'Default permission mode', help: 'what a delegated session gets when the call names none (at most the ceiling)' },
-  { path: 'concurrency', flag: '--concurrency', valueName: 'N', kind: 'whole', label: 'Concurrency', help: 'jobs at once (1-32); more wait in a queue' },
-  { path: 'jobTimeoutMinutes', flag: '--timeout', valueName: 'MINUTES', kind: 'whole', label: 'Job timeout', help: 'the longest a job may run, in minutes' },
-  { path: 'retentionDays', flag: '--retention-days', valueName: 'DAYS', kind: 'whole', label: 'Job history kept', help: 'how long finished jobs are kept' },
-  { path: 'delegateMaxRetries', flag: '--max-retries', valueName: 'N', kind: 'whole', label: 'Delegate retries', help: 'how often a delegate retries a failed OpenRouter request (0-10)' },
-  { path: 'modelsCacheTtlMinutes', flag: '--models-cache-ttl', valueName: 'MINUTES', kind: 'whole', label: 'Model list cache', help: 'how long the model list is served from cache' },
-  { path: 'claudePath', flag: '--claude-path', valueName: 'PATH|none', kind: 'pathOrNone', label: 'claude executable', help: 'the claude CLI delegates run (none: OPENROUTER_DELEGATE_CLAUDE, then PATH)' },
+  otherFlag('mode', '--mode', DELEGATION_MODES.join('|'), 'choice', DELEGATION_MODES),
+  otherFlag('defaultModel', '--default-model', 'ID', 'modelId'),
+  numberFlag('maxPriceInputPerM', '--max-price-in'),
+  numberFlag('maxPriceOutputPerM', '--max-price-out'),
+  numberFlag('minContext', '--min-context'),
+  numberFlag('budgets.perJobUsd', '--budget-job'),
+  numberFlag('budgets.perDayUsd', '--budget-day'),
+  numberFlag('budgets.reserveUsd', '--reserve'),
+  otherFlag('permissionCeiling', '--max-permission', 'MODE', 'choice', PERMISSION_MODES),
+  otherFlag('defaultPermissionMode', '--permission-mode', 'MODE', 'choice', PERMISSION_MODES),
+  numberFlag('concurrency', '--concurrency'),
+  numberFlag('jobTimeoutMinutes', '--timeout'),
+  numberFlag('retentionDays', '--retention-days'),
+  numberFlag('delegateMaxRetries', '--max-retries'),
+  numberFlag('modelsCacheTtlMinutes', '--models-cache-ttl'),
+  otherFlag('claudePath', '--claude-path', 'PATH', 'pathOrNone'),
 ];
 
-export const LIST_SETTINGS: readonly ListSetting[] = [
-  { path: 'allowlist', entry: 'model', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', label: 'Allowlist' },
-  { path: 'blocklist', entry: 'model', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', label: 'Blocklist' },
+/** A label inside a sentence: only its first letter lowered, so "Claude Code" keeps its capitals. */
+function inSentence(label: string): string {
+  return `${label.charAt(0).toLowerCase()}${label.slice(1)}`;
+}
+
+export const LIST_SETTINGS: readonly ListSetting[] = (
+  [
+  { path: 'allowlist', entry: 'model', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', label: SETTING_META.allowlist.label },
+  { path: 'blocklist', entry: 'model', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', label: SETTING_META.blocklist.label },
   {
     path: 'approvableTools',
     entry: 'tool',
     flag: '--approve-tool',
     removeFlag: '--unapprove-tool',
     clearFlag: '--clear-approved-tools',
-    label: 'Tools callers may pre-approve',
+    label: SETTING_META.approvableTools.label,
   },
-];
+] satisfies Omit<ListSetting, 'noun'>[]
+).map((list) => ({ ...list, noun: inSentence(list.label) }));
 
-export function getSetting(settings: Settings, path: SettingPath): unknown {
-  if (path.startsWith('budgets.')) return settings.budgets[path.slice('budgets.'.length) as BudgetKey];
-  return settings[path as Exclude<keyof Settings, 'budgets'>];
-}
+export const getSetting = settingValue;
 
 /** The patch with one more value; budgets are merged figure by figure. */
 export function withSetting(patch: SettingsPatch, path: SettingPath, value: unknown): SettingsPatch {
@@ -96,7 +129,10 @@ export function formatSetting(path: SettingPath | ListField, value: unknown): st
     if (value.length > 0) return value.join(', ');
     return path === 'allowlist' ? '(empty: every tool-capable model)' : path === 'approvableTools' ? '(empty: callers may pre-approve nothing)' : '(empty)';
   }
-  if (value === null) return path === 'claudePath' ? 'none (OPENROUTER_DELEGATE_CLAUDE, then PATH)' : 'none';
+  if (value === null) {
+    const none = SETTING_META[path].none;
+    return none === undefined ? 'none' : `none (${none})`;
+  }
   switch (path) {
     case 'maxPriceInputPerM':
     case 'maxPriceOutputPerM':

@@ -6,8 +6,9 @@
  */
 import { autocomplete, cancel, confirm, intro, isCancel, log, multiselect, note, outro, password, select, text } from '@clack/prompts';
 import { formatPricePerM, formatTokens, formatUsd } from '../common/format.js';
-import { DELEGATION_MODES, PERMISSION_MODES, ServiceError } from '../contract/index.js';
-import type { ModelRow, SecretKind, SecretsStatus, Settings } from '../contract/index.js';
+import { settingHelp } from '../common/setting-help.js';
+import { DELEGATION_MODES, PERMISSION_MODES, SETTING_META, ServiceError } from '../contract/index.js';
+import type { ModelRow, SecretKind, SecretsStatus, SettingUnit, Settings } from '../contract/index.js';
 import { InvalidValuesError, checkPatternValue, checkSettingValue, previewPatch } from './config-args.js';
 import { checkKey } from './config-backend.js';
 import type { ConfigBackend, SettingsState } from './config-backend.js';
@@ -129,9 +130,25 @@ async function editMode(session: Session): Promise<void> {
   );
 }
 
+const UNIT_WORDS: Partial<Record<SettingUnit, string>> = {
+  usd: 'in $',
+  usdPerMTokens: 'in $ per million tokens',
+  tokens: 'in tokens',
+  minutes: 'in minutes',
+  days: 'in days',
+};
+
+/** "Budget per job in $: one job's spending cap (its default and its ceiling)". */
+function promptFor(path: SettingPath): string {
+  const { label, unit } = SETTING_META[path];
+  const words = unit ? UNIT_WORDS[unit] : undefined;
+  return `${label}${words ? ` ${words}` : ''}: ${settingHelp(path)}`;
+}
+
 /** A typed value for one setting; Enter keeps the current one. */
-async function editValue(session: Session, path: SettingPath, message: string): Promise<void> {
+async function editValue(session: Session, path: SettingPath): Promise<void> {
   const setting = scalar(path);
+  const message = promptFor(path);
   const current = getSetting(session.draft, path);
   const shown = current === null ? 'none' : String(current);
   const noneHint = setting.kind.endsWith('OrNone') ? ', "none" for no limit' : '';
@@ -152,28 +169,24 @@ async function editValue(session: Session, path: SettingPath, message: string): 
 }
 
 async function editBudgets(session: Session): Promise<void> {
-  await editValue(session, 'budgets.perJobUsd', 'Budget per job in $');
-  await editValue(session, 'budgets.perDayUsd', 'Budget per day in $');
-  await editValue(session, 'budgets.reserveUsd', 'Reserve in $: no job starts below this balance');
+  await editValue(session, 'budgets.perJobUsd');
+  await editValue(session, 'budgets.perDayUsd');
+  await editValue(session, 'budgets.reserveUsd');
 }
 
 async function editLimits(session: Session): Promise<void> {
-  await editValue(session, 'maxPriceInputPerM', 'Max input price in $ per million tokens');
-  await editValue(session, 'maxPriceOutputPerM', 'Max output price in $ per million tokens');
-  await editValue(session, 'minContext', 'Smallest context window in tokens');
-  await editValue(session, 'concurrency', 'Jobs at once (1-32)');
-  await editValue(session, 'jobTimeoutMinutes', 'Job timeout in minutes');
+  for (const path of ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'] as const) await editValue(session, path);
 }
 
 async function editPermissions(session: Session): Promise<void> {
   const width = Math.max(...PERMISSION_MODES.map((m) => m.length));
   const option = (mode: Settings['permissionCeiling']) => ({ value: mode, label: `${mode.padEnd(width)}  ${PERMISSION_EXPLANATIONS[mode]}` });
   const ceiling = await ask(
-    select({ message: 'Permission ceiling: the most a delegated session may be given', options: PERMISSION_MODES.map(option), initialValue: session.draft.permissionCeiling }),
+    select({ message: `${SETTING_META.permissionCeiling.label}: ${settingHelp('permissionCeiling')}`, options: PERMISSION_MODES.map(option), initialValue: session.draft.permissionCeiling }),
   );
   const allowed = PERMISSION_MODES.slice(0, PERMISSION_MODES.indexOf(ceiling) + 1);
   const current = allowed.includes(session.draft.defaultPermissionMode) ? session.draft.defaultPermissionMode : ceiling;
-  const mode = await ask(select({ message: 'Default permission mode (when a delegation names none)', options: allowed.map(option), initialValue: current }));
+  const mode = await ask(select({ message: `${SETTING_META.defaultPermissionMode.label}: ${settingHelp('defaultPermissionMode')}`, options: allowed.map(option), initialValue: current }));
   session.draft = withSettingValue(withSettingValue(session.draft, 'permissionCeiling', ceiling), 'defaultPermissionMode', mode);
 }
 
@@ -184,7 +197,7 @@ function splitEntries(raw: string): string[] {
 async function editList(session: Session, list: ListSetting): Promise<void> {
   for (;;) {
     const entries = session.draft[list.path];
-    const noun = list.label.toLowerCase();
+    const noun = list.noun;
     const action = await ask(
       select({
         message: `${list.label}: ${formatSetting(list.path, entries)}`,

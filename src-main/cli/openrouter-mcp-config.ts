@@ -25,10 +25,12 @@ function settingFlagsHelp(): string {
   for (const setting of SCALAR_SETTINGS) {
     if (setting.path === 'maxPriceInputPerM') {
       for (const list of LIST_SETTINGS) {
-        const noun = list.path === 'allowlist' ? 'allowlist (empty: every tool-capable model)' : 'blocklist';
-        rows.push([`${list.flag} ID_OR_PATTERN`, `add a model id or vendor/* pattern to the ${noun}`]);
-        rows.push([`${list.removeFlag} ID_OR_PATTERN`, `remove an entry from the ${list.path} (--${list.path === 'allowlist' ? 'allow' : 'block'} and this are repeatable)`]);
-        rows.push([list.clearFlag, `empty the ${list.path}`]);
+        const entry = list.entry === 'tool' ? 'TOOL' : 'ID_OR_PATTERN';
+        const what = list.entry === 'tool' ? 'a tool or rule (Read, Bash(npm test:*), * for any)' : 'a model id or vendor/* pattern';
+        const empty = list.path === 'allowlist' ? ` (empty: every tool-capable model)` : '';
+        rows.push([`${list.flag} ${entry}`, `add ${what} to the ${list.noun}${empty}`]);
+        rows.push([`${list.removeFlag} ${entry}`, `remove an entry from the ${list.noun} (${list.flag} and this are repeatable)`]);
+        rows.push([list.clearFlag, `empty the ${list.noun}`]);
       }
     }
     rows.push([`${setting.flag} ${setting.valueName}`, setting.help]);

@@ -95,3 +95,24 @@ export function formatDuration(seconds: number | null | undefined): string {
   if (h < 24) return `${h}h ${m % 60}m`;
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
+
+function counted(n: number, unit: string): string {
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** A span in minutes as people say a limit: "1 minute", "24 hours", "7 days". */
+function minutesAsLimit(minutes: number): string {
+  if (minutes > 24 * 60 && minutes % (24 * 60) === 0) return counted(minutes / (24 * 60), 'day');
+  if (minutes >= 60 && minutes % 60 === 0) return counted(minutes / 60, 'hour');
+  return counted(minutes, 'minute');
+}
+
+/**
+ * A setting's allowed range as its help shows it: "1–32", "1–3650 days", "1 minute to 24 hours";
+ * null when there is no upper bound (a lower bound of 0 or 1 goes without saying).
+ */
+export function formatBounds(bounds: { min: number; max?: number } | undefined, unit?: string): string | null {
+  if (bounds?.max === undefined) return null;
+  if (unit === 'minutes') return `${minutesAsLimit(bounds.min)} to ${minutesAsLimit(bounds.max)}`;
+  return `${bounds.min}–${bounds.max}${unit === 'days' ? ' days' : ''}`;
+}

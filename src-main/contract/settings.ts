@@ -44,8 +44,33 @@ export function isApprovableTool(rule: string, approvable: readonly string[]): b
   return approvable.some((entry) => entry === '*' || entry === rule || (!entry.includes('(') && rule.startsWith(`${entry}(`)));
 }
 
-const usd = z.number().finite().nonnegative();
-const perMillionUsd = z.number().finite().nonnegative().nullable();
+/**
+ * Inclusive bounds of the numeric settings. The schema below is built from them and SETTING_META
+ * hands them to every surface, so "1–32" is written here and nowhere else.
+ */
+export const SETTING_BOUNDS = {
+  usd: { min: 0 },
+  minContext: { min: 1 },
+  concurrency: { min: 1, max: 32 },
+  jobTimeoutMinutes: { min: 1, max: 24 * 60 },
+  retentionDays: { min: 1, max: 3650 },
+  modelsCacheTtlMinutes: { min: 1, max: 7 * 24 * 60 },
+  delegateMaxRetries: { min: 0, max: 10 },
+} as const satisfies Record<string, SettingBounds>;
+
+/** Inclusive; no `max` means no upper bound. */
+export interface SettingBounds {
+  min: number;
+  max?: number;
+}
+
+function wholeIn(bounds: SettingBounds) {
+  const atLeast = z.number().int().min(bounds.min);
+  return bounds.max === undefined ? atLeast : atLeast.max(bounds.max);
+}
+
+const usd = z.number().finite().min(SETTING_BOUNDS.usd.min);
+const perMillionUsd = z.number().finite().min(SETTING_BOUNDS.usd.min).nullable();
 
 const budgetsShape = {
   /** Ceiling for one job's `max_cost_usd`, and its default. */
@@ -65,7 +90,7 @@ const settingsShape = {
     blocklist: z.array(ModelPatternSchema).default([]),
     maxPriceInputPerM: perMillionUsd.default(null),
     maxPriceOutputPerM: perMillionUsd.default(null),
-    minContext: z.number().int().positive().nullable().default(null),
+    minContext: wholeIn(SETTING_BOUNDS.minContext).nullable().default(null),
     permissionCeiling: PermissionModeSchema.default('acceptEdits'),
     /**
      * What a caller may pre-approve with allowed_tools (tools the delegate then uses without asking).
@@ -74,17 +99,17 @@ const settingsShape = {
     approvableTools: z.array(ToolRuleSchema).max(100).default([...DEFAULT_APPROVABLE_TOOLS]),
     defaultPermissionMode: PermissionModeSchema.default('acceptEdits'),
     budgets: BudgetsSchema.default({ perJobUsd: 0.5, perDayUsd: 5, reserveUsd: 0.5 }),
-    concurrency: z.number().int().min(1).max(32).default(3),
-    jobTimeoutMinutes: z.number().int().min(1).max(24 * 60).default(30),
-    retentionDays: z.number().int().min(1).max(3650).default(30),
+    concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
+    jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
+    retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),
     /** Path of the `claude` executable; null = OPENROUTER_DELEGATE_CLAUDE, then PATH. */
     claudePath: z.string().min(1).nullable().default(null),
-    modelsCacheTtlMinutes: z.number().int().min(1).max(7 * 24 * 60).default(60),
+    modelsCacheTtlMinutes: wholeIn(SETTING_BOUNDS.modelsCacheTtlMinutes).default(60),
     /**
      * How often a delegate retries a failed OpenRouter request (Claude Code's CLAUDE_CODE_MAX_RETRIES).
      * Claude Code's own default, 10, can keep a job waiting three minutes on a dead key or a rate limit.
      */
-    delegateMaxRetries: z.number().int().min(0).max(10).default(3),
+    delegateMaxRetries: wholeIn(SETTING_BOUNDS.delegateMaxRetries).default(3),
 };
 
 export const SettingsSchema = z
@@ -150,3 +175,72 @@ export const PERMISSION_EXPLANATIONS: Record<PermissionMode, string> = {
   auto: "Claude Code's classifier approves actions it deems safe",
   bypassPermissions: 'anything, without asking: use only in a sandbox',
 };
+
+type BudgetKey = keyof Settings['budgets'];
+/** A setting as one name: a top-level field, or `budgets.perJobUsd` for a figure inside budgets. */
+export type SettingPath = Exclude<keyof Settings, 'budgets'> | `budgets.${BudgetKey}`;
+
+/** A setting's value by its path. */
+export function settingValue(settings: Settings, path: SettingPath): unknown {
+  if (path.startsWith('budgets.')) return settings.budgets[path.slice('budgets.'.length) as BudgetKey];
+  return settings[path as Exclude<keyof Settings, 'budgets'>];
+}
+
+/** What a number counts; each surface words it its own way (a "$" prefix, MINUTES, "in minutes"). */
+export type SettingUnit = 'usd' | 'usdPerMTokens' | 'tokens' | 'jobs' | 'minutes' | 'days' | 'retries';
+
+/**
+ * What a person reads about one setting, the same on every surface (CLI and settings page).
+ * `help` starts lower-case and has no final stop: a surface capitalises and punctuates it, and adds the
+ * bounds and what "none" means in its own way.
+ */
+export interface SettingMeta {
+  label: string;
+  help: string;
+  unit?: SettingUnit;
+  /** The schema's bounds (SETTING_BOUNDS), for numbers. */
+  bounds?: SettingBounds;
+  /** What null means, for a setting that may be null ("no cap"). */
+  none?: string;
+  /** The schema's default. */
+  default: unknown;
+}
+
+const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
+  mode: { label: 'Mode', help: 'whether Claude Code may delegate: off, only when you ask, or on its own' },
+  defaultModel: { label: 'Default model', help: 'model used when a delegation names none (must pass the allow- and blocklist)' },
+  allowlist: { label: 'Allowlist', help: "only these models (ids, or vendor/* for all of a vendor's)" },
+  blocklist: { label: 'Blocklist', help: 'never these models, even when the allowlist matches' },
+  maxPriceInputPerM: { label: 'Max input price', help: 'refuse models whose input costs more than this', unit: 'usdPerMTokens', bounds: SETTING_BOUNDS.usd, none: 'no cap' },
+  maxPriceOutputPerM: { label: 'Max output price', help: 'the same for output tokens', unit: 'usdPerMTokens', bounds: SETTING_BOUNDS.usd, none: 'no cap' },
+  minContext: { label: 'Minimum context', help: 'refuse models with a smaller context window', unit: 'tokens', bounds: SETTING_BOUNDS.minContext, none: 'any' },
+  permissionCeiling: { label: 'Permission ceiling', help: 'the most a delegated session may be given' },
+  approvableTools: {
+    label: 'Tools Claude Code may pre-approve',
+    help:
+      'a delegation may name tools its delegate then uses without asking (allowed_tools); only these are accepted. ' +
+      'A bare name also covers its narrower rules: Bash covers Bash(npm test:*). Anything that runs programs (Bash) can do whatever you can',
+  },
+  defaultPermissionMode: { label: 'Default permission mode', help: 'what a delegated session gets when the call names none (at most the ceiling)' },
+  'budgets.perJobUsd': { label: 'Budget per job', help: "one job's spending cap (its default and its ceiling)", unit: 'usd', bounds: SETTING_BOUNDS.usd },
+  'budgets.perDayUsd': { label: 'Budget per day', help: 'spending across all jobs in one day', unit: 'usd', bounds: SETTING_BOUNDS.usd },
+  'budgets.reserveUsd': { label: 'Reserve', help: "no job starts when the key's remaining balance is below this", unit: 'usd', bounds: SETTING_BOUNDS.usd },
+  concurrency: { label: 'Concurrency', help: 'jobs at once; more wait in a queue', unit: 'jobs', bounds: SETTING_BOUNDS.concurrency },
+  jobTimeoutMinutes: { label: 'Job timeout', help: 'the longest a job may run', unit: 'minutes', bounds: SETTING_BOUNDS.jobTimeoutMinutes },
+  retentionDays: { label: 'Job history kept', help: 'how long finished jobs are kept', unit: 'days', bounds: SETTING_BOUNDS.retentionDays },
+  claudePath: { label: 'claude executable', help: 'the claude CLI delegates run', none: 'OPENROUTER_DELEGATE_CLAUDE, then PATH' },
+  modelsCacheTtlMinutes: { label: 'Model list cache', help: 'how long the model list is served from cache', unit: 'minutes', bounds: SETTING_BOUNDS.modelsCacheTtlMinutes },
+  delegateMaxRetries: {
+    label: 'Delegate retries',
+    help: 'how often a delegate retries a failed OpenRouter request',
+    unit: 'retries',
+    bounds: SETTING_BOUNDS.delegateMaxRetries,
+  },
+};
+
+const DEFAULTS = defaultSettings();
+
+/** Every setting's label, help, unit, bounds and default (docs/ARCHITECTURE.md §5): written once, read by the CLI and the settings page. */
+export const SETTING_META: Readonly<Record<SettingPath, Readonly<SettingMeta>>> = Object.fromEntries(
+  (Object.keys(SETTING_TEXTS) as SettingPath[]).map((path) => [path, { ...SETTING_TEXTS[path], default: settingValue(DEFAULTS, path) }]),
+) as Record<SettingPath, SettingMeta>;

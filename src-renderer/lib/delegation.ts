@@ -4,8 +4,8 @@
  * (the service checks again; the page never claims a change it did not get back).
  */
 import { z } from 'zod';
-import { ModelPatternSchema, PERMISSION_MODES, SettingsPatchSchema, ToolRuleSchema, applySettingsPatch } from '../../src-main/contract/settings.js';
-import type { DelegationMode, PermissionMode, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
+import { ModelPatternSchema, PERMISSION_MODES, SETTING_META, SettingsPatchSchema, ToolRuleSchema, applySettingsPatch } from '../../src-main/contract/settings.js';
+import type { DelegationMode, PermissionMode, SettingPath, SettingUnit, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
 
 /** What Claude Code sees in each mode (the bridge's tool list and descriptions follow it). */
 export const MODES: ReadonlyArray<{ value: DelegationMode; label: string; explanation: string }> = [
@@ -33,6 +33,26 @@ export { PERMISSION_MODES };
 
 /** How a field's text is read. `OrNone`: empty means "no limit". */
 export type NumberKind = 'usd' | 'usdOrNone' | 'whole' | 'wholeOrNone';
+
+/** What a number field shows around its input for each unit ("$" before, "/M tokens" after). */
+const UNIT_AFFIXES: Record<SettingUnit, { prefix?: string; suffix?: string }> = {
+  usd: { prefix: '$' },
+  usdPerMTokens: { prefix: '$', suffix: '/M tokens' },
+  tokens: { suffix: 'tokens' },
+  jobs: { suffix: 'jobs' },
+  minutes: { suffix: 'minutes' },
+  days: { suffix: 'days' },
+  retries: { suffix: 'retries' },
+};
+
+/** How a number setting's field reads and shows its text, from the contract's SETTING_META. */
+export function numberFieldOf(path: SettingPath): { kind: NumberKind; prefix?: string; suffix?: string } {
+  const { unit, none } = SETTING_META[path];
+  if (!unit) throw new Error(`${path} is not a number setting`);
+  const money = unit === 'usd' || unit === 'usdPerMTokens';
+  const kind: NumberKind = `${money ? 'usd' : 'whole'}${none === undefined ? '' : 'OrNone'}`;
+  return { kind, ...UNIT_AFFIXES[unit] };
+}
 
 export type Parsed = { ok: true; value: number | null } | { ok: false; error: string };
 

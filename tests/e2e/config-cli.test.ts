@@ -188,7 +188,7 @@ const INVALID: Array<[string[], string, string]> = [
   [['--unblock', 'openai/*'], '--unblock', 'not in the blocklist'],
   [['--claude-path', ''], '--claude-path', 'Too small'],
   [['--approve-tool', 'rm -rf /'], '--approve-tool', 'expected a tool like "Read"'],
-  [['--unapprove-tool', 'Bash'], '--unapprove-tool', 'not in the tools callers may pre-approve'],
+  [['--unapprove-tool', 'Bash'], '--unapprove-tool', 'not in the tools Claude Code may pre-approve'],
   // One bad value refuses the whole call, the good flags included.
   [['--mode', 'off', '--concurrency', '5', '--budget-day', 'abc'], '--budget-day', 'not a number'],
 ];

@@ -89,7 +89,7 @@ describe("the Delegation page's helpers", () => {
     const settings = defaultSettings();
     expect(patchProblem(settings, { budgets: { perDayUsd: -2 } })).toBe('Must be 0 or more.');
     expect(patchProblem(settings, { concurrency: 2.5 })).toBe('Must be a whole number.');
-    expect(patchProblem(settings, { minContext: 0 })).toBe('Must be more than 0.');
+    expect(patchProblem(settings, { minContext: 0 })).toBe('Must be at least 1.');
     expect(patchProblem(settings, { defaultPermissionMode: 'auto' })).toBe('"auto" is above the permission ceiling "acceptEdits".');
     expect(patchProblem(settings, { blocklist: ['deepseek/*'] })).toBe(`"${DEFAULT_MODEL}" is blocked by "deepseek/*" in the blocklist.`);
     expect(patchProblem(settings, { budgets: { perJobUsd: 2 }, allowlist: ['deepseek/*'] })).toBeNull();
