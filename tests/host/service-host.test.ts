@@ -5,7 +5,7 @@ import { AlreadyRunningError } from '../../src-main/ipc/server.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
 import { makeTempHome } from '../support/temp-home.js';
 
-const ENV = { OPENROUTER_API_KEY: 'sk-or-v1-0000000000000000000000000000000000000000000000000000000000000000', OPENROUTER_BASE_URL: 'http://127.0.0.1:9' };
+const ENV = { OPENROUTER_API_KEY: `sk-or-v1-${'0'.repeat(64)}`, OPENROUTER_BASE_URL: 'http://127.0.0.1:9' };
 
 describe.runIf(process.platform !== 'win32')('the service host', () => {
   const cleanups: Array<() => Promise<void>> = [];

