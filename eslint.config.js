@@ -28,7 +28,10 @@ const node = { group: ['node:*'], message: `Pure code: no Node built-ins here (t
 const contractOnly = (where) => ({ group: ['**/common/**', '**/common'], message: `${where} imports nothing of ours ${SEE}.` });
 const platform = (where) => ({ group: ['**/platform/**', '**/platform'], message: `${where} may not use platform (paths, processes) ${SEE}.` });
 const ipc = (where) => ({ group: ['**/ipc/**', '**/ipc'], message: `${where} may not use a transport: the host attaches them ${SEE}.` });
-const core = (where) => ({ group: ['**/core/**', '**/core'], message: `${where} may not import the service core: go through src-main/host (its dispatcher and events) ${SEE}.` });
+const core = (where) => ({
+  group: ['**/core/**', '**/core'],
+  message: `${where} may not import the service core: go through src-main/host (its dispatcher and events) ${SEE}.`,
+});
 const host = (where) => ({ group: ['**/host/**', '**/host'], message: `${where} may not import the host: it wires the layers, nothing below uses it ${SEE}.` });
 const cli = { group: ['**/cli/**', '**/cli'], message: `The CLI is an entry point; nothing imports it ${SEE}.` };
 const electronDir = { group: ['**/electron/**'], message: `Only the tray app is the Electron shell; nothing imports it ${SEE}.` };
@@ -56,7 +59,22 @@ export default tseslint.config(
     // {' '} keeps a space Svelte would otherwise trim between an inline block and its text.
     rules: { 'no-undef': 'off', 'svelte/no-useless-mustaches': 'off' },
   },
-  layer(['src-main/contract/**'], [contractOnly('The contract'), platform('The contract'), ipc('The contract'), core('The contract'), host('The contract'), cli, electronDir, bridge, renderer, electron, node]),
+  layer(
+    ['src-main/contract/**'],
+    [
+      contractOnly('The contract'),
+      platform('The contract'),
+      ipc('The contract'),
+      core('The contract'),
+      host('The contract'),
+      cli,
+      electronDir,
+      bridge,
+      renderer,
+      electron,
+      node,
+    ],
+  ),
   layer(['src-main/common/**'], [platform('common'), ipc('common'), core('common'), host('common'), cli, electronDir, bridge, renderer, electron, node]),
   layer(['src-main/platform/**'], [ipc('platform'), core('platform'), host('platform'), cli, electronDir, bridge, renderer, electron]),
   layer(['src-main/ipc/**'], [core('ipc'), host('ipc'), cli, electronDir, bridge, renderer, electron]),
@@ -65,7 +83,10 @@ export default tseslint.config(
   layer(['src-main/cli/**'], [electronDir, bridge, renderer, electron]),
   layer(['src-main/electron/**'], [core('The tray app'), cli, bridge, renderer]),
   layer(['src-bridge/**'], [core('The bridge'), host('The bridge'), cli, electronDir, renderer, electron]),
-  layer(['src-renderer/**'], [platform('The settings page'), ipc('The settings page'), core('The settings page'), host('The settings page'), cli, electronDir, bridge, electron, node]),
+  layer(
+    ['src-renderer/**'],
+    [platform('The settings page'), ipc('The settings page'), core('The settings page'), host('The settings page'), cli, electronDir, bridge, electron, node],
+  ),
   {
     // No import cycles in the product: a cycle is a layer bent out of shape (docs/ARCHITECTURE.md §9).
     files: ['src-main/**/*.ts', 'src-bridge/**/*.ts', 'src-renderer/**/*.ts'],

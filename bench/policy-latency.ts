@@ -100,8 +100,22 @@ export async function policyLatencyBench(rounds = 10): Promise<BudgetRow[]> {
   }
   const base = `MCP ping through the bridge ${ms(median(pings))}`;
   return [
-    { budget: 'settings change via the service → tools/list_changed at the client ≤ 1 s', measured: ms(median(viaService)), baseline: base, ratio: median(viaService) / median(pings), value: median(viaService), limit: 1000 },
-    { budget: 'hand edit of settings.json → tools/list_changed at the client ≤ 1 s', measured: ms(median(viaFile)), baseline: base, ratio: median(viaFile) / median(pings), value: median(viaFile), limit: 1000 },
+    {
+      budget: 'settings change via the service → tools/list_changed at the client ≤ 1 s',
+      measured: ms(median(viaService)),
+      baseline: base,
+      ratio: median(viaService) / median(pings),
+      value: median(viaService),
+      limit: 1000,
+    },
+    {
+      budget: 'hand edit of settings.json → tools/list_changed at the client ≤ 1 s',
+      measured: ms(median(viaFile)),
+      baseline: base,
+      ratio: median(viaFile) / median(pings),
+      value: median(viaFile),
+      limit: 1000,
+    },
     {
       budget: '`openrouter-mcp-config --mode off` started → tools/list_changed at the client ≤ 1 s',
       measured: ms(median(viaCommand)),

@@ -115,9 +115,15 @@ class Soak {
     assertBuilt();
     // Words only; words after Bash; Bash that would hold for half a minute (cancelled long before).
     this.model.script('soak-text', [{ text: EXPECTED.text.result ?? '' }]);
-    this.model.script('soak-tool', [{ toolUse: { name: 'Bash', input: { command: 'echo soak-$((6*7))', description: 'Echo a number' } } }, { text: EXPECTED.tool.result ?? '' }]);
+    this.model.script('soak-tool', [
+      { toolUse: { name: 'Bash', input: { command: 'echo soak-$((6*7))', description: 'Echo a number' } } },
+      { text: EXPECTED.tool.result ?? '' },
+    ]);
     // Claude Code refuses a bare `sleep N`; a shell around it runs, and makes a tree for cancel to end.
-    this.model.script('soak-cancel', [{ toolUse: { name: 'Bash', input: { command: `sh -c "sleep ${HOLD_SECONDS}"`, description: 'Hold' } } }, { text: 'soak: never cancelled' }]);
+    this.model.script('soak-cancel', [
+      { toolUse: { name: 'Bash', input: { command: `sh -c "sleep ${HOLD_SECONDS}"`, description: 'Hold' } } },
+      { text: 'soak: never cancelled' },
+    ]);
     this.fake.addKey(KEY, { limit: 100_000, limitRemaining: 100_000 });
     await this.fake.start();
     const made = await makeDelegationHome('ord-soak-', { concurrency: PARALLEL, budgets: { perJobUsd: 1, perDayUsd: 100_000, reserveUsd: 0 } });
@@ -155,13 +161,26 @@ class Soak {
       text = await readFile(this.probeFile, 'utf8').catch(() => null);
     }
     const probe = JSON.parse(text) as { memory: NodeJS.MemoryUsage; resources: Record<string, number>; timers: Record<string, number> };
-    return { rss: await rssBytes(this.servicePid), heapUsed: probe.memory.heapUsed, fds: await openFds(this.servicePid), resources: probe.resources, timers: probe.timers };
+    return {
+      rss: await rssBytes(this.servicePid),
+      heapUsed: probe.memory.heapUsed,
+      fds: await openFds(this.servicePid),
+      resources: probe.resources,
+      timers: probe.timers,
+    };
   }
 
   /** Runs jobs [from, to) with PARALLEL workers; each job gets its own connection, as bridges do. */
   async run(from: number, to: number): Promise<void> {
     let next = from;
-    const sampler = setInterval(() => void rssBytes(this.servicePid).then((rss) => (this.peakRss = Math.max(this.peakRss, rss)), () => undefined), 1000);
+    const sampler = setInterval(
+      () =>
+        void rssBytes(this.servicePid).then(
+          (rss) => (this.peakRss = Math.max(this.peakRss, rss)),
+          () => undefined,
+        ),
+      1000,
+    );
     const worker = async () => {
       while (next < to) {
         const outcome = await this.job(next++);
@@ -210,7 +229,8 @@ class Soak {
     for (;;) {
       const result = await client.call('jobs.result', { jobId, waitSeconds: 120 });
       if (isActive(result.job.state)) continue;
-      if (result.job.state === 'succeeded' && result.resultText !== EXPECTED[kind].result) outcome.problems.push(`answer was ${JSON.stringify(result.resultText)}`);
+      if (result.job.state === 'succeeded' && result.resultText !== EXPECTED[kind].result)
+        outcome.problems.push(`answer was ${JSON.stringify(result.resultText)}`);
       if (result.job.state === 'succeeded' && result.job.toolCalls !== (kind === 'tool' ? 1 : 0)) outcome.problems.push(`${result.job.toolCalls} tool calls`);
       return result.job;
     }
@@ -262,7 +282,10 @@ class Soak {
     await sleep(6000);
     let last = '';
     for (let stable = 0, tries = 0; stable < 4 && tries < 40; tries++) {
-      const now = (await openFds(this.servicePid)).map((fd) => fd.key).sort().join('\n');
+      const now = (await openFds(this.servicePid))
+        .map((fd) => fd.key)
+        .sort()
+        .join('\n');
       stable = now === last ? stable + 1 : 0;
       last = now;
       await sleep(500);
@@ -283,7 +306,8 @@ class Soak {
   async leftovers(): Promise<string[]> {
     const table = await processTable();
     const found = new Map<number, string>();
-    for (const p of await processesWithEnv(`=${this.home}/`, table)) if (p.pid !== this.servicePid) found.set(p.pid, `${p.pid} ${p.argv.join(' ').slice(0, 120)}`);
+    for (const p of await processesWithEnv(`=${this.home}/`, table))
+      if (p.pid !== this.servicePid) found.set(p.pid, `${p.pid} ${p.argv.join(' ').slice(0, 120)}`);
     for (const p of table.values()) {
       if (p.ppid !== this.servicePid || p.pid === this.servicePid) continue;
       found.set(p.pid, `${p.pid} ${p.state === 'Z' ? '(zombie, not reaped) ' : ''}${p.argv.join(' ').slice(0, 120)}`);
@@ -342,7 +366,9 @@ async function main(): Promise<number> {
   try {
     await soak.start();
     console.log(machineHeader('OpenRouter Delegate soak'));
-    console.log(`${JOBS} jobs through the real claude CLI (${path.relative(process.cwd(), CLAUDE_CLI)}), ${PARALLEL} at a time (service concurrency ${PARALLEL}), every ${CANCEL_EVERY}th cancelled while its Bash runs sleep ${HOLD_SECONDS}; warm-up ${WARMUP} jobs; service pid ${soak.servicePid}\n`);
+    console.log(
+      `${JOBS} jobs through the real claude CLI (${path.relative(process.cwd(), CLAUDE_CLI)}), ${PARALLEL} at a time (service concurrency ${PARALLEL}), every ${CANCEL_EVERY}th cancelled while its Bash runs sleep ${HOLD_SECONDS}; warm-up ${WARMUP} jobs; service pid ${soak.servicePid}\n`,
+    );
     const atStart = await soak.snapshot();
     log(`start: RSS ${mb(atStart.rss)}, heap ${mb(atStart.heapUsed)}, ${atStart.fds.length} fds`);
     const jobs0 = performance.now();
@@ -370,15 +396,24 @@ async function main(): Promise<number> {
     }
     const total = new Map<string, number>();
     for (const o of results) total.set(o.state, (total.get(o.state) ?? 0) + 1);
-    console.log(`  final states: ${['succeeded', 'cancelled', 'failed'].map((s) => `${s} ${total.get(s) ?? 0}`).join(' / ')}${[...total].filter(([s]) => !['succeeded', 'cancelled', 'failed'].includes(s)).map(([s, n]) => `, ${s} ${n}`).join('')} (of ${results.length})`);
+    console.log(
+      `  final states: ${['succeeded', 'cancelled', 'failed'].map((s) => `${s} ${total.get(s) ?? 0}`).join(' / ')}${[...total]
+        .filter(([s]) => !['succeeded', 'cancelled', 'failed'].includes(s))
+        .map(([s, n]) => `, ${s} ${n}`)
+        .join('')} (of ${results.length})`,
+    );
     for (const [kind, counts] of byKind) {
       const walls = results.filter((o) => o.kind === kind).map((o) => o.wallMs);
-      console.log(`  ${kind.padEnd(6)} expected ${EXPECTED[kind].state.padEnd(9)}: ${[...counts].map(([s, n]) => `${s} ${n}`).join(', ')}; wall p50 ${seconds(median(walls))}, p95 ${seconds(percentile(walls, 95))}, max ${seconds(Math.max(...walls))}`);
+      console.log(
+        `  ${kind.padEnd(6)} expected ${EXPECTED[kind].state.padEnd(9)}: ${[...counts].map(([s, n]) => `${s} ${n}`).join(', ')}; wall p50 ${seconds(median(walls))}, p95 ${seconds(percentile(walls, 95))}, max ${seconds(Math.max(...walls))}`,
+      );
     }
     const cancels = results.map((o) => o.cancelMs).filter((v): v is number => v !== null);
     if (cancels.length > 0) {
       const escalated = soak.serviceLog.filter((l) => l.includes('sending SIGKILL')).length;
-      console.log(`  cancel → tree gone: p50 ${Math.round(median(cancels))} ms, max ${Math.round(Math.max(...cancels))} ms; ${escalated} of ${cancels.length} needed SIGKILL after the grace period`);
+      console.log(
+        `  cancel → tree gone: p50 ${Math.round(median(cancels))} ms, max ${Math.round(Math.max(...cancels))} ms; ${escalated} of ${cancels.length} needed SIGKILL after the grace period`,
+      );
     }
     const unexpected = results.filter((o) => o.problems.length > 0);
     for (const o of unexpected) console.log(`  UNEXPECTED job ${o.index} (${o.kind}, ${o.jobId ?? 'no id'}): ${o.state} — ${o.problems.join('; ')}`);
@@ -404,7 +439,7 @@ async function main(): Promise<number> {
     if (added.length > 0) failures.push(`${added.length} file descriptor(s) leaked`);
 
     console.log('\n== Timers and handles of the service (probe, after GC)');
-    printCounts('live timers at the end (setTimeout/setInterval, ref\'d and unref\'d)', atEnd.timers);
+    printCounts("live timers at the end (setTimeout/setInterval, ref'd and unref'd)", atEnd.timers);
     const timerDiff = diffCounts(atStart.timers, atEnd.timers);
     console.log(`  timers end vs start: ${timerDiff.length === 0 ? 'same' : timerDiff.join('; ')}`);
     printCounts('resources keeping the event loop alive at the end', atEnd.resources);
@@ -413,12 +448,15 @@ async function main(): Promise<number> {
     if (timerDiff.some((l) => l.startsWith('+'))) failures.push('timers leaked');
     if (resourceDiff.some((l) => l.startsWith('+'))) failures.push('loop handles leaked');
     console.log(`  SIGTERM with no job running → exited in ${Math.round(stop.exitMs)} ms with code ${stop.code}${stop.forced ? ' — only after SIGKILL' : ''}`);
-    if (stop.forced || stop.exitMs > EXIT_LIMIT_MS) failures.push(`the service took ${Math.round(stop.exitMs)} ms to exit on SIGTERM (something holds its event loop)`);
+    if (stop.forced || stop.exitMs > EXIT_LIMIT_MS)
+      failures.push(`the service took ${Math.round(stop.exitMs)} ms to exit on SIGTERM (something holds its event loop)`);
     if (stop.code !== 0) failures.push(`the service exited with ${stop.code}`);
 
     console.log('\n== Memory of the service (RSS after a full GC)');
     const growth = atEnd.rss - atWarm.rss;
-    console.log(`  start ${mb(atStart.rss)} · after warm-up ${mb(atWarm.rss)} · end ${mb(atEnd.rss)} (${growth >= 0 ? '+' : ''}${mb(growth)} since warm-up; peak while running ${mb(soak.peakRss)})`);
+    console.log(
+      `  start ${mb(atStart.rss)} · after warm-up ${mb(atWarm.rss)} · end ${mb(atEnd.rss)} (${growth >= 0 ? '+' : ''}${mb(growth)} since warm-up; peak while running ${mb(soak.peakRss)})`,
+    );
     console.log(`  V8 heap used: start ${mb(atStart.heapUsed)} · after warm-up ${mb(atWarm.heapUsed)} · end ${mb(atEnd.heapUsed)}`);
     if (growth > RSS_SLACK_MB * 1024 * 1024) failures.push(`RSS grew ${mb(growth)} after warm-up (more than ${RSS_SLACK_MB} MB)`);
 

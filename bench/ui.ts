@@ -33,7 +33,10 @@ async function bareSvelteKb(): Promise<number> {
   const dir = await mkdtemp(path.join(ROOT, '.tmp', 'bench-svelte-'));
   try {
     await writeFile(path.join(dir, 'index.html'), '<!doctype html><div id="app"></div><script type="module" src="./main.js"></script>');
-    await writeFile(path.join(dir, 'main.js'), "import { mount } from 'svelte';\nimport App from './App.svelte';\nmount(App, { target: document.getElementById('app') });\n");
+    await writeFile(
+      path.join(dir, 'main.js'),
+      "import { mount } from 'svelte';\nimport App from './App.svelte';\nmount(App, { target: document.getElementById('app') });\n",
+    );
     await writeFile(path.join(dir, 'App.svelte'), '<script>let name = $state("world");</script>\n<h1>Hello {name}</h1>\n');
     const { build } = await import('vite');
     const { svelte } = await import('@sveltejs/vite-plugin-svelte');

@@ -132,7 +132,12 @@ async function withBuildLock(work) {
       break;
     } catch (error) {
       if (error.code !== 'EEXIST') throw error;
-      const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()));
+      const age =
+        Date.now() -
+        (await stat(lock).then(
+          (s) => s.mtimeMs,
+          () => Date.now(),
+        ));
       if (age > 5 * 60_000) await rm(lock, { recursive: true, force: true });
       else if (Date.now() - started > 10 * 60_000) throw new Error(`Another build holds ${lock}; remove it if no build is running.`);
       else await sleep(250);

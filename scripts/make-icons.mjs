@@ -92,7 +92,10 @@ function roundedRect(cx, cy, halfW, halfH, radius) {
   };
 }
 
-const union = (...shapes) => (x, y) => Math.min(...shapes.map((s) => s(x, y)));
+const union =
+  (...shapes) =>
+  (x, y) =>
+    Math.min(...shapes.map((s) => s(x, y)));
 
 // ---------------------------------------------------------------------------------------------
 // The glyph, on a 16 × 16 grid: a terminal window with a prompt chevron (every delegate is a
@@ -122,8 +125,14 @@ function trayScene(state, colors) {
   const g = glyphParts();
   const ops =
     state === 'running'
-      ? [{ shape: g.filled, color: colors.running }, { shape: g.prompt, color: null }]
-      : [{ shape: g.outline, color: colors.glyph }, { shape: g.prompt, color: colors.glyph }];
+      ? [
+          { shape: g.filled, color: colors.running },
+          { shape: g.prompt, color: null },
+        ]
+      : [
+          { shape: g.outline, color: colors.glyph },
+          { shape: g.prompt, color: colors.glyph },
+        ];
   if (state === 'attention') ops.push({ shape: g.badgeGap, color: null }, { shape: g.badge, color: colors.attention });
   return ops;
 }
@@ -234,7 +243,11 @@ export function iconFiles() {
       files.push({ file: `${base}@2x.png`, size: 32, kind: 'tray', state, variant });
     }
   }
-  files.push({ file: 'icon-256.png', size: 256, kind: 'app' }, { file: 'icon.png', size: 512, kind: 'app' }, { file: 'icon-1024.png', size: 1024, kind: 'app' });
+  files.push(
+    { file: 'icon-256.png', size: 256, kind: 'app' },
+    { file: 'icon.png', size: 512, kind: 'app' },
+    { file: 'icon-1024.png', size: 1024, kind: 'app' },
+  );
   return files;
 }
 

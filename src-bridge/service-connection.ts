@@ -177,9 +177,13 @@ export class ServiceConnection {
       };
       const onExit = (code: number | null) =>
         finish(new ServiceError('unavailable', `The OpenRouter Delegate service exited (code ${code ?? 'signal'}) before it was ready. See ${log.file}.`));
-      const onError = (error: Error) => finish(new ServiceError('unavailable', `Could not start the OpenRouter Delegate service (${launch.command}): ${error.message}`));
+      const onError = (error: Error) =>
+        finish(new ServiceError('unavailable', `Could not start the OpenRouter Delegate service (${launch.command}): ${error.message}`));
       const timer = setTimeout(
-        () => finish(new ServiceError('unavailable', `The OpenRouter Delegate service did not become ready within ${Math.round(timeoutMs / 1000)} s. See ${log.file}.`)),
+        () =>
+          finish(
+            new ServiceError('unavailable', `The OpenRouter Delegate service did not become ready within ${Math.round(timeoutMs / 1000)} s. See ${log.file}.`),
+          ),
         timeoutMs,
       );
       child.stdout?.on('data', onData);
@@ -187,7 +191,8 @@ export class ServiceConnection {
       child.once('error', onError);
     });
     const client = await this.tryConnect();
-    if (!client) throw new ServiceError('unavailable', 'The OpenRouter Delegate service started but does not answer. Run `openrouter-delegate status` to see why.');
+    if (!client)
+      throw new ServiceError('unavailable', 'The OpenRouter Delegate service started but does not answer. Run `openrouter-delegate status` to see why.');
     return client;
   }
 }

@@ -106,11 +106,20 @@ export async function processTable(): Promise<Map<number, ProcEntry>> {
   const names = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
   await Promise.all(
     names.map(async (name) => {
-      const [stat, cmdline] = await Promise.all([readFile(`/proc/${name}/stat`, 'utf8').catch(() => ''), readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')]);
+      const [stat, cmdline] = await Promise.all([
+        readFile(`/proc/${name}/stat`, 'utf8').catch(() => ''),
+        readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => ''),
+      ]);
       const close = stat.lastIndexOf(')');
       if (close < 0) return;
       const f = stat.slice(close + 2).split(' ');
-      table.set(Number(name), { pid: Number(name), state: f[0] ?? '?', ppid: Number(f[1]), session: Number(f[3]), argv: cmdline.split('\0').filter((a) => a !== '') });
+      table.set(Number(name), {
+        pid: Number(name),
+        state: f[0] ?? '?',
+        ppid: Number(f[1]),
+        session: Number(f[3]),
+        argv: cmdline.split('\0').filter((a) => a !== ''),
+      });
     }),
   );
   return table;

@@ -41,18 +41,24 @@ function renderBalance(b: Balance): string[] {
   } else {
     lines.push(`Balance: unknown: ${b.keyProblem ?? 'no key'}`);
   }
-  if (b.credits) lines.push(`Account credits: ${formatUsd(b.credits.remainingUsd)} left (${formatUsd(b.credits.usedUsd)} used of ${formatUsd(b.credits.totalUsd)})`);
+  if (b.credits)
+    lines.push(`Account credits: ${formatUsd(b.credits.remainingUsd)} left (${formatUsd(b.credits.usedUsd)} used of ${formatUsd(b.credits.totalUsd)})`);
   else if (b.creditsNote) lines.push(`Account credits: ${b.creditsNote}`);
   return lines;
 }
 
 function renderEnvironment(env: EnvEntry[]): string[] {
-  return ['Environment of a delegated session (inherited variables are only these; secrets hidden):', ...env.map((e) => `  ${e.name}=${e.value.replaceAll('\n', '\\n')}`)];
+  return [
+    'Environment of a delegated session (inherited variables are only these; secrets hidden):',
+    ...env.map((e) => `  ${e.name}=${e.value.replaceAll('\n', '\\n')}`),
+  ];
 }
 
 export function renderModelsReport(report: ModelsReport, query: { filter?: string | undefined }): string {
   const shown = report.models.length;
-  const scope = query.filter ? `${report.matched} of ${report.totalToolModels} tool-capable models match "${query.filter}"` : `${report.totalToolModels} tool-capable models`;
+  const scope = query.filter
+    ? `${report.matched} of ${report.totalToolModels} tool-capable models match "${query.filter}"`
+    : `${report.totalToolModels} tool-capable models`;
   const more = report.matched - shown;
   const lines = [
     ...renderPolicy(report.policy),

@@ -47,10 +47,12 @@ export function renderModelsTable(rows: readonly ModelRow[]): string {
   const widths = COLUMNS.map((column, i) => Math.max(column.title.length, ...cells.map((rowCells) => rowCells[i]?.length ?? 0)));
   const lines = [
     tableLine(COLUMNS.map((column, i) => pad(column.title, widths[i] ?? 0, column.alignRight))),
-    tableLine(COLUMNS.map((column, i) => {
-      const dashes = '-'.repeat(widths[i] ?? 0);
-      return column.alignRight ? `${dashes.slice(1)}:` : dashes;
-    })),
+    tableLine(
+      COLUMNS.map((column, i) => {
+        const dashes = '-'.repeat(widths[i] ?? 0);
+        return column.alignRight ? `${dashes.slice(1)}:` : dashes;
+      }),
+    ),
     ...cells.map((rowCells) => tableLine(COLUMNS.map((column, i) => pad(rowCells[i] ?? '', widths[i] ?? 0, column.alignRight)))),
   ];
   const footnote = tierFootnote(rows);

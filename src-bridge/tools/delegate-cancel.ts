@@ -15,7 +15,7 @@ export function describeDelegateCancel(mode: DelegationMode): string {
   return describeDelegateTool(
     'Cancel a queued or running delegated job: its Claude Code session and every process it started are ended (what it already spent is spent). Cancelling a finished job changes nothing.',
     mode,
-    'Delegated jobs cost real money on the user\'s OpenRouter account; cancelling stops further spending.',
+    "Delegated jobs cost real money on the user's OpenRouter account; cancelling stops further spending.",
   );
 }
 

@@ -15,7 +15,7 @@ export const delegateFollowupInput = deriveInput(FollowupRequestSchema, {
   ...PROMPT_WORDS,
   permissionMode: PERMISSION_WORDS,
   maxTurns: MAX_TURNS_WORDS,
-  maxCostUsd: 'Cap for this turn (default and ceiling: the user\'s per-job budget).',
+  maxCostUsd: "Cap for this turn (default and ceiling: the user's per-job budget).",
   waitSeconds: WAIT_WORDS,
 });
 

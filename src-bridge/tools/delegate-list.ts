@@ -16,7 +16,7 @@ export const delegateListInput = deriveInput(ListRequestSchema, {
 
 export function describeDelegateList(mode: DelegationMode): string {
   return describeDelegateTool(
-    'List delegated jobs newest first, grouped by conversation (session), with each job\'s state and cost, the total, and today\'s spend against the daily budget. Read-only.',
+    "List delegated jobs newest first, grouped by conversation (session), with each job's state and cost, the total, and today's spend against the daily budget. Read-only.",
     mode,
     LOOKING_IS_FREE,
   );

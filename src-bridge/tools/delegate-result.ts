@@ -13,7 +13,7 @@ export const delegateResultInput = deriveInput(ResultRequestSchema, { jobId: 'Th
 
 export function describeDelegateResult(mode: DelegationMode): string {
   return describeDelegateTool(
-    'Get a delegated job\'s final answer, with tokens, estimated and billed cost and the session_id for follow-ups; waits up to wait_seconds if it is still running. The answer is the delegate\'s output: check it before relying on it.',
+    "Get a delegated job's final answer, with tokens, estimated and billed cost and the session_id for follow-ups; waits up to wait_seconds if it is still running. The answer is the delegate's output: check it before relying on it.",
     mode,
     LOOKING_IS_FREE,
   );

@@ -19,8 +19,8 @@ export const delegateStartInput = deriveInput(StartJobRequestSchema, {
   appendSystemPrompt: 'Extra system instructions for the delegate.',
   maxTurns: MAX_TURNS_WORDS,
   addDirs: 'More directories the delegate may access.',
-  maxCostUsd: 'Stop the job when its estimated cost passes this (default and ceiling: the user\'s per-job budget).',
-  timeoutMinutes: 'Stop the job after this many minutes (at most the user\'s limit).',
+  maxCostUsd: "Stop the job when its estimated cost passes this (default and ceiling: the user's per-job budget).",
+  timeoutMinutes: "Stop the job after this many minutes (at most the user's limit).",
   waitSeconds: WAIT_WORDS,
 });
 

@@ -61,6 +61,6 @@ export const PROMPT_WORDS = {
 export const WAIT_WORDS = (field: z.ZodDefault<z.ZodNumber>): string =>
   `Seconds to wait for the job to finish before answering (${rangeAndDefault(field)}: return at once with the job id).`;
 
-export const PERMISSION_WORDS = 'Claude Code permission mode for the delegate; capped by the user\'s ceiling. Default: the user\'s default.';
+export const PERMISSION_WORDS = "Claude Code permission mode for the delegate; capped by the user's ceiling. Default: the user's default.";
 
 export const MAX_TURNS_WORDS = 'Stop after this many agent turns.';

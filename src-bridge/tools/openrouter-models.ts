@@ -31,7 +31,7 @@ export const openRouterModelsInput = deriveInput(CONTRACT['models.list'].request
 });
 
 const MODE_LINES: Record<DelegationMode, string> = {
-  off: 'Delegation is OFF in the user\'s settings: no work can be delegated until the user turns it on (`openrouter-delegate` settings; only the user can change them).',
+  off: "Delegation is OFF in the user's settings: no work can be delegated until the user turns it on (`openrouter-delegate` settings; only the user can change them).",
   ondemand: 'Delegation is ON EXPLICIT REQUEST ONLY: use this when the user asks which OpenRouter models are available or what delegating would cost.',
   auto: 'Delegation is on AUTO: check here which models are allowed and what they cost before handing bulk work (summaries, searches, boilerplate) to a cheap model.',
 };
@@ -39,7 +39,7 @@ const MODE_LINES: Record<DelegationMode, string> = {
 export function describeOpenRouterModels(mode: DelegationMode): string {
   return [
     'List the OpenRouter models this user allows for delegated Claude Code sessions: tool-capable models with $/M input and output tokens, context window, and whether the policy allows each (and why not).',
-    'Also shows the user\'s delegation policy (mode, default model, allow/block lists, price caps, permission ceiling, budgets), the OpenRouter balance, and the environment a delegated session receives (secrets hidden).',
+    "Also shows the user's delegation policy (mode, default model, allow/block lists, price caps, permission ceiling, budgets), the OpenRouter balance, and the environment a delegated session receives (secrets hidden).",
     MODE_LINES[mode],
     'Free and read-only: it changes nothing and spends nothing. Settings belong to the user; no tool changes them.',
   ].join(' ');

@@ -26,7 +26,11 @@ export interface ToolSet {
 }
 
 export function registerTools(server: McpServer, deps: ToolDeps, mode: DelegationMode): ToolSet {
-  const entry = (register: (s: McpServer, d: ToolDeps, m: DelegationMode) => RegisteredTool, describe: (m: DelegationMode) => string, delegates: boolean): ToolEntry => ({
+  const entry = (
+    register: (s: McpServer, d: ToolDeps, m: DelegationMode) => RegisteredTool,
+    describe: (m: DelegationMode) => string,
+    delegates: boolean,
+  ): ToolEntry => ({
     tool: register(server, deps, mode),
     describe,
     delegates,

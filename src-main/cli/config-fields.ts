@@ -50,7 +50,15 @@ export const MODE_EXPLANATIONS: Record<Settings['mode'], string> = {
 
 export { PERMISSION_EXPLANATIONS } from '../contract/index.js';
 
-const VALUE_NAMES: Record<SettingUnit, string> = { usd: 'USD', usdPerMTokens: 'USD', tokens: 'TOKENS', jobs: 'N', retries: 'N', minutes: 'MINUTES', days: 'DAYS' };
+const VALUE_NAMES: Record<SettingUnit, string> = {
+  usd: 'USD',
+  usdPerMTokens: 'USD',
+  tokens: 'TOKENS',
+  jobs: 'N',
+  retries: 'N',
+  minutes: 'MINUTES',
+  days: 'DAYS',
+};
 
 /** A flag for a number setting: how it is read and its placeholder follow from the unit and whether it may be none. */
 function numberFlag(path: SettingPath, flag: string): ScalarSetting {
@@ -102,17 +110,17 @@ function inSentence(label: string): string {
 
 export const LIST_SETTINGS: readonly ListSetting[] = (
   [
-  { path: 'allowlist', entry: 'model', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', label: SETTING_META.allowlist.label },
-  { path: 'blocklist', entry: 'model', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', label: SETTING_META.blocklist.label },
-  {
-    path: 'approvableTools',
-    entry: 'tool',
-    flag: '--approve-tool',
-    removeFlag: '--unapprove-tool',
-    clearFlag: '--clear-approved-tools',
-    label: SETTING_META.approvableTools.label,
-  },
-] satisfies Omit<ListSetting, 'noun'>[]
+    { path: 'allowlist', entry: 'model', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', label: SETTING_META.allowlist.label },
+    { path: 'blocklist', entry: 'model', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', label: SETTING_META.blocklist.label },
+    {
+      path: 'approvableTools',
+      entry: 'tool',
+      flag: '--approve-tool',
+      removeFlag: '--unapprove-tool',
+      clearFlag: '--clear-approved-tools',
+      label: SETTING_META.approvableTools.label,
+    },
+  ] satisfies Omit<ListSetting, 'noun'>[]
 ).map((list) => ({ ...list, noun: inSentence(list.label) }));
 
 export const getSetting = settingValue;

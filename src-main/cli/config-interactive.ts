@@ -182,11 +182,21 @@ async function editPermissions(session: Session): Promise<void> {
   const width = Math.max(...PERMISSION_MODES.map((m) => m.length));
   const option = (mode: Settings['permissionCeiling']) => ({ value: mode, label: `${mode.padEnd(width)}  ${PERMISSION_EXPLANATIONS[mode]}` });
   const ceiling = await ask(
-    select({ message: `${SETTING_META.permissionCeiling.label}: ${settingHelp('permissionCeiling')}`, options: PERMISSION_MODES.map(option), initialValue: session.draft.permissionCeiling }),
+    select({
+      message: `${SETTING_META.permissionCeiling.label}: ${settingHelp('permissionCeiling')}`,
+      options: PERMISSION_MODES.map(option),
+      initialValue: session.draft.permissionCeiling,
+    }),
   );
   const allowed = PERMISSION_MODES.slice(0, PERMISSION_MODES.indexOf(ceiling) + 1);
   const current = allowed.includes(session.draft.defaultPermissionMode) ? session.draft.defaultPermissionMode : ceiling;
-  const mode = await ask(select({ message: `${SETTING_META.defaultPermissionMode.label}: ${settingHelp('defaultPermissionMode')}`, options: allowed.map(option), initialValue: current }));
+  const mode = await ask(
+    select({
+      message: `${SETTING_META.defaultPermissionMode.label}: ${settingHelp('defaultPermissionMode')}`,
+      options: allowed.map(option),
+      initialValue: current,
+    }),
+  );
   session.draft = withSettingValue(withSettingValue(session.draft, 'permissionCeiling', ceiling), 'defaultPermissionMode', mode);
 }
 
@@ -202,7 +212,10 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
       select({
         message: `${list.label}: ${formatSetting(list.path, entries)}`,
         options: [
-          { value: 'add' as const, label: list.entry === 'tool' ? 'Add tools or rules (Read, Bash(npm test:*), * for any)' : 'Add model ids or vendor/* patterns' },
+          {
+            value: 'add' as const,
+            label: list.entry === 'tool' ? 'Add tools or rules (Read, Bash(npm test:*), * for any)' : 'Add model ids or vendor/* patterns',
+          },
           { value: 'remove' as const, label: 'Remove entries', disabled: entries.length === 0 },
           { value: 'clear' as const, label: `Empty the ${noun}`, disabled: entries.length === 0 },
           { value: 'done' as const, label: 'Done' },
@@ -214,7 +227,13 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
     if (action === 'clear') {
       session.draft = withSettingValue(session.draft, list.path, []);
     } else if (action === 'remove') {
-      const removed = await ask(multiselect({ message: `Remove which entries? (Space selects, Enter confirms)`, options: entries.map((e) => ({ value: e, label: e })), required: false }));
+      const removed = await ask(
+        multiselect({
+          message: `Remove which entries? (Space selects, Enter confirms)`,
+          options: entries.map((e) => ({ value: e, label: e })),
+          required: false,
+        }),
+      );
       session.draft = withSettingValue(
         session.draft,
         list.path,
@@ -224,7 +243,8 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
       const raw = await ask(
         text({
           message: `Add to the ${noun} (separate several with spaces)`,
-          placeholder: list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : list.path === 'approvableTools' ? 'Edit Bash(npm test:*)' : 'openai/*',
+          placeholder:
+            list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : list.path === 'approvableTools' ? 'Edit Bash(npm test:*)' : 'openai/*',
           validate: (value) => {
             const problems = splitEntries(value ?? '').flatMap((entry) => {
               const checked = checkPatternValue(entry, list.entry);
@@ -363,7 +383,10 @@ async function editKeys(session: Session): Promise<void> {
       message: `OpenRouter key: ${keySummary(session)}. Management key: ${describeKeySource(session.secrets, 'management')}`,
       options: [
         { value: 'set-api' as const, label: present('api') ? 'Replace the OpenRouter key' : 'Set the OpenRouter key' },
-        { value: 'set-management' as const, label: present('management') ? 'Replace the management key' : 'Set a management key (optional: shows account credits)' },
+        {
+          value: 'set-management' as const,
+          label: present('management') ? 'Replace the management key' : 'Set a management key (optional: shows account credits)',
+        },
         { value: 'remove-api' as const, label: 'Remove the OpenRouter key from the keychain', disabled: !present('api') },
         { value: 'remove-management' as const, label: 'Remove the management key from the keychain', disabled: !present('management') },
         { value: 'back' as const, label: 'Back' },
@@ -473,7 +496,11 @@ export async function runInteractive(deps: InteractiveDeps): Promise<number> {
             return 0;
           }
           if (await save(session)) {
-            outro(backend.via === 'service' ? 'Saved. The running service uses the new settings now.' : `Saved to ${session.state.file}. The service reads it when it starts.`);
+            outro(
+              backend.via === 'service'
+                ? 'Saved. The running service uses the new settings now.'
+                : `Saved to ${session.state.file}. The service reads it when it starts.`,
+            );
             return 0;
           }
           break;

@@ -202,7 +202,9 @@ async function status(locations: Locations, json: boolean): Promise<number> {
       out(JSON.stringify({ running: true, service, secrets }, null, 2));
       return 0;
     }
-    out(`Service:          running (${service.host}, pid ${service.pid}, version ${service.version}, up ${service.uptimeSeconds}s, ${service.clients} client(s))`);
+    out(
+      `Service:          running (${service.host}, pid ${service.pid}, version ${service.version}, up ${service.uptimeSeconds}s, ${service.clients} client(s))`,
+    );
     out(`Home:             ${service.home}`);
     out(`Settings:         ${service.paths.settingsFile}`);
     out(`Data:             ${service.paths.data}`);
@@ -227,9 +229,12 @@ async function key(locations: Locations, action: string | undefined, kind: Secre
       case 'set': {
         const value = await readSecret(kind === 'api' ? 'OpenRouter key (input hidden): ' : 'Management key (input hidden): ');
         if (!value) throw new UsageError('No key given. Pipe it in (`printf %s "$KEY" | openrouter-delegate key set`) or type it when asked.');
-        result = client ? await client.call('secrets.set', { kind, value, validate: flags.validate }) : await storeSecret(direct(), kind, value, flags.validate);
+        result = client
+          ? await client.call('secrets.set', { kind, value, validate: flags.validate })
+          : await storeSecret(direct(), kind, value, flags.validate);
         err(kind === 'api' ? 'Key stored in the OS keychain.' : 'Management key stored in the OS keychain.');
-        if (kind === 'api' && result.apiKey.source === 'environment') err('Note: OPENROUTER_API_KEY is set in the environment and takes precedence over the keychain.');
+        if (kind === 'api' && result.apiKey.source === 'environment')
+          err('Note: OPENROUTER_API_KEY is set in the environment and takes precedence over the keychain.');
         break;
       }
       case 'remove':
@@ -256,7 +261,13 @@ function bridgeScript(): string {
 }
 
 function setupContext(locations: Locations): Promise<SetupContext> {
-  return createSetupContext({ env: process.env, locations, nodePath: process.execPath, bridgeScript: bridgeScript(), connectService: () => connect(locations) });
+  return createSetupContext({
+    env: process.env,
+    locations,
+    nodePath: process.execPath,
+    bridgeScript: bridgeScript(),
+    connectService: () => connect(locations),
+  });
 }
 
 async function install(locations: Locations): Promise<number> {

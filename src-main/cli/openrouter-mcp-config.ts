@@ -111,7 +111,8 @@ async function applyKeys(backend: ConfigBackend, request: ConfigRequest, out: Ou
     try {
       status = await backend.setSecret(key.kind, value);
     } catch (error) {
-      if (error instanceof ServiceError) throw new ServiceError(error.code, `${error.message}\nThe ${label.toLowerCase()} was not stored; nothing was changed.`);
+      if (error instanceof ServiceError)
+        throw new ServiceError(error.code, `${error.message}\nThe ${label.toLowerCase()} was not stored; nothing was changed.`);
       throw error;
     }
     out.say(`${label} accepted by OpenRouter and stored in the OS keychain (${status.keychain.backend}).`);

@@ -13,9 +13,8 @@ export const API_GLOBAL = 'openrouterDelegate';
 export type ContractEvent = { [E in EventName]: { event: E; data: EventOf<E> } }[EventName];
 
 /** Methods whose request may be empty take their parameters optionally. */
-export type ContractMethod<M extends MethodName> = Record<never, never> extends RequestOf<M>
-  ? (params?: RequestOf<M>) => Promise<ResponseOf<M>>
-  : (params: RequestOf<M>) => Promise<ResponseOf<M>>;
+export type ContractMethod<M extends MethodName> =
+  Record<never, never> extends RequestOf<M> ? (params?: RequestOf<M>) => Promise<ResponseOf<M>> : (params: RequestOf<M>) => Promise<ResponseOf<M>>;
 
 export type ContractApi = { readonly [M in MethodName]: ContractMethod<M> } & {
   /** Every service event, until the returned function is called. */

@@ -163,7 +163,11 @@ export const StartJobRequestSchema = z
     maxTurns: z.number().int().min(1).max(1000).optional(),
     addDirs: z.array(path).max(50).optional(),
     maxCostUsd: z.number().positive().max(10_000).optional(),
-    timeoutMinutes: z.number().min(0.1).max(24 * 60).optional(),
+    timeoutMinutes: z
+      .number()
+      .min(0.1)
+      .max(24 * 60)
+      .optional(),
     waitSeconds: waitSeconds.default(0),
     caller: CallerSchema,
   })

@@ -183,20 +183,22 @@ export const CONTRACT = {
   'settings.update': method(
     z.object({ patch: SettingsPatchSchema }).strict(),
     SettingsSchema,
-    'Change some settings (the user\'s: the CLI and the settings window call this, never the bridge).',
+    "Change some settings (the user's: the CLI and the settings window call this, never the bridge).",
     true,
   ),
   'secrets.status': method(empty, SecretsStatusSchema, 'Which keys are present and where they come from (never the keys).'),
   'secrets.set': method(
-    z
-      .object({ kind: SecretKindSchema, value: z.string().trim().min(1).max(500), validate: z.boolean().default(true) })
-      .strict(),
+    z.object({ kind: SecretKindSchema, value: z.string().trim().min(1).max(500), validate: z.boolean().default(true) }).strict(),
     SecretsStatusSchema,
     'Store a key in the OS keychain, after checking it with OpenRouter.',
     true,
   ),
   'secrets.remove': method(z.object({ kind: SecretKindSchema }).strict(), SecretsStatusSchema, 'Remove a key from the OS keychain.', true),
-  'balance.get': method(z.object({ refresh: z.boolean().default(false) }).strict(), BalanceSchema, 'Key limit, remaining, usage; credits with a management key.'),
+  'balance.get': method(
+    z.object({ refresh: z.boolean().default(false) }).strict(),
+    BalanceSchema,
+    'Key limit, remaining, usage; credits with a management key.',
+  ),
   'models.list': method(
     z
       .object({
@@ -212,13 +214,13 @@ export const CONTRACT = {
   'jobs.start': method(StartJobRequestSchema, JobViewSchema, 'Start a delegated Claude Code session on an OpenRouter model.', true),
   'jobs.followup': method(FollowupRequestSchema, JobViewSchema, 'Continue a delegated session with a new turn.', true),
   'jobs.status': method(StatusRequestSchema, JobViewSchema, 'A job with its live tail; optionally wait for it to end.'),
-  'jobs.result': method(ResultRequestSchema, JobResultSchema, 'A job\'s answer, tokens and cost; optionally wait for it.'),
+  'jobs.result': method(ResultRequestSchema, JobResultSchema, "A job's answer, tokens and cost; optionally wait for it."),
   'jobs.cancel': method(CancelRequestSchema, JobViewSchema, 'Cancel a job and its whole process tree.'),
   'jobs.list': method(ListRequestSchema, JobListSchema, 'Jobs newest first, grouped by conversation, with costs.'),
   'jobs.killAll': method(z.object({}).strict(), z.object({ killed: z.number() }), 'Cancel every queued and running job.', true),
-  'setup.status': method(empty, SetupStatusSchema, 'Whether Claude Code starts this installation\'s bridge, and the exact command.'),
+  'setup.status': method(empty, SetupStatusSchema, "Whether Claude Code starts this installation's bridge, and the exact command."),
   'setup.connect': method(empty, SetupActionSchema, 'Register the bridge with Claude Code (`claude mcp add --scope user`), as `install` does.', true),
-  'setup.disconnect': method(empty, SetupActionSchema, 'Remove the bridge\'s registration from Claude Code, as `uninstall` does.', true),
+  'setup.disconnect': method(empty, SetupActionSchema, "Remove the bridge's registration from Claude Code, as `uninstall` does.", true),
   'setup.doctor': method(empty, DoctorReportSchema, 'The checks of `openrouter-delegate doctor`.'),
 } as const;
 

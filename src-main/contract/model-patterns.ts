@@ -20,4 +20,3 @@ export function matchesPattern(id: string, pattern: string): boolean {
   if (patternVendor.startsWith('~')) return wantedId.startsWith(`${patternVendor}/`);
   return wantedId.includes('/') && vendorOf(wantedId) === patternVendor;
 }
-

@@ -83,33 +83,36 @@ const budgetsShape = {
 export const BudgetsSchema = z.object(budgetsShape).strict();
 
 const settingsShape = {
-    mode: DelegationModeSchema.default('ondemand'),
-    defaultModel: ModelPatternSchema.refine((s) => !s.endsWith('/*'), 'the default model must be a model id, not a pattern').default(DEFAULT_MODEL),
-    /** Empty = every tool-capable model. */
-    allowlist: z.array(ModelPatternSchema).default([]),
-    blocklist: z.array(ModelPatternSchema).default([]),
-    maxPriceInputPerM: perMillionUsd.default(null),
-    maxPriceOutputPerM: perMillionUsd.default(null),
-    minContext: wholeIn(SETTING_BOUNDS.minContext).nullable().default(null),
-    permissionCeiling: PermissionModeSchema.default('acceptEdits'),
-    /**
-     * What a caller may pre-approve with allowed_tools (tools the delegate then uses without asking).
-     * A bare name also allows its narrowed rules (`Bash` allows `Bash(npm test:*)`); `*` allows anything.
-     */
-    approvableTools: z.array(ToolRuleSchema).max(100).default([...DEFAULT_APPROVABLE_TOOLS]),
-    defaultPermissionMode: PermissionModeSchema.default('acceptEdits'),
-    budgets: BudgetsSchema.default({ perJobUsd: 0.5, perDayUsd: 5, reserveUsd: 0.5 }),
-    concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
-    jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
-    retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),
-    /** Path of the `claude` executable; null = OPENROUTER_DELEGATE_CLAUDE, then PATH. */
-    claudePath: z.string().min(1).nullable().default(null),
-    modelsCacheTtlMinutes: wholeIn(SETTING_BOUNDS.modelsCacheTtlMinutes).default(60),
-    /**
-     * How often a delegate retries a failed OpenRouter request (Claude Code's CLAUDE_CODE_MAX_RETRIES).
-     * Claude Code's own default, 10, can keep a job waiting three minutes on a dead key or a rate limit.
-     */
-    delegateMaxRetries: wholeIn(SETTING_BOUNDS.delegateMaxRetries).default(3),
+  mode: DelegationModeSchema.default('ondemand'),
+  defaultModel: ModelPatternSchema.refine((s) => !s.endsWith('/*'), 'the default model must be a model id, not a pattern').default(DEFAULT_MODEL),
+  /** Empty = every tool-capable model. */
+  allowlist: z.array(ModelPatternSchema).default([]),
+  blocklist: z.array(ModelPatternSchema).default([]),
+  maxPriceInputPerM: perMillionUsd.default(null),
+  maxPriceOutputPerM: perMillionUsd.default(null),
+  minContext: wholeIn(SETTING_BOUNDS.minContext).nullable().default(null),
+  permissionCeiling: PermissionModeSchema.default('acceptEdits'),
+  /**
+   * What a caller may pre-approve with allowed_tools (tools the delegate then uses without asking).
+   * A bare name also allows its narrowed rules (`Bash` allows `Bash(npm test:*)`); `*` allows anything.
+   */
+  approvableTools: z
+    .array(ToolRuleSchema)
+    .max(100)
+    .default([...DEFAULT_APPROVABLE_TOOLS]),
+  defaultPermissionMode: PermissionModeSchema.default('acceptEdits'),
+  budgets: BudgetsSchema.default({ perJobUsd: 0.5, perDayUsd: 5, reserveUsd: 0.5 }),
+  concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
+  jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
+  retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),
+  /** Path of the `claude` executable; null = OPENROUTER_DELEGATE_CLAUDE, then PATH. */
+  claudePath: z.string().min(1).nullable().default(null),
+  modelsCacheTtlMinutes: wholeIn(SETTING_BOUNDS.modelsCacheTtlMinutes).default(60),
+  /**
+   * How often a delegate retries a failed OpenRouter request (Claude Code's CLAUDE_CODE_MAX_RETRIES).
+   * Claude Code's own default, 10, can keep a job waiting three minutes on a dead key or a rate limit.
+   */
+  delegateMaxRetries: wholeIn(SETTING_BOUNDS.delegateMaxRetries).default(3),
 };
 
 export const SettingsSchema = z
@@ -211,7 +214,13 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   defaultModel: { label: 'Default model', help: 'model used when a delegation names none (must pass the allow- and blocklist)' },
   allowlist: { label: 'Allowlist', help: "only these models (ids, or vendor/* for all of a vendor's)" },
   blocklist: { label: 'Blocklist', help: 'never these models, even when the allowlist matches' },
-  maxPriceInputPerM: { label: 'Max input price', help: 'refuse models whose input costs more than this', unit: 'usdPerMTokens', bounds: SETTING_BOUNDS.usd, none: 'no cap' },
+  maxPriceInputPerM: {
+    label: 'Max input price',
+    help: 'refuse models whose input costs more than this',
+    unit: 'usdPerMTokens',
+    bounds: SETTING_BOUNDS.usd,
+    none: 'no cap',
+  },
   maxPriceOutputPerM: { label: 'Max output price', help: 'the same for output tokens', unit: 'usdPerMTokens', bounds: SETTING_BOUNDS.usd, none: 'no cap' },
   minContext: { label: 'Minimum context', help: 'refuse models with a smaller context window', unit: 'tokens', bounds: SETTING_BOUNDS.minContext, none: 'any' },
   permissionCeiling: { label: 'Permission ceiling', help: 'the most a delegated session may be given' },
@@ -229,7 +238,12 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   jobTimeoutMinutes: { label: 'Job timeout', help: 'the longest a job may run', unit: 'minutes', bounds: SETTING_BOUNDS.jobTimeoutMinutes },
   retentionDays: { label: 'Job history kept', help: 'how long finished jobs are kept', unit: 'days', bounds: SETTING_BOUNDS.retentionDays },
   claudePath: { label: 'claude executable', help: 'the claude CLI delegates run', none: 'OPENROUTER_DELEGATE_CLAUDE, then PATH' },
-  modelsCacheTtlMinutes: { label: 'Model list cache', help: 'how long the model list is served from cache', unit: 'minutes', bounds: SETTING_BOUNDS.modelsCacheTtlMinutes },
+  modelsCacheTtlMinutes: {
+    label: 'Model list cache',
+    help: 'how long the model list is served from cache',
+    unit: 'minutes',
+    bounds: SETTING_BOUNDS.modelsCacheTtlMinutes,
+  },
   delegateMaxRetries: {
     label: 'Delegate retries',
     help: 'how often a delegate retries a failed OpenRouter request',

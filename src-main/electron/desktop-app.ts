@@ -157,7 +157,9 @@ export class DesktopApp {
       this.unsubscribeEvents();
       this.unsubscribeEvents = null;
       if (error instanceof AlreadyRunningError) {
-        this.log(`${error.message} The tray app hosts that same service, so it does not start a second one: stop the running one with \`openrouter-delegate stop\`, then start the app again.`);
+        this.log(
+          `${error.message} The tray app hosts that same service, so it does not start a second one: stop the running one with \`openrouter-delegate stop\`, then start the app again.`,
+        );
         return 'already-running';
       }
       throw error;
@@ -408,7 +410,8 @@ export class DesktopApp {
     const menu = JSON.stringify(view.menu);
     if (this.shown?.icon !== icon) tray.setImage(icon);
     if (this.shown?.tooltip !== view.tooltip) tray.setToolTip(view.tooltip);
-    if (this.shown?.menu !== menu) tray.setContextMenu(this.electron.Menu.buildFromTemplate(menuTemplate(view.menu, (action) => void this.handleAction(action))));
+    if (this.shown?.menu !== menu)
+      tray.setContextMenu(this.electron.Menu.buildFromTemplate(menuTemplate(view.menu, (action) => void this.handleAction(action))));
     this.shown = { icon, tooltip: view.tooltip, menu };
     this.keepElapsedFresh(state.activeJobs.length > 0);
   }

@@ -36,9 +36,7 @@ interface PendingCall {
 type ClientState = 'handshake' | 'open' | 'closed';
 
 function errnoCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
-    ? (error as { code: string }).code
-    : undefined;
+  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : undefined;
 }
 
 /** Rethrown outside our socket handler: a listener's bug is the listener's, and must not stop the frame loop. */
@@ -227,7 +225,9 @@ export class IpcClient {
         return;
       }
     }
-    this.handshakeDone?.(new ServiceError('internal', 'The service answered the hello with something that is not a hello. Are the app and the bridge the same version?'));
+    this.handshakeDone?.(
+      new ServiceError('internal', 'The service answered the hello with something that is not a hello. Are the app and the bridge the same version?'),
+    );
   }
 
   private onFrame(frame: DecodedFrame): void {
@@ -254,7 +254,9 @@ export class IpcClient {
     if (reply.ok) call.resolve(reply.result);
     else {
       const { code, message, retryAfterSeconds, next } = reply.error;
-      call.reject(new ServiceError(code, message, { ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }), ...(next === undefined ? {} : { next }) }));
+      call.reject(
+        new ServiceError(code, message, { ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }), ...(next === undefined ? {} : { next }) }),
+      );
     }
   }
 

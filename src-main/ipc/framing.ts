@@ -12,9 +12,7 @@ import { MAX_FRAME_BYTES, ServiceError } from '../contract/protocol.js';
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
 
-export type DecodedFrame =
-  | { ok: true; value: unknown }
-  | { ok: false; code: 'bad_frame' | 'frame_too_large'; message: string };
+export type DecodedFrame = { ok: true; value: unknown } | { ok: false; code: 'bad_frame' | 'frame_too_large'; message: string };
 
 function describeLimit(bytes: number): string {
   return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;

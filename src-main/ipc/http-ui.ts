@@ -165,7 +165,10 @@ export class HttpUiServer {
     this.server = server;
     this.port = port;
     this.token = Buffer.from(token, 'utf8');
-    await writePrivateFile(this.deps.stateFile, `${JSON.stringify({ recentPorts: [port, ...recentPorts.filter((p) => p !== port)].slice(0, RECENT_PORTS) })}\n`);
+    await writePrivateFile(
+      this.deps.stateFile,
+      `${JSON.stringify({ recentPorts: [port, ...recentPorts.filter((p) => p !== port)].slice(0, RECENT_PORTS) })}\n`,
+    );
     return { port, url: `http://${LOOPBACK}:${port}/#token=${token}` };
   }
 
@@ -228,7 +231,8 @@ export class HttpUiServer {
 
   private async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     try {
-      if (!this.hostIsOurs(request.headers.host)) return this.refuse(response, 421, 'Wrong Host header: open the URL `openrouter-delegate serve --ui` printed.');
+      if (!this.hostIsOurs(request.headers.host))
+        return this.refuse(response, 421, 'Wrong Host header: open the URL `openrouter-delegate serve --ui` printed.');
       if (!this.originIsOurs(request.headers.origin)) return this.refuse(response, 403, 'Requests from other sites are refused.');
       // The raw path, looked up as it is: never resolved against anything (no "..", no "//host" tricks).
       const [pathname = '/', query = ''] = (request.url ?? '/').split('?');
@@ -264,7 +268,8 @@ export class HttpUiServer {
     const method = /^\/api\/call\/([A-Za-z.]{1,64})$/.exec(pathname)?.[1];
     if (!method) return this.refuse(response, 404, 'Not found.');
     if (request.method !== 'POST') return this.refuse(response, 405, 'POST only.');
-    if (!(request.headers['content-type'] ?? '').startsWith('application/json')) return this.refuse(response, 415, 'Send JSON (content-type: application/json).');
+    if (!(request.headers['content-type'] ?? '').startsWith('application/json'))
+      return this.refuse(response, 415, 'Send JSON (content-type: application/json).');
     let params: unknown;
     try {
       params = JSON.parse(await readBody(request, MAX_FRAME_BYTES));

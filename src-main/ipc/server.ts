@@ -13,12 +13,7 @@
  */
 import { Buffer } from 'node:buffer';
 import net from 'node:net';
-import {
-  ClientHelloSchema,
-  PROTOCOL_VERSION,
-  RequestFrameSchema,
-  ServiceError,
-} from '../contract/protocol.js';
+import { ClientHelloSchema, PROTOCOL_VERSION, RequestFrameSchema, ServiceError } from '../contract/protocol.js';
 import type { ClientHello, EventFrame, ResponseFrame, ServerHello, WireError } from '../contract/protocol.js';
 import { SocketEndpoint } from './endpoint.js';
 import { encodeFrame, FrameDecoder } from './framing.js';
@@ -76,7 +71,6 @@ type ServerState = 'new' | 'starting' | 'listening' | 'stopped';
 function errorReply(id: number | null, error: WireError): ResponseFrame {
   return { type: 'response', id, ok: false, error };
 }
-
 
 export class IpcServer {
   private readonly endpoint: SocketEndpoint;
@@ -449,4 +443,3 @@ function recoverableId(value: unknown): number | null {
   const id = value.id;
   return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? id : null;
 }
-

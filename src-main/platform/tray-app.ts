@@ -128,7 +128,8 @@ export function spawnTrayApp(input: { binary: string; args: string[]; env: NodeJ
   const child = spawn(input.binary, input.args, { detached: true, stdio: ['ignore', input.logFd, input.logFd], env });
   let settle: (what: string) => void = () => undefined;
   const exited = new Promise<string>((resolve) => (settle = resolve));
-  const onExit = (code: number | null, signal: NodeJS.Signals | null) => settle(code !== null ? `exited with code ${code}` : `was killed (${signal ?? 'signal'})`);
+  const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+    settle(code !== null ? `exited with code ${code}` : `was killed (${signal ?? 'signal'})`);
   const onError = (error: Error) => settle(`could not be started (${error.message})`);
   child.once('exit', onExit);
   child.once('error', onError);

@@ -145,7 +145,11 @@ export function keySummary(key: KeyBalance): string {
 export function testOutcome(kind: SecretKind, balance: Balance): Problem {
   if (kind === 'management') {
     if (balance.credits) {
-      return { tone: 'ok', title: 'OpenRouter accepted the management key.', detail: `The account has ${formatUsd(balance.credits.remainingUsd)} of credits left.` };
+      return {
+        tone: 'ok',
+        title: 'OpenRouter accepted the management key.',
+        detail: `The account has ${formatUsd(balance.credits.remainingUsd)} of credits left.`,
+      };
     }
     return { tone: 'fail', title: 'The management key did not work.', detail: balance.creditsNote ?? 'OpenRouter did not return the account credits.' };
   }

@@ -4,7 +4,14 @@
  * (the service checks again; the page never claims a change it did not get back).
  */
 import { z } from 'zod';
-import { ModelPatternSchema, PERMISSION_MODES, SETTING_META, SettingsPatchSchema, ToolRuleSchema, applySettingsPatch } from '../../src-main/contract/settings.js';
+import {
+  ModelPatternSchema,
+  PERMISSION_MODES,
+  SETTING_META,
+  SettingsPatchSchema,
+  ToolRuleSchema,
+  applySettingsPatch,
+} from '../../src-main/contract/settings.js';
 import type { DelegationMode, PermissionMode, SettingPath, SettingUnit, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
 
 /** What Claude Code sees in each mode (the bridge's tool list and descriptions follow it). */
@@ -22,7 +29,7 @@ export { PERMISSION_EXPLANATIONS } from '../../src-main/contract/settings.js';
 
 export const PERMISSION_LABELS: Record<PermissionMode, string> = {
   plan: 'plan — read-only',
-  dontAsk: "dontAsk — pre-approved tools only",
+  dontAsk: 'dontAsk — pre-approved tools only',
   manual: 'manual — pre-approved tools only',
   acceptEdits: 'acceptEdits — may edit files',
   auto: 'auto — classifier approves',
@@ -58,7 +65,10 @@ export type Parsed = { ok: true; value: number | null } | { ok: false; error: st
 
 /** "$1,250.50" → 1250.5; "" → null where allowed. Ranges are the schema's business, not this one's. */
 export function parseNumber(text: string, kind: NumberKind): Parsed {
-  const cleaned = text.trim().replace(/^\$\s*/, '').replace(/,/g, '');
+  const cleaned = text
+    .trim()
+    .replace(/^\$\s*/, '')
+    .replace(/,/g, '');
   const optional = kind === 'usdOrNone' || kind === 'wholeOrNone';
   if (cleaned === '' || (optional && /^none$/i.test(cleaned))) {
     return optional ? { ok: true, value: null } : { ok: false, error: 'Enter a value; this setting cannot be empty.' };

@@ -44,7 +44,8 @@ const NO_TOKEN: WireError = { code: 'unauthorized', message: 'This page has no v
 /** What every call of a page whose link died says (its banner says it too, from onConnection's `stale`). */
 const STALE: WireError = {
   code: 'unauthorized',
-  message: 'The service restarted, or something else now answers on this port, so this page’s link no longer works. Open the new URL that `openrouter-delegate serve --ui` printed.',
+  message:
+    'The service restarted, or something else now answers on this port, so this page’s link no longer works. Open the new URL that `openrouter-delegate serve --ui` printed.',
 };
 
 /**

@@ -70,7 +70,9 @@ export function billingExplanation(job: Pick<JobRecord, 'billedCostUsd' | 'billi
     case 'unavailable':
       return 'OpenRouter did not report the charge; the estimate is what counts toward budgets.';
     default:
-      return isActiveState(job.state) ? 'Known once the job ends (OpenRouter reports charges a little later).' : 'Asked from OpenRouter; it reports charges a little later.';
+      return isActiveState(job.state)
+        ? 'Known once the job ends (OpenRouter reports charges a little later).'
+        : 'Asked from OpenRouter; it reports charges a little later.';
   }
 }
 
@@ -142,7 +144,9 @@ export function startedText(iso: string | null, now: number): string {
 /** Input and output tokens, with the cache when it was used: "12.3k in / 950 out". */
 export function tokensText(usage: JobRecord['usage']): string {
   const base = `${formatTokens(usage.inputTokens)} in / ${formatTokens(usage.outputTokens)} out`;
-  return usage.cacheReadTokens || usage.cacheWriteTokens ? `${base}, cache ${formatTokens(usage.cacheReadTokens)} read / ${formatTokens(usage.cacheWriteTokens)} written` : base;
+  return usage.cacheReadTokens || usage.cacheWriteTokens
+    ? `${base}, cache ${formatTokens(usage.cacheReadTokens)} read / ${formatTokens(usage.cacheWriteTokens)} written`
+    : base;
 }
 
 /** A time limit in minutes: "30 min", "2 h", "1 h 30 min". */

@@ -19,7 +19,10 @@ export interface Route {
 
 export function parseRoute(hash: string): Route {
   // The loopback host's URL starts with the token ("#token=…&jobs"); the host takes it out, but may not have yet.
-  const [head, ...rest] = hash.replace(/^#/, '').replace(/^token=[0-9a-f]{64}&?/, '').split('/');
+  const [head, ...rest] = hash
+    .replace(/^#/, '')
+    .replace(/^token=[0-9a-f]{64}&?/, '')
+    .split('/');
   const page = PAGES.find((p) => p.id === head)?.id ?? 'account';
   const jobId = page === 'jobs' && rest.length > 0 ? decodeURIComponent(rest.join('/')) || null : null;
   return { page, jobId };

@@ -23,6 +23,7 @@ describe('chooseStartHost: `start` looks at this checkout', () => {
     const built = existsSync(path.join(ROOT, 'dist', 'electron', 'main.js'));
     const choice = chooseStartHost({ DISPLAY: ':0' }, 'linux');
     if (binary && built) expect(choice).toEqual({ host: 'electron', binary, args: [ROOT] });
-    else expect(choice).toMatchObject({ host: 'headless', reason: expect.stringMatching(binary ? /^tray app not built/ : /^Electron runtime not installed \(/) });
+    else
+      expect(choice).toMatchObject({ host: 'headless', reason: expect.stringMatching(binary ? /^tray app not built/ : /^Electron runtime not installed \(/) });
   });
 });

@@ -3,7 +3,11 @@ import { contentSecurityPolicy } from '../../src-main/common/page-security.js';
 
 describe('contentSecurityPolicy', () => {
   const directives = (): Map<string, string> =>
-    new Map(contentSecurityPolicy().split('; ').map((d) => [d.split(' ')[0] ?? '', d.split(' ').slice(1).join(' ')]));
+    new Map(
+      contentSecurityPolicy()
+        .split('; ')
+        .map((d) => [d.split(' ')[0] ?? '', d.split(' ').slice(1).join(' ')]),
+    );
 
   it('allows the bundled files only, and nothing by default', () => {
     expect(Object.fromEntries(directives())).toEqual({

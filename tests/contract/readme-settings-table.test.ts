@@ -25,7 +25,10 @@ function settingsTable(): Row[] {
   const rows: Row[] = [];
   for (const line of lines.slice(header + 2)) {
     if (!line.startsWith('|')) break;
-    const [setting = '', defaults = ''] = line.split('|').slice(1).map((cell) => cell.trim());
+    const [setting = '', defaults = ''] = line
+      .split('|')
+      .slice(1)
+      .map((cell) => cell.trim());
     rows.push({ names: [...setting.matchAll(/`([^`]+)`/g)].map((m) => m[1] as string), shared: setting.includes(' / '), defaults });
   }
   return rows;
@@ -35,7 +38,10 @@ function settingsTable(): Row[] {
 function written(value: unknown): string {
   if (typeof value === 'number') return String(value);
   if (Array.isArray(value)) return value.length === 0 ? '`[]`' : value.map((entry) => `\`${String(entry)}\``).join(', ');
-  if (value !== null && typeof value === 'object') return `\`{ ${Object.entries(value).map(([k, v]) => `${k}: ${String(v)}`).join(', ')} }\``;
+  if (value !== null && typeof value === 'object')
+    return `\`{ ${Object.entries(value)
+      .map(([k, v]) => `${k}: ${String(v)}`)
+      .join(', ')} }\``;
   return `\`${String(value)}\``;
 }
 
@@ -54,12 +60,16 @@ describe("README.md's settings table", () => {
   const rows = settingsTable();
 
   it('lists every setting, and nothing that is not one', () => {
-    const listed = rows.flatMap((row) => row.names).flatMap((name) => (name === 'budgets' ? Object.keys(defaultOf('budgets') as object).map((k) => `budgets.${k}`) : [name]));
+    const listed = rows
+      .flatMap((row) => row.names)
+      .flatMap((name) => (name === 'budgets' ? Object.keys(defaultOf('budgets') as object).map((k) => `budgets.${k}`) : [name]));
     expect(listed.sort()).toEqual(Object.keys(SETTING_META).sort());
   });
 
   it.each(rows.map((row) => [row.names.join(', '), row] as const))("gives %s the schema's default", (_, row) => {
-    const expected = row.shared ? [...new Set(row.names.map((name) => written(defaultOf(name))))].join(' / ') : row.names.map((name) => written(defaultOf(name))).join(', ');
+    const expected = row.shared
+      ? [...new Set(row.names.map((name) => written(defaultOf(name))))].join(' / ')
+      : row.names.map((name) => written(defaultOf(name))).join(', ');
     expect(row.defaults).toBe(expected);
   });
 });

@@ -31,7 +31,10 @@ describe('the bridge starts a service when none answers', () => {
     const { home, env } = await newHome();
     const { client, stderr } = await connectBridge(env, BRIDGE);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
-    const line = stderr().split('\n').find((l) => l.includes('no service answered')) ?? '';
+    const line =
+      stderr()
+        .split('\n')
+        .find((l) => l.includes('no service answered')) ?? '';
     expect(line).toMatch(/^\[openrouter-delegate-mcp\] no service answered; starting the headless service, not the tray app: /);
     expect(line).toContain('no display (DISPLAY and WAYLAND_DISPLAY are unset)');
     expect(line.includes('Electron runtime not installed (')).toBe(!electronInstalled());
@@ -45,7 +48,9 @@ describe('the bridge starts a service when none answers', () => {
     const { home, env } = await newHome({ DISPLAY: ':99' });
     const { client, stderr } = await connectBridge(env, checkout.bridge);
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
-    expect(stderr()).toContain(`no service answered; starting the tray app (${path.join(checkout.root, 'node_modules', 'electron', 'dist', 'electron')}; log: `);
+    expect(stderr()).toContain(
+      `no service answered; starting the tray app (${path.join(checkout.root, 'node_modules', 'electron', 'dist', 'electron')}; log: `,
+    );
     expect(stderr()).not.toContain('headless');
     expect(await readFile(checkout.argsFile(home), 'utf8')).toBe(`${checkout.root}\n`);
     // The stand-in app outlives the bridge, as the real one does.

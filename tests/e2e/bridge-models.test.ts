@@ -90,7 +90,7 @@ describe('openrouter_models through bridge → service → OpenRouter', () => {
     expect(contexts[0]).toBe(Math.max(...fixtureToolModels.map((m) => (m as unknown as { context_length: number }).context_length ?? 0)));
   });
 
-  it('shows the policy and the delegate environment without any of the caller\'s Anthropic variables', async () => {
+  it("shows the policy and the delegate environment without any of the caller's Anthropic variables", async () => {
     const { env } = await newHome();
     const { client } = await connectBridge({ ...env, ANTHROPIC_API_KEY: 'sk-ant-parent-secret', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-parent' });
     const { report, text } = await callModels(client, { limit: 1 });

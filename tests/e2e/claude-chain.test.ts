@@ -38,8 +38,7 @@ function answerIn(toolResult: string): string {
   }
 }
 
-
-it('a real claude -p delegates through the bridge and answers with the delegate\'s text', async () => {
+it("a real claude -p delegates through the bridge and answers with the delegate's text", async () => {
   await world.start();
   world.model.script('inner', [{ text: 'Hello from the delegate, 7 files counted.' }]);
   let received = '';
@@ -62,9 +61,7 @@ it('a real claude -p delegates through the bridge and answers with the delegate\
 
   const outerConfig = path.join(world.home, 'outer-claude-config');
   await mkdir(outerConfig, { recursive: true });
-  const bridgeEnv = Object.fromEntries(
-    Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
-  );
+  const bridgeEnv = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
   const mcpConfig = JSON.stringify({ mcpServers: { openrouter: { type: 'stdio', command: process.execPath, args: [BRIDGE], env: bridgeEnv } } });
   const outerEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,

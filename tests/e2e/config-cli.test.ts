@@ -131,20 +131,53 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--mode off': { calls: [['--mode', 'off']], expected: { mode: 'off' } },
   '--default-model': { calls: [['--default-model', 'qwen/qwen3-coder']], expected: { defaultModel: 'qwen/qwen3-coder' } },
   '--allow (repeated)': { calls: [['--allow', 'qwen/*', '--allow', 'deepseek/*']], expected: { allowlist: ['qwen/*', 'deepseek/*'] } },
-  '--unallow': { calls: [['--allow', 'qwen/*', '--allow', 'deepseek/*'], ['--unallow', 'qwen/*']], expected: { allowlist: ['deepseek/*'] } },
+  '--unallow': {
+    calls: [
+      ['--allow', 'qwen/*', '--allow', 'deepseek/*'],
+      ['--unallow', 'qwen/*'],
+    ],
+    expected: { allowlist: ['deepseek/*'] },
+  },
   '--clear-allowlist': { calls: [['--allow', 'deepseek/*'], ['--clear-allowlist']], expected: { allowlist: [] } },
   '--block (repeated)': { calls: [['--block', 'openai/*', '--block', 'x-ai/grok-4']], expected: { blocklist: ['openai/*', 'x-ai/grok-4'] } },
-  '--unblock': { calls: [['--block', 'openai/*', '--block', 'x-ai/*'], ['--unblock', 'x-ai/*']], expected: { blocklist: ['openai/*'] } },
+  '--unblock': {
+    calls: [
+      ['--block', 'openai/*', '--block', 'x-ai/*'],
+      ['--unblock', 'x-ai/*'],
+    ],
+    expected: { blocklist: ['openai/*'] },
+  },
   '--clear-blocklist': { calls: [['--block', 'openai/*'], ['--clear-blocklist']], expected: { blocklist: [] } },
-  '--approve-tool (repeated)': { calls: [['--approve-tool', 'Bash(npm test:*)', '--approve-tool', 'Edit']], expected: { approvableTools: [...DEFAULT_APPROVABLE_TOOLS, 'Bash(npm test:*)', 'Edit'] } },
+  '--approve-tool (repeated)': {
+    calls: [['--approve-tool', 'Bash(npm test:*)', '--approve-tool', 'Edit']],
+    expected: { approvableTools: [...DEFAULT_APPROVABLE_TOOLS, 'Bash(npm test:*)', 'Edit'] },
+  },
   '--unapprove-tool': { calls: [['--unapprove-tool', 'Grep']], expected: { approvableTools: DEFAULT_APPROVABLE_TOOLS.filter((tool) => tool !== 'Grep') } },
   '--clear-approved-tools': { calls: [['--clear-approved-tools', '--approve-tool', '*']], expected: { approvableTools: ['*'] } },
   '--max-price-in': { calls: [['--max-price-in', '0.3']], expected: { maxPriceInputPerM: 0.3 } },
-  '--max-price-in none': { calls: [['--max-price-in', '0.3'], ['--max-price-in', 'none']], expected: { maxPriceInputPerM: null } },
+  '--max-price-in none': {
+    calls: [
+      ['--max-price-in', '0.3'],
+      ['--max-price-in', 'none'],
+    ],
+    expected: { maxPriceInputPerM: null },
+  },
   '--max-price-out': { calls: [['--max-price-out', '1.25']], expected: { maxPriceOutputPerM: 1.25 } },
-  '--max-price-out none': { calls: [['--max-price-out', '1.25'], ['--max-price-out', 'none']], expected: { maxPriceOutputPerM: null } },
+  '--max-price-out none': {
+    calls: [
+      ['--max-price-out', '1.25'],
+      ['--max-price-out', 'none'],
+    ],
+    expected: { maxPriceOutputPerM: null },
+  },
   '--min-context': { calls: [['--min-context', '64000']], expected: { minContext: 64000 } },
-  '--min-context none': { calls: [['--min-context', '64000'], ['--min-context', 'none']], expected: { minContext: null } },
+  '--min-context none': {
+    calls: [
+      ['--min-context', '64000'],
+      ['--min-context', 'none'],
+    ],
+    expected: { minContext: null },
+  },
   '--budget-job': { calls: [['--budget-job', '0.25']], expected: budgets({ perJobUsd: 0.25 }) },
   '--budget-day': { calls: [['--budget-day', '2']], expected: budgets({ perDayUsd: 2 }) },
   '--reserve': { calls: [['--reserve', '0']], expected: budgets({ reserveUsd: 0 }) },
@@ -156,10 +189,41 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--max-retries': { calls: [['--max-retries', '0']], expected: { delegateMaxRetries: 0 } },
   '--models-cache-ttl': { calls: [['--models-cache-ttl', '15']], expected: { modelsCacheTtlMinutes: 15 } },
   '--claude-path': { calls: [['--claude-path', '/opt/claude/bin/claude']], expected: { claudePath: '/opt/claude/bin/claude' } },
-  '--claude-path none': { calls: [['--claude-path', '/opt/claude/bin/claude'], ['--claude-path', 'none']], expected: { claudePath: null } },
+  '--claude-path none': {
+    calls: [
+      ['--claude-path', '/opt/claude/bin/claude'],
+      ['--claude-path', 'none'],
+    ],
+    expected: { claudePath: null },
+  },
   'several flags in one call': {
-    calls: [['--mode', 'off', '--budget-day', '1.5', '--concurrency', '1', '--allow', 'qwen/*', '--default-model', 'qwen/qwen3-coder', '--max-permission', 'plan', '--permission-mode', 'plan']],
-    expected: { mode: 'off', budgets: { ...defaults.budgets, perDayUsd: 1.5 }, concurrency: 1, allowlist: ['qwen/*'], defaultModel: 'qwen/qwen3-coder', permissionCeiling: 'plan', defaultPermissionMode: 'plan' },
+    calls: [
+      [
+        '--mode',
+        'off',
+        '--budget-day',
+        '1.5',
+        '--concurrency',
+        '1',
+        '--allow',
+        'qwen/*',
+        '--default-model',
+        'qwen/qwen3-coder',
+        '--max-permission',
+        'plan',
+        '--permission-mode',
+        'plan',
+      ],
+    ],
+    expected: {
+      mode: 'off',
+      budgets: { ...defaults.budgets, perDayUsd: 1.5 },
+      concurrency: 1,
+      allowlist: ['qwen/*'],
+      defaultModel: 'qwen/qwen3-coder',
+      permissionCeiling: 'plan',
+      defaultPermissionMode: 'plan',
+    },
   },
 };
 

@@ -49,12 +49,18 @@ describe('a delegated job', () => {
     expect(result.structured.job.usage.inputTokens).toBeGreaterThan(0);
     expect(result.structured.job.estimatedCostUsd).toBeGreaterThan(0);
     // The list prices it was admitted at are kept with it, so its cap holds across restarts.
-    expect((result.structured.job as unknown as { prices: { inputPerM: number; outputPerM: number } }).prices).toMatchObject({ inputPerM: 0.14, outputPerM: 0.28 });
+    expect((result.structured.job as unknown as { prices: { inputPerM: number; outputPerM: number } }).prices).toMatchObject({
+      inputPerM: 0.14,
+      outputPerM: 0.28,
+    });
     expect(result.text).toMatch(/est\. \$/);
     // The billed cost is OpenRouter's figure per generation, fetched after the job (it appears late).
     const billedExpected = world.model.generations.filter((g) => g.script === 'compute').reduce((sum, g) => sum + g.costUsd, 0);
     await expect
-      .poll(async () => (await callOk<ViewShape>(client, 'delegate_result', { job_id: jobId })).structured.job.billedCostUsd, { timeout: 30_000, interval: 500 })
+      .poll(async () => (await callOk<ViewShape>(client, 'delegate_result', { job_id: jobId })).structured.job.billedCostUsd, {
+        timeout: 30_000,
+        interval: 500,
+      })
       .toBeCloseTo(billedExpected, 9);
     const sessionId = result.structured.job.sessionId;
 
@@ -68,7 +74,11 @@ describe('a delegated job', () => {
     expect(JSON.stringify(resumed.messages)).toContain('delegated-42');
     expect(resumed.bearer).toBe(KEY);
 
-    const list = await callOk<{ conversations: Array<{ sessionId: string; jobs: Array<{ id: string }>; costUsd: number }>; totalCostUsd: number }>(client, 'delegate_list', {});
+    const list = await callOk<{ conversations: Array<{ sessionId: string; jobs: Array<{ id: string }>; costUsd: number }>; totalCostUsd: number }>(
+      client,
+      'delegate_list',
+      {},
+    );
     expect(list.structured.conversations).toHaveLength(1);
     expect(list.structured.conversations[0]?.sessionId).toBe(sessionId);
     expect(list.structured.conversations[0]?.jobs.map((j) => j.id)).toEqual([followup.structured.job.id, jobId]);
@@ -103,7 +113,9 @@ describe('a delegated job', () => {
     const client = await world.bridge();
     const started = await callOk<ViewShape>(client, 'delegate_start', { prompt: `${m('slow')} go`, allowed_tools: ['Bash'] });
     const jobId = started.structured.job.id;
-    await expect.poll(async () => (await callOk<ViewShape>(client, 'delegate_status', { job_id: jobId })).structured.job.state, { timeout: 30_000 }).toBe('running');
+    await expect
+      .poll(async () => (await callOk<ViewShape>(client, 'delegate_status', { job_id: jobId })).structured.job.state, { timeout: 30_000 })
+      .toBe('running');
     const { pid: servicePid } = await world.serviceStatus();
     process.kill(servicePid, 'SIGKILL');
     await expect.poll(() => alive(servicePid)).toBe(false);
@@ -175,15 +187,19 @@ describe('OpenRouter errors during a job', () => {
   });
 });
 
-describe('the delegate\'s environment', () => {
-  it('holds none of the caller\'s Anthropic/Claude variables and no MCP servers', async () => {
+describe("the delegate's environment", () => {
+  it("holds none of the caller's Anthropic/Claude variables and no MCP servers", async () => {
     await world.start();
     world.model.script('env', [
       { toolUse: { name: 'Bash', input: { command: 'env', description: 'Show the environment' } } },
       { toolUse: { name: 'Bash', input: { command: 'echo "token=$ANTHROPIC_AUTH_TOKEN"', description: 'Show the key' } } },
       { text: 'seen' },
     ]);
-    const client = await world.bridge({ ANTHROPIC_API_KEY: 'sk-ant-parent-secret', CLAUDE_CODE_OAUTH_TOKEN: 'parent-oauth', ANTHROPIC_BASE_URL: 'https://api.anthropic.com' });
+    const client = await world.bridge({
+      ANTHROPIC_API_KEY: 'sk-ant-parent-secret',
+      CLAUDE_CODE_OAUTH_TOKEN: 'parent-oauth',
+      ANTHROPIC_BASE_URL: 'https://api.anthropic.com',
+    });
     const started = await callOk<ViewShape>(client, 'delegate_start', { prompt: `${m('env')} env`, allowed_tools: ['Bash'] });
     const end = await waitForEnd(client, started.structured.job.id);
     expect(end.job.state).toBe('succeeded');
@@ -233,7 +249,9 @@ describe('supervision', () => {
     const first = await callOk<ViewShape>(client, 'delegate_result', { job_id: a.structured.job.id });
     expect(first.structured.job.state).toBe('succeeded');
     // One at a time: the second started only after the first ended.
-    expect(Date.parse((second.structured.job as unknown as { startedAt: string }).startedAt)).toBeGreaterThanOrEqual(Date.parse((first.structured.job as unknown as { endedAt: string }).endedAt));
+    expect(Date.parse((second.structured.job as unknown as { startedAt: string }).startedAt)).toBeGreaterThanOrEqual(
+      Date.parse((first.structured.job as unknown as { endedAt: string }).endedAt),
+    );
     expect(world.model.requestsFor('third')).toEqual([]);
   });
 
@@ -279,9 +297,21 @@ describe('supervision', () => {
       ...newJobRecord(
         id,
         {
-          sessionId: crypto.randomUUID(), turn: 1, previousJobId: null, model: MODEL, permissionMode: 'acceptEdits', cwd: world.project,
-          addDirs: [], allowedTools: [], disallowedTools: [], appendSystemPrompt: null, maxTurns: null, maxCostUsd: 0.5, timeoutMinutes: 30,
-          promptPreview: 'left running', client: 'test',
+          sessionId: crypto.randomUUID(),
+          turn: 1,
+          previousJobId: null,
+          model: MODEL,
+          permissionMode: 'acceptEdits',
+          cwd: world.project,
+          addDirs: [],
+          allowedTools: [],
+          disallowedTools: [],
+          appendSystemPrompt: null,
+          maxTurns: null,
+          maxCostUsd: 0.5,
+          timeoutMinutes: 30,
+          promptPreview: 'left running',
+          client: 'test',
         },
         Date.now(),
       ),
@@ -296,7 +326,10 @@ describe('supervision', () => {
     await copyFile(fileURLToPath(new URL('../fixtures/claude/stream-success-tooluse-2.1.154.jsonl', import.meta.url)), finished.stream);
     const lostId = store.newJobId();
     const lost = await store.create(record(lostId), 'prompt');
-    await writeFile(lost.stream, '{"type":"system","subtype":"init","session_id":"x"}\n{"type":"assistant","message":{"id":"gen-1-a","content":[{"type":"text","text":"half'); // cut mid-line
+    await writeFile(
+      lost.stream,
+      '{"type":"system","subtype":"init","session_id":"x"}\n{"type":"assistant","message":{"id":"gen-1-a","content":[{"type":"text","text":"half',
+    ); // cut mid-line
 
     // Left queued, but its stream has output: the last service spawned it and died before saying so.
     const spawnedId = store.newJobId();

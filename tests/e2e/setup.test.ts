@@ -90,7 +90,16 @@ function doctorLine(stdout: string, title: string): string {
   return stdout.split('\n').find((line) => line.slice(2).startsWith(`${title}:`)) ?? '';
 }
 
-const TITLES = ['Claude Code CLI', 'Bridge registered with Claude Code', 'Service', 'Socket folder and token', 'Settings file', 'Keychain', 'OpenRouter key', 'OpenRouter reachable'];
+const TITLES = [
+  'Claude Code CLI',
+  'Bridge registered with Claude Code',
+  'Service',
+  'Socket folder and token',
+  'Settings file',
+  'Keychain',
+  'OpenRouter key',
+  'OpenRouter reachable',
+];
 
 describe('openrouter-delegate install', () => {
   it('registers the bridge at user scope with absolute paths and this home, and Claude Code can start it', async () => {
@@ -142,7 +151,18 @@ describe('openrouter-delegate install', () => {
 
   it('replaces a registration with another command, saying what changed and keeping the user’s env entries', async () => {
     const world = await newWorld();
-    const manual = await claude(world, ['mcp', 'add', '--scope', 'user', 'openrouter', '-e', 'OPENROUTER_API_KEY=sk-or-v1-manual', '--', 'openrouter-delegate-mcp', '--old']);
+    const manual = await claude(world, [
+      'mcp',
+      'add',
+      '--scope',
+      'user',
+      'openrouter',
+      '-e',
+      'OPENROUTER_API_KEY=sk-or-v1-manual',
+      '--',
+      'openrouter-delegate-mcp',
+      '--old',
+    ]);
     expect(manual.code, manual.stderr).toBe(0);
     const result = await runCli(['install'], world.env);
     expect(result.code, result.stderr).toBe(0);
@@ -213,7 +233,10 @@ describe('openrouter-delegate doctor', () => {
     const text = await runCli(['doctor'], world.env);
     const json = await runCli(['doctor', '--json'], world.env);
     expect(json.code).toBe(0);
-    const report = JSON.parse(json.stdout) as { ok: boolean; checks: Array<{ id: string; title: string; status: string; summary: string; durationMs?: number }> };
+    const report = JSON.parse(json.stdout) as {
+      ok: boolean;
+      checks: Array<{ id: string; title: string; status: string; summary: string; durationMs?: number }>;
+    };
     expect(report.ok).toBe(true);
     expect(report.checks.map((c) => c.id)).toEqual(['claude', 'registration', 'service', 'runtime', 'settings', 'keychain', 'key', 'openrouter']);
     const symbol = { ok: '✓', warn: '!', fail: '✗' } as Record<string, string>;

@@ -64,17 +64,20 @@ async function statusOnceRunning(env: NodeJS.ProcessEnv): Promise<StatusJson> {
 }
 
 describe('openrouter-delegate start', () => {
-  it.runIf(process.platform === 'linux')('with no display (and here no Electron runtime) says which, and runs the headless service in the foreground', async () => {
-    const { env } = await newHome();
-    const run = await startForeground(CLI, env, 'Ctrl-C stops it');
-    expect(run.stderr()).toContain('Not starting the tray app: ');
-    expect(run.stderr()).toContain('no display (DISPLAY and WAYLAND_DISPLAY are unset)');
-    expect(run.stderr().includes('Electron runtime not installed (')).toBe(!electronInstalled());
-    expect(run.stderr()).toContain('Starting the headless service instead. Ctrl-C stops it.');
-    expect((await statusOnceRunning(env)).service?.host).toBe('headless');
-    run.stop();
-    expect(await run.exited).toBe(0);
-  });
+  it.runIf(process.platform === 'linux')(
+    'with no display (and here no Electron runtime) says which, and runs the headless service in the foreground',
+    async () => {
+      const { env } = await newHome();
+      const run = await startForeground(CLI, env, 'Ctrl-C stops it');
+      expect(run.stderr()).toContain('Not starting the tray app: ');
+      expect(run.stderr()).toContain('no display (DISPLAY and WAYLAND_DISPLAY are unset)');
+      expect(run.stderr().includes('Electron runtime not installed (')).toBe(!electronInstalled());
+      expect(run.stderr()).toContain('Starting the headless service instead. Ctrl-C stops it.');
+      expect((await statusOnceRunning(env)).service?.host).toBe('headless');
+      run.stop();
+      expect(await run.exited).toBe(0);
+    },
+  );
 
   it('says so when a service already runs, and starts nothing', async () => {
     const { env } = await newHome();

@@ -143,7 +143,9 @@ describe('the tray follows the service', () => {
     const app = await world.launchStarted();
     await world.startJob(app, 'kill-a', sleeper(342));
     await world.startJob(app, 'kill-b', sleeper(343));
-    await expect.poll(async () => [...(await processesRunning(['sleep', '342'])), ...(await processesRunning(['sleep', '343']))], { timeout: 45_000, interval: 200 }).toHaveLength(2);
+    await expect
+      .poll(async () => [...(await processesRunning(['sleep', '342'])), ...(await processesRunning(['sleep', '343']))], { timeout: 45_000, interval: 200 })
+      .toHaveLength(2);
     const claudePids = app.service.supervisor.activeJobs().map((j) => j.pid ?? 0);
     expect(claudePids.every(alive)).toBe(true);
     await expect.poll(() => app.tray.item('killAll')?.label, SOON).toBe('Kill all jobs (2)…');
@@ -156,7 +158,9 @@ describe('the tray follows the service', () => {
 
     app.electron.dialog.choose(/^Kill/);
     app.tray.click('killAll');
-    await expect.poll(async () => [...(await processesRunning(['sleep', '342'])), ...(await processesRunning(['sleep', '343']))], { timeout: 15_000 }).toEqual([]);
+    await expect
+      .poll(async () => [...(await processesRunning(['sleep', '342'])), ...(await processesRunning(['sleep', '343']))], { timeout: 15_000 })
+      .toEqual([]);
     for (const pid of claudePids) await expect.poll(() => alive(pid), SOON).toBe(false);
     const states = () => app.service.supervisor.list({ limit: 10 }).conversations.flatMap((c) => c.jobs.map((j) => j.state));
     await expect.poll(states, SOON).toEqual(['cancelled', 'cancelled']);
@@ -177,7 +181,12 @@ describe('the tray follows the service', () => {
 
   it('has an icon file for every state, on every platform and bar colour', () => {
     for (const state of ['idle', 'running', 'attention'] as const) {
-      for (const [platform, dark] of [['darwin', false], ['win32', false], ['win32', true], ['linux', true]] as const) {
+      for (const [platform, dark] of [
+        ['darwin', false],
+        ['win32', false],
+        ['win32', true],
+        ['linux', true],
+      ] as const) {
         expect(iconExists(path.join(ICONS, trayIconFile(state, platform, dark))), `${state} ${platform} ${dark}`).toBe(true);
       }
     }
@@ -234,7 +243,7 @@ describe('notifications', () => {
     expect(FakeBrowserWindow.instances.at(-1)?.url).toMatch(/#account$/);
   });
 
-  it('a day\'s spend near the daily budget alerts once', async () => {
+  it("a day's spend near the daily budget alerts once", async () => {
     await world.start({ budgets: { perJobUsd: 0.5, perDayUsd: 5, reserveUsd: 0.5 } });
     // Earlier today, a job spent $4.50 (as the last run of the app left it on disk).
     const store = new JobStore({ dir: world.locations.jobsDir });
@@ -245,9 +254,21 @@ describe('notifications', () => {
         ...newJobRecord(
           id,
           {
-            sessionId: crypto.randomUUID(), turn: 1, previousJobId: null, model: MODEL, permissionMode: 'acceptEdits', cwd: world.project,
-            addDirs: [], allowedTools: [], disallowedTools: [], appendSystemPrompt: null, maxTurns: null, maxCostUsd: 5, timeoutMinutes: 30,
-            promptPreview: 'big job', client: 'test',
+            sessionId: crypto.randomUUID(),
+            turn: 1,
+            previousJobId: null,
+            model: MODEL,
+            permissionMode: 'acceptEdits',
+            cwd: world.project,
+            addDirs: [],
+            allowedTools: [],
+            disallowedTools: [],
+            appendSystemPrompt: null,
+            maxTurns: null,
+            maxCostUsd: 5,
+            timeoutMinutes: 30,
+            promptPreview: 'big job',
+            client: 'test',
           },
           now - 60_000,
         ),

@@ -55,7 +55,10 @@ export class DesktopWorld {
   async start(settings: Record<string, unknown> = {}): Promise<void> {
     this.fake.addKey(KEY, { limit: 100, limitRemaining: 90, usage: 10 });
     await this.fake.start();
-    this.cleanups.push(() => this.fake.stop(), async () => this.model.stop());
+    this.cleanups.push(
+      () => this.fake.stop(),
+      async () => this.model.stop(),
+    );
     const { home, project, tmp, cleanup } = await makeDelegationHome('ord-tray-', settings);
     this.cleanups.push(cleanup);
     this.home = home;
@@ -65,7 +68,13 @@ export class DesktopWorld {
 
   /** The built MCP bridge over stdio, as Claude Code runs it, on this home. */
   async bridge(): Promise<Client> {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BRIDGE], env: this.env as Record<string, string>, cwd: this.project, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BRIDGE],
+      env: this.env as Record<string, string>,
+      cwd: this.project,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'tray-test', version: '1.0.0' });
     await client.connect(transport);
     this.cleanups.push(() => client.close());
@@ -79,7 +88,13 @@ export class DesktopWorld {
     const logs: string[] = [];
     const log = (line: string) => logs.push(line);
     const host = new ServiceHost({ locations: this.locations, env: this.env, host: 'electron', log });
-    const desktop = new DesktopApp({ electron, service: host, paths: { icons: ICONS, preload: '/opt/app/dist/electron/preload.cjs', page: 'app://settings/index.html' }, platform: 'linux', log });
+    const desktop = new DesktopApp({
+      electron,
+      service: host,
+      paths: { icons: ICONS, preload: '/opt/app/dist/electron/preload.cjs', page: 'app://settings/index.html' },
+      platform: 'linux',
+      log,
+    });
     const app: RunningApp = { electron, host, service: host.service, desktop, logs, outcome: 'started' };
     this.apps.push(app);
     app.outcome = await desktop.launch();

@@ -65,7 +65,11 @@ afterEach(async () => {
 describe('registration', () => {
   it('registers one handler per contract method, on the contract: channel, and removes them all again', () => {
     register();
-    expect([...electron.ipcMain.handlers.keys()].sort()).toEqual(Object.keys(CONTRACT).map((m) => `contract:${m}`).sort());
+    expect([...electron.ipcMain.handlers.keys()].sort()).toEqual(
+      Object.keys(CONTRACT)
+        .map((m) => `contract:${m}`)
+        .sort(),
+    );
     expect(listeners).toHaveLength(1);
     unregister();
     expect(electron.ipcMain.handlers.size).toBe(0);
@@ -127,7 +131,10 @@ describe('a call', () => {
     });
     const window = openWindow();
     const event = { sender: window.webContents, senderFrame: window.frame() };
-    expect(await electron.ipcMain.invoke(methodChannel('balance.get'), event, {})).toEqual({ ok: false, error: { code: 'no_key', message: 'No OpenRouter key.' } });
+    expect(await electron.ipcMain.invoke(methodChannel('balance.get'), event, {})).toEqual({
+      ok: false,
+      error: { code: 'no_key', message: 'No OpenRouter key.' },
+    });
     const internal = await electron.ipcMain.invoke(methodChannel('jobs.list'), event, {});
     expect(internal).toEqual({ ok: false, error: { code: 'internal', message: expect.stringContaining('jobs.list') } });
     expect(JSON.stringify(internal)).not.toContain('secret internals');

@@ -57,7 +57,7 @@ describe('buildApi', () => {
     expect(Object.isFrozen(api)).toBe(true);
   });
 
-  it('invokes the method\'s own channel with the parameters and resolves with the result', async () => {
+  it("invokes the method's own channel with the parameters and resolves with the result", async () => {
     const ipc = new FakeIpcRenderer();
     ipc.reply = (channel) => ({ ok: true, result: { channel } });
     const api = buildApi(ipc);
@@ -72,7 +72,8 @@ describe('buildApi', () => {
   it('rejects a refused call with an Error that carries the code in its message (all that crosses the context bridge)', async () => {
     const ipc = new FakeIpcRenderer();
     ipc.reply = () => ({ ok: false, error: { code: 'no_key', message: 'No OpenRouter key. Open Settings → Account.' } });
-    const error = await buildApi(ipc)['balance.get']({ refresh: true }).catch((e: unknown) => e);
+    const api = buildApi(ipc);
+    const error = await api['balance.get']({ refresh: true }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toBe('[no_key] No OpenRouter key. Open Settings → Account.');
     expect((error as { code?: string }).code).toBe('no_key');

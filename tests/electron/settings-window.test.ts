@@ -135,7 +135,7 @@ describe('the sender check', () => {
 });
 
 describe('the built settings page', () => {
-  it('carries the window\'s CSP in a meta tag (file: pages get no headers) and loads only its own files', async () => {
+  it("carries the window's CSP in a meta tag (file: pages get no headers) and loads only its own files", async () => {
     const html = await readFile(BUILT_PAGE, 'utf8');
     const meta = /<meta\s+http-equiv="Content-Security-Policy"\s+content="([^"]*)"/.exec(html);
     expect(meta?.[1]).toBe(contentSecurityPolicy({ meta: true }));

@@ -37,7 +37,9 @@ beforeAll(async () => {
   }
   await world.serve();
   const first = await world.connect();
-  const started = await Promise.all((['cut', 'emptied', 'truncated', 'intact'] as const).map((name) => world.startJob(first, { prompt: `${m(name)} go`, allowedTools: ['Bash'] })));
+  const started = await Promise.all(
+    (['cut', 'emptied', 'truncated', 'intact'] as const).map((name) => world.startJob(first, { prompt: `${m(name)} go`, allowedTools: ['Bash'] })),
+  );
   for (const [index, name] of (['cut', 'emptied', 'truncated', 'intact'] as const).entries()) {
     const jobId = started[index]?.job.id ?? '';
     expect((await world.waitForEnd(first, jobId)).job.state).toBe('succeeded');
@@ -85,7 +87,7 @@ describe('a jobs folder with damaged files', { timeout: 90_000 }, () => {
     expect(problemOf(jobs.emptied.files.dir)).toBe(`${path.join(jobs.emptied.files.dir, 'job.json')} is empty`);
   });
 
-  it('leaves the damaged jobs\' folders exactly as they were: nothing repaired away, nothing deleted', async () => {
+  it("leaves the damaged jobs' folders exactly as they were: nothing repaired away, nothing deleted", async () => {
     const now = new Map<string, Buffer>();
     for (const name of ['cut', 'emptied'] as const) for (const [file, bytes] of await filesOf(jobs[name].files.dir)) now.set(file, bytes);
     expect([...now.keys()].sort()).toEqual([...damagedFiles.keys()].sort());

@@ -84,7 +84,10 @@ describe(`the jobs folder filling up under a running job${skipReason}`, { timeou
   /** A job held at a Bash call while the disk fills; its delegate then has output it cannot write. */
   async function jobOnFullDisk(): Promise<{ end: JobView; filler: string }> {
     const gate = world.gate('full');
-    world.model.script('full', [{ toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait' } } }, { text: 'Said to a full disk.' }]);
+    world.model.script('full', [
+      { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait' } } },
+      { text: 'Said to a full disk.' },
+    ]);
     const started = await world.startJob(client, { prompt: `${m('full')} go`, allowedTools: ['Bash'] });
     await world.waitForRunning(client, started.job.id);
     await expect.poll(() => world.model.requestsFor('full').length, { timeout: 30_000 }).toBe(1);
@@ -93,7 +96,7 @@ describe(`the jobs folder filling up under a running job${skipReason}`, { timeou
     return { end: await world.waitForEnd(client, started.job.id), filler };
   }
 
-  it.skipIf(!mounting.ok)('ends the job failed, in Claude Code\'s own words about the full disk', async () => {
+  it.skipIf(!mounting.ok)("ends the job failed, in Claude Code's own words about the full disk", async () => {
     const { end } = await jobOnFullDisk();
     expect(end.job.state).toBe('failed');
     expect(end.job.endReason).toMatch(/disk is full \(ENOSPC\)/);

@@ -12,7 +12,7 @@ import { FaultWorld } from '../support/faults.js';
 
 const m = ScriptedModel.marker;
 
-describe('OpenRouter answering an error mid-job, after the delegate\'s first tool call', { timeout: 90_000 }, () => {
+describe("OpenRouter answering an error mid-job, after the delegate's first tool call", { timeout: 90_000 }, () => {
   const world = new FaultWorld();
   let client: IpcClient;
   beforeAll(async () => {
@@ -28,13 +28,16 @@ describe('OpenRouter answering an error mid-job, after the delegate\'s first too
     [401, 'OpenRouter rejected the key (401). The user can set a valid one with `openrouter-delegate key set`.'],
     [402, 'OpenRouter says the account is out of credits (402). Top up at https://openrouter.ai/settings/credits.'],
     [429, 'OpenRouter rate-limited the model (429) and Claude Code gave up retrying.'],
-    [500, 'The model\'s provider is overloaded or unavailable (500). Try again later or pick another model.'],
-    [502, 'The model\'s provider is overloaded or unavailable (502). Try again later or pick another model.'],
-    [503, 'The model\'s provider is overloaded or unavailable (503). Try again later or pick another model.'],
-    [529, 'The model\'s provider is overloaded or unavailable (529). Try again later or pick another model.'],
+    [500, "The model's provider is overloaded or unavailable (500). Try again later or pick another model."],
+    [502, "The model's provider is overloaded or unavailable (502). Try again later or pick another model."],
+    [503, "The model's provider is overloaded or unavailable (503). Try again later or pick another model."],
+    [529, "The model's provider is overloaded or unavailable (529). Try again later or pick another model."],
   ] as const)('%i ends the job failed with what to do, keeping the work done before it', async ([status, reason], { expect }) => {
     const name = `mid${status}`;
-    world.model.script(name, [{ toolUse: { name: 'Bash', input: { command: `echo work-before-${status}`, description: 'Some work' } } }, { error: { status } }]);
+    world.model.script(name, [
+      { toolUse: { name: 'Bash', input: { command: `echo work-before-${status}`, description: 'Some work' } } },
+      { error: { status } },
+    ]);
     const started = await world.startJob(client, { prompt: `${m(name)} go`, allowedTools: ['Bash'] });
     const end = await client.call('jobs.status', { jobId: started.job.id, waitSeconds: 90, progressLimit: 100 });
     expect(end.job.state).toBe('failed');
@@ -93,7 +96,7 @@ describe('OpenRouter failing around a job', { timeout: 90_000 }, () => {
     expect(end.tail.some((e) => e.kind === 'tool_result' && e.text.includes('gate-passed'))).toBe(true);
   });
 
-  it('unreachable at the start: the job is refused, naming OpenRouter\'s address, and nothing is created', async () => {
+  it("unreachable at the start: the job is refused, naming OpenRouter's address, and nothing is created", async () => {
     await world.start();
     await world.serve();
     const client = await world.connect();
@@ -106,7 +109,7 @@ describe('OpenRouter failing around a job', { timeout: 90_000 }, () => {
     expect(await readdir(world.locations.jobsDir).catch(() => [])).toEqual([]);
   });
 
-  it('too slow mid-job (the model never answers): the job\'s timeout ends it timed_out, its delegate killed', async () => {
+  it("too slow mid-job (the model never answers): the job's timeout ends it timed_out, its delegate killed", async () => {
     await world.start();
     world.model.script('slow', [
       { toolUse: { name: 'Bash', input: { command: 'echo before-the-silence', description: 'Some work' } } },
@@ -123,7 +126,7 @@ describe('OpenRouter failing around a job', { timeout: 90_000 }, () => {
     expect(alive(running.job.pid ?? 0)).toBe(false);
   });
 
-  it('too slow at the start (the model list never comes): the job is refused after OpenRouter\'s timeout, saying so', async () => {
+  it("too slow at the start (the model list never comes): the job is refused after OpenRouter's timeout, saying so", async () => {
     await world.start();
     world.fake.hang('/api/v1/models');
     await world.serve();

@@ -65,24 +65,27 @@ describe('a service killed with SIGKILL mid-job', { timeout: 90_000 }, () => {
     expect(world.model.requestsFor('adopt')).toHaveLength(2);
   });
 
-  it.skipIf(process.platform !== 'linux')('killed between spawning a delegate and recording it: the next service finds the delegate by its marker and adopts it, never spawning it twice', async () => {
-    const { gate, jobId, running } = await heldJobUnderKilledService('unrecorded', 'Adopted, not run twice.');
-    const delegatePid = running.job.pid ?? 0;
-    // What the record says when the service dies in that moment: still queued, no pid.
-    const file = path.join(running.files.dir, 'job.json');
-    const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-    await writeFile(file, JSON.stringify({ ...record, state: 'queued', startedAt: null, pid: null, pidStartTime: null, claudePath: null }));
+  it.skipIf(process.platform !== 'linux')(
+    'killed between spawning a delegate and recording it: the next service finds the delegate by its marker and adopts it, never spawning it twice',
+    async () => {
+      const { gate, jobId, running } = await heldJobUnderKilledService('unrecorded', 'Adopted, not run twice.');
+      const delegatePid = running.job.pid ?? 0;
+      // What the record says when the service dies in that moment: still queued, no pid.
+      const file = path.join(running.files.dir, 'job.json');
+      const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      await writeFile(file, JSON.stringify({ ...record, state: 'queued', startedAt: null, pid: null, pidStartTime: null, claudePath: null }));
 
-    await world.serve();
-    const after = await world.connect();
-    const adopted = await after.call('jobs.status', { jobId });
-    expect(adopted.job.state).toBe('running');
-    expect(adopted.job.pid).toBe(delegatePid);
+      await world.serve();
+      const after = await world.connect();
+      const adopted = await after.call('jobs.status', { jobId });
+      expect(adopted.job.state).toBe('running');
+      expect(adopted.job.pid).toBe(delegatePid);
 
-    await gate.open();
-    const result = await after.call('jobs.result', { jobId, waitSeconds: 90 });
-    expect(result.job.state).toBe('succeeded');
-    expect(result.resultText).toBe('Adopted, not run twice.');
-    expect(world.model.requestsFor('unrecorded')).toHaveLength(2);
-  });
+      await gate.open();
+      const result = await after.call('jobs.result', { jobId, waitSeconds: 90 });
+      expect(result.job.state).toBe('succeeded');
+      expect(result.resultText).toBe('Adopted, not run twice.');
+      expect(world.model.requestsFor('unrecorded')).toHaveLength(2);
+    },
+  );
 });

@@ -71,7 +71,7 @@ describe('a settings file broken by hand while the service runs', () => {
     await expectGoodSettingsInForce();
   });
 
-  it('a change through the service is refused while the file is broken, and the user\'s text is left as it is', async () => {
+  it("a change through the service is refused while the file is broken, and the user's text is left as it is", async () => {
     const broken = '{\n  "mode": "ondemand",\n  "concurrency": 3,\n';
     await breakSettings(broken);
     await expect(client.call('settings.update', { patch: { concurrency: 5 } })).rejects.toThrow(`Fix or delete ${world.locations.settingsFile} first`);

@@ -45,7 +45,10 @@ describe('services started at the same moment for one home', { timeout: 90_000 }
   it('a job a killed service left running is adopted by one of them only, and its result collected once', async () => {
     await world.start();
     const gate = world.gate('left');
-    world.model.script('left', [{ toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait' } } }, { text: 'Adopted once.' }]);
+    world.model.script('left', [
+      { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait' } } },
+      { text: 'Adopted once.' },
+    ]);
     const crashed = await world.serve();
     const before = await world.connect();
     const started = await world.startJob(before, { prompt: `${m('left')} go`, allowedTools: ['Bash'] });

@@ -151,14 +151,25 @@ describe('MCP bridge fuzz (built bridge, real service, tools from their own sche
     while (plan.length < TARGET_CALLS) {
       const tool = rng.pick(names);
       const schema = schemas.get(tool) as JsonSchema;
-      const kind = rng.weighted<string>([[55, 'valid'], [37, 'invalid'], [6, 'mutated'], [2, 'unknown-tool']]);
+      const kind = rng.weighted<string>([
+        [55, 'valid'],
+        [37, 'invalid'],
+        [6, 'mutated'],
+        [2, 'unknown-tool'],
+      ]);
       if (kind === 'unknown-tool') {
-        const name = rng.chance(0.5) ? rng.pick(['delegate', 'delegate_start ', 'DELEGATE_START', 'openrouter_model', '', '__proto__', 'toString']) : randomString(rng, 30);
+        const name = rng.chance(0.5)
+          ? rng.pick(['delegate', 'delegate_start ', 'DELEGATE_START', 'openrouter_model', '', '__proto__', 'toString'])
+          : randomString(rng, 30);
         if (!schemas.has(name)) plan.push({ tool: name, args: {}, verdict: 'unknown-tool' });
         continue;
       }
       let args: unknown =
-        kind === 'valid' ? generateValid(rng, schema, hints) : kind === 'invalid' ? generateInvalid(rng, schema, hints) : mutateJson(rng, generateValid(rng, schema, hints));
+        kind === 'valid'
+          ? generateValid(rng, schema, hints)
+          : kind === 'invalid'
+            ? generateInvalid(rng, schema, hints)
+            : mutateJson(rng, generateValid(rng, schema, hints));
       if (kind === 'valid' && tool === 'delegate_start' && isRecord(args) && rng.chance(0.5)) args = plausibleStart(rng, args);
       // MCP arguments are an object; a non-object goes in under one key, which the schema judges like any other.
       if (!isRecord(args)) args = { value: args };
@@ -167,8 +178,7 @@ describe('MCP bridge fuzz (built bridge, real service, tools from their own sche
 
     const problems: string[] = [];
     const stats = { calls: 0, isError: 0, ok: 0, byVerdict: new Map<string, number>(), errors: new Map<string, number>(), argBytes: 0 };
-    const say = (call: Planned, what: string) =>
-      problems.push(`${call.tool} ${JSON.stringify(call.args).slice(0, 300)} (${call.verdict}): ${what}`);
+    const say = (call: Planned, what: string) => problems.push(`${call.tool} ${JSON.stringify(call.args).slice(0, 300)} (${call.verdict}): ${what}`);
     const memoryBefore = { service: await procMemory(service.pid), bridge: await procMemory(bridgePid) };
 
     const check = async (call: Planned): Promise<void> => {
@@ -195,9 +205,11 @@ describe('MCP bridge fuzz (built bridge, real service, tools from their own sche
         const kind = errorKind(text);
         stats.errors.set(kind, (stats.errors.get(kind) ?? 0) + 1);
         if (text.trim().length < 15) say(call, `an error result without an explanation: ${JSON.stringify(text)}`);
-        if (call.verdict === 'valid' && /Input validation error/.test(text)) say(call, `arguments the advertised schema accepts were refused: ${text.slice(0, 400)}`);
+        if (call.verdict === 'valid' && /Input validation error/.test(text))
+          say(call, `arguments the advertised schema accepts were refused: ${text.slice(0, 400)}`);
         // The SDK looks tools up in a plain object: "__proto__" and "toString" come back "disabled" rather than "not found".
-        if (call.verdict === 'unknown-tool' && !/not found|disabled/.test(text)) say(call, `an unknown tool should be reported as not found: ${text.slice(0, 300)}`);
+        if (call.verdict === 'unknown-tool' && !/not found|disabled/.test(text))
+          say(call, `an unknown tool should be reported as not found: ${text.slice(0, 300)}`);
         return;
       }
       stats.ok++;
@@ -205,7 +217,8 @@ describe('MCP bridge fuzz (built bridge, real service, tools from their own sche
       if (call.verdict === 'unknown-tool') say(call, 'an unknown tool answered without an error');
       if (NEEDS_A_JOB.has(call.tool)) say(call, `succeeded although no job can exist (was something started?): ${text.slice(0, 300)}`);
       const schema = STRUCTURED[call.tool];
-      if (schema && !schema.safeParse(result.structuredContent).success) say(call, `structured content outside the contract: ${JSON.stringify(result.structuredContent).slice(0, 300)}`);
+      if (schema && !schema.safeParse(result.structuredContent).success)
+        say(call, `structured content outside the contract: ${JSON.stringify(result.structuredContent).slice(0, 300)}`);
     };
 
     const spawned: string[] = [];
@@ -241,7 +254,10 @@ describe('MCP bridge fuzz (built bridge, real service, tools from their own sche
     console.log(
       `[fuzz bridge] seed ${SEED}: ${stats.calls} calls (${[...stats.byVerdict].map(([v, n]) => `${n} ${v}`).join(', ')}), ` +
         `${(stats.argBytes / 1024 / 1024).toFixed(1)} MiB of arguments; ${stats.ok} results, ${stats.isError} error results ` +
-        `(${[...stats.errors].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`).join(', ')}); ` +
+        `(${[...stats.errors]
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}); ` +
         `RSS service ${memoryBefore.service.rssMiB.toFixed(0)} → ${memoryAfter.service.rssMiB.toFixed(0)} MiB (peak ${memoryAfter.service.peakRssMiB.toFixed(0)}), ` +
         `bridge ${memoryBefore.bridge.rssMiB.toFixed(0)} → ${memoryAfter.bridge.rssMiB.toFixed(0)} MiB (peak ${memoryAfter.bridge.peakRssMiB.toFixed(0)})`,
     );

@@ -55,14 +55,43 @@ const MAX_PROBLEMS = 25;
 
 /** Methods sent with valid params: they read, or (jobs.*) refuse without a key before anything starts. */
 const SENT_VALID = new Set([
-  'service.status', 'settings.get', 'secrets.status', 'balance.get', 'models.list', 'jobs.start', 'jobs.followup', 'jobs.status',
-  'jobs.result', 'jobs.cancel', 'jobs.list', 'jobs.killAll',
+  'service.status',
+  'settings.get',
+  'secrets.status',
+  'balance.get',
+  'models.list',
+  'jobs.start',
+  'jobs.followup',
+  'jobs.status',
+  'jobs.result',
+  'jobs.cancel',
+  'jobs.list',
+  'jobs.killAll',
 ]);
 const METHODS = Object.keys(CONTRACT);
 const UNKNOWN_METHODS = [
-  '', 'x', 'service', 'service.', 'service.status ', ' service.status', 'SERVICE.STATUS', 'Service.Status', 'jobs.start\u0000', '__proto__',
-  'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'jobs.*', 'jobs/start', 'jobs.start.extra', 'settings.set', 'secrets.get',
-  'x'.repeat(200), 'ü.ö', '😀',
+  '',
+  'x',
+  'service',
+  'service.',
+  'service.status ',
+  ' service.status',
+  'SERVICE.STATUS',
+  'Service.Status',
+  'jobs.start\u0000',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  'jobs.*',
+  'jobs/start',
+  'jobs.start.extra',
+  'settings.set',
+  'secrets.get',
+  'x'.repeat(200),
+  'ü.ö',
+  '😀',
 ];
 
 function requestSchema(method: string): JsonSchema {
@@ -152,8 +181,19 @@ class Generator {
   private candidate(): Buffer {
     const rng = this.rng;
     const kind = rng.weighted<string>([
-      [28, 'valid'], [12, 'invalid-params'], [10, 'json-mutated'], [8, 'bad-envelope'], [5, 'unknown-method'], [16, 'byte-mutated'],
-      [5, 'random-json'], [4, 'random-bytes'], [3, 'deep'], [3, 'blank'], [2, 'bad-utf8-string'], [2, 'glued'], [1, 'big'],
+      [28, 'valid'],
+      [12, 'invalid-params'],
+      [10, 'json-mutated'],
+      [8, 'bad-envelope'],
+      [5, 'unknown-method'],
+      [16, 'byte-mutated'],
+      [5, 'random-json'],
+      [4, 'random-bytes'],
+      [3, 'deep'],
+      [3, 'blank'],
+      [2, 'bad-utf8-string'],
+      [2, 'glued'],
+      [1, 'big'],
     ]);
     switch (kind) {
       case 'valid':
@@ -365,7 +405,8 @@ async function runSession(session: Session, endpoint: string, rng: Rng, problems
   const say = (what: string) => problems.push(`${describeSession(session)}\n    ${what}`);
   const wire = await Wire.connect(endpoint);
   const { model } = session;
-  const end = model.hello.ok && !model.tooLarge ? session.stream.length : session.sendPastCut ? Math.min(session.stream.length, model.cutAt + 8192) : model.cutAt;
+  const end =
+    model.hello.ok && !model.tooLarge ? session.stream.length : session.sendPastCut ? Math.min(session.stream.length, model.cutAt + 8192) : model.cutAt;
   const data = session.stream.subarray(0, end);
   const chunks = session.chunking === 'whole' ? [data] : randomChunks(rng, data, session.chunking === 'trickle' ? 16 : 4096);
   for (let i = 0; i < chunks.length; i++) {
@@ -406,7 +447,8 @@ async function runSession(session: Session, endpoint: string, rng: Rng, problems
     const [hello, ...rest] = values;
     const serverHello = ServerHelloSchema.safeParse(hello);
     if (!serverHello.success || serverHello.data.protocol !== PROTOCOL_VERSION) {
-      if (!(model.tooLarge && values.length === 0 && wire.error !== null)) say(`the first frame is not the server's hello: ${JSON.stringify(hello)?.slice(0, 300)}`);
+      if (!(model.tooLarge && values.length === 0 && wire.error !== null))
+        say(`the first frame is not the server's hello: ${JSON.stringify(hello)?.slice(0, 300)}`);
       outcome.exact = false;
       return outcome;
     }
@@ -414,7 +456,8 @@ async function runSession(session: Session, endpoint: string, rng: Rng, problems
       const last = ResponseFrameSchema.safeParse(rest[rest.length - 1]);
       const closedWithError = last.success && !last.data.ok && last.data.id === null && last.data.error.code === 'frame_too_large';
       if (closedWithError) rest.pop();
-      else if (wire.error === null) say(`a line past the cap must end with one frame_too_large error; the last frame was ${JSON.stringify(rest[rest.length - 1])?.slice(0, 300)}`);
+      else if (wire.error === null)
+        say(`a line past the cap must end with one frame_too_large error; the last frame was ${JSON.stringify(rest[rest.length - 1])?.slice(0, 300)}`);
       else outcome.exact = false;
       checkReplies(session, rest, false, problems, codes);
     } else {
@@ -542,7 +585,10 @@ describe('IPC server fuzz (real service, real socket)', () => {
       `[fuzz ipc] seed ${SEED}: ${frames} frames in ${stats.sessions} connections (${stats.refusedHellos} refused hellos, ${stats.tooLarge} lines past the cap, ` +
         `${stats.inexact} closes checked without their last frame), ${(stats.bytesOut / 1024 / 1024).toFixed(1)} MiB sent, ${stats.replies} frames received; ` +
         `service RSS ${before.rssMiB.toFixed(0)} MiB after warm-up → ${after.rssMiB.toFixed(0)} MiB after, peak ${after.peakRssMiB.toFixed(0)} MiB; ` +
-        `replies by outcome: ${[...codes].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${n}`).join(', ')}`,
+        `replies by outcome: ${[...codes]
+          .sort((a, b) => b[1] - a[1])
+          .map(([c, n]) => `${c} ${n}`)
+          .join(', ')}`,
     );
     expect(frames).toBeGreaterThanOrEqual(TARGET_FRAMES);
     expect(problems.slice(0, MAX_PROBLEMS), `${problems.length} problem(s); ${reproduceHint(SEED, FILE)}`).toEqual([]);

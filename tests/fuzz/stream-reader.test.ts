@@ -57,8 +57,39 @@ function heapMiB(): number {
 
 // ---- lines ----------------------------------------------------------------------------------------
 
-const TOOLS = ['Bash', 'Read', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'NotebookRead', 'Grep', 'Glob', 'WebFetch', 'WebSearch', 'Task', 'Agent', 'TodoWrite', 'mcp__x__y', '', 'tool'];
-const INPUT_KEYS = ['command', 'file_path', 'notebook_path', 'pattern', 'path', 'url', 'query', 'description', 'subagent_type', 'todos', 'content', 'old_string'];
+const TOOLS = [
+  'Bash',
+  'Read',
+  'Write',
+  'Edit',
+  'MultiEdit',
+  'NotebookEdit',
+  'NotebookRead',
+  'Grep',
+  'Glob',
+  'WebFetch',
+  'WebSearch',
+  'Task',
+  'Agent',
+  'TodoWrite',
+  'mcp__x__y',
+  '',
+  'tool',
+];
+const INPUT_KEYS = [
+  'command',
+  'file_path',
+  'notebook_path',
+  'pattern',
+  'path',
+  'url',
+  'query',
+  'description',
+  'subagent_type',
+  'todos',
+  'content',
+  'old_string',
+];
 
 /** A field: mostly the right type, often the wrong one. */
 function field<T>(rng: Rng, good: () => T): unknown {
@@ -134,7 +165,16 @@ function randomEvent(rng: Rng, ids: string[]): unknown {
 
 /** One line as the splitter would hand it over (bytes decoded as UTF-8, damage included). */
 function randomLine(rng: Rng, ids: string[]): string {
-  const kind = rng.weighted<string>([[15, 'fixture'], [20, 'json-mutated'], [15, 'byte-mutated'], [35, 'event'], [5, 'random-json'], [4, 'random-bytes'], [3, 'blank'], [3, 'truncated']]);
+  const kind = rng.weighted<string>([
+    [15, 'fixture'],
+    [20, 'json-mutated'],
+    [15, 'byte-mutated'],
+    [35, 'event'],
+    [5, 'random-json'],
+    [4, 'random-bytes'],
+    [3, 'blank'],
+    [3, 'truncated'],
+  ]);
   const fixture = () => rng.pick(FIXTURE_LINES);
   switch (kind) {
     case 'fixture':
@@ -176,7 +216,8 @@ function giantLine(rng: Rng): string {
     const parts = Array.from({ length: 64 }, () => ({ type: 'text', text: big.slice(0, size / 64) }));
     return JSON.stringify({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: id, content: parts }] } });
   }
-  if (kind === 5) return JSON.stringify({ type: 'result', subtype: 'error_during_execution', is_error: true, result: big, errors: rng.chance(0.5) ? [big] : [] });
+  if (kind === 5)
+    return JSON.stringify({ type: 'result', subtype: 'error_during_execution', is_error: true, result: big, errors: rng.chance(0.5) ? [big] : [] });
   if (kind === 6) return JSON.stringify({ type: 'system', subtype: 'api_retry', error: big, parent_tool_use_id: rng.chance(0.5) ? id : null });
   return assistant([{ type: 'tool_use', id, name: `unknown_${rng.below(9)}`, input: { a: big, b: [big] } }]);
 }
@@ -208,11 +249,14 @@ function parserProblems(parser: StreamParser, pushed: number, previousCalls: num
   problems.push(...usageProblems('totalUsage', parser.totalUsage), ...usageProblems('bestUsage', parser.bestUsage));
   const best = parser.bestUsage;
   const total = parser.totalUsage;
-  for (const key of Object.keys(total) as Array<keyof Usage>) if (best[key] < total[key]) problems.push(`bestUsage.${key} ${best[key]} < totalUsage.${key} ${total[key]}`);
+  for (const key of Object.keys(total) as Array<keyof Usage>)
+    if (best[key] < total[key]) problems.push(`bestUsage.${key} ${best[key]} < totalUsage.${key} ${total[key]}`);
   const generations = parser.generationIds;
-  if (new Set(generations).size !== generations.length || generations.some((g) => !g.startsWith('gen-'))) problems.push(`generation ids ${JSON.stringify(generations.slice(0, 5))}`);
+  if (new Set(generations).size !== generations.length || generations.some((g) => !g.startsWith('gen-')))
+    problems.push(`generation ids ${JSON.stringify(generations.slice(0, 5))}`);
   const result = parser.result;
-  if (result && (typeof result.subtype !== 'string' || result.errors.some((e) => typeof e !== 'string'))) problems.push(`result ${JSON.stringify(result).slice(0, 200)}`);
+  if (result && (typeof result.subtype !== 'string' || result.errors.some((e) => typeof e !== 'string')))
+    problems.push(`result ${JSON.stringify(result).slice(0, 200)}`);
   return problems;
 }
 
@@ -263,7 +307,8 @@ function sameLines(what: string, got: { lines: string[]; skipped: number }, want
   if (got.skipped !== want.skipped) problems.push(`${what}: ${got.skipped} lines skipped, expected ${want.skipped}`);
   if (got.lines.length !== want.lines.length) problems.push(`${what}: ${got.lines.length} lines delivered, expected ${want.lines.length}`);
   const first = got.lines.findIndex((line, i) => line !== want.lines[i]);
-  if (first !== -1) problems.push(`${what}: line ${first} is ${JSON.stringify(got.lines[first]?.slice(0, 80))}, expected ${JSON.stringify(want.lines[first]?.slice(0, 80))}`);
+  if (first !== -1)
+    problems.push(`${what}: line ${first} is ${JSON.stringify(got.lines[first]?.slice(0, 80))}, expected ${JSON.stringify(want.lines[first]?.slice(0, 80))}`);
   return problems;
 }
 
@@ -311,7 +356,9 @@ describe('stream reader fuzz (parser, file reader, tailing reader)', () => {
       }
       if (problems.length > MAX_PROBLEMS) break;
     }
-    console.log(`[fuzz stream] seed ${SEED}: ${PARSER_LINES} lines (${(chars / 1024 / 1024).toFixed(1)} M characters) into ${parsers} parsers; last tail ${parser.tail(TAIL_CAPACITY).length} entries`);
+    console.log(
+      `[fuzz stream] seed ${SEED}: ${PARSER_LINES} lines (${(chars / 1024 / 1024).toFixed(1)} M characters) into ${parsers} parsers; last tail ${parser.tail(TAIL_CAPACITY).length} entries`,
+    );
     expect(problems.slice(0, MAX_PROBLEMS), `${problems.length} problem(s); ${reproduceHint(SEED, FILE)}`).toEqual([]);
   }, 120_000);
 
@@ -364,7 +411,8 @@ describe('stream reader fuzz (parser, file reader, tailing reader)', () => {
         );
         const want = expectedLines(data, maxLineBytes);
         problems.push(...sameLines(`file ${i} (cap ${maxLineBytes})`, { lines: got, skipped: summary.skippedLines }, want));
-        if (summary.bytes !== data.length || summary.lines !== got.length) problems.push(`file ${i}: summary ${JSON.stringify(summary)} for ${data.length} bytes, ${got.length} lines`);
+        if (summary.bytes !== data.length || summary.lines !== got.length)
+          problems.push(`file ${i}: summary ${JSON.stringify(summary)} for ${data.length} bytes, ${got.length} lines`);
         problems.push(...parserProblems(parser, got.length, 0).map((p) => `file ${i}: ${p}`));
       } catch (error) {
         problems.push(`file ${i}: threw ${(error as Error).stack?.slice(0, 400)}`);

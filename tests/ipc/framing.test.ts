@@ -127,7 +127,10 @@ describe('FrameDecoder', () => {
 
   it('round-trips what encodeFrame produces', () => {
     const decoder = new FrameDecoder();
-    const sent = [{ type: 'request', id: 1, method: 'm', params: { s: 'a\nb\u2028c' } }, { type: 'event', event: 'e', data: null }];
+    const sent = [
+      { type: 'request', id: 1, method: 'm', params: { s: 'a\nb\u2028c' } },
+      { type: 'event', event: 'e', data: null },
+    ];
     const frames = decoder.push(Buffer.from(sent.map((v) => encodeFrame(v)).join(''), 'utf8'));
     expect(values(frames)).toEqual(sent);
   });

@@ -28,9 +28,12 @@ const logLines: string[] = [];
 const opened: Array<{ destroy: () => void }> = [];
 
 /** Sends a raw request (fetch would fix up Host and Origin for us, which is what is under test). */
-function request(
-  options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer },
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function request(options: {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers: { host: `127.0.0.1:${port}`, ...options.headers } },
@@ -219,24 +222,27 @@ describe('events', () => {
   it('streams service events as JSON lines, after a first line that says the stream is open', async () => {
     const lines: unknown[] = [];
     const done = new Promise<void>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, path: '/api/events', headers: { host: `127.0.0.1:${port}`, authorization: `Bearer ${token}` } }, (res) => {
-        let buffered = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buffered += chunk;
-          for (let i = buffered.indexOf('\n'); i !== -1; i = buffered.indexOf('\n')) {
-            const line = buffered.slice(0, i).trim();
-            buffered = buffered.slice(i + 1);
-            if (!line) continue;
-            lines.push(JSON.parse(line));
-            if (lines.length === 1) emit('settings.changed', { mode: 'auto' });
-            if (lines.length === 2) {
-              req.destroy();
-              resolve();
+      const req = http.request(
+        { host: '127.0.0.1', port, path: '/api/events', headers: { host: `127.0.0.1:${port}`, authorization: `Bearer ${token}` } },
+        (res) => {
+          let buffered = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            buffered += chunk;
+            for (let i = buffered.indexOf('\n'); i !== -1; i = buffered.indexOf('\n')) {
+              const line = buffered.slice(0, i).trim();
+              buffered = buffered.slice(i + 1);
+              if (!line) continue;
+              lines.push(JSON.parse(line));
+              if (lines.length === 1) emit('settings.changed', { mode: 'auto' });
+              if (lines.length === 2) {
+                req.destroy();
+                resolve();
+              }
             }
-          }
-        });
-      });
+          });
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -253,7 +259,9 @@ describe('events', () => {
 });
 
 /** Opens the event stream; resolves at its first line, with the response (paused) and what arrives after. */
-function openStream(headers: Record<string, string> = { authorization: `Bearer ${token}` }): Promise<{ status: number; body: string; req: http.ClientRequest; res: http.IncomingMessage; lines: unknown[] }> {
+function openStream(
+  headers: Record<string, string> = { authorization: `Bearer ${token}` },
+): Promise<{ status: number; body: string; req: http.ClientRequest; res: http.IncomingMessage; lines: unknown[] }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, path: '/api/events', agent: false, headers: { host: `127.0.0.1:${port}`, ...headers } }, (res) => {
       const lines: unknown[] = [];
@@ -302,7 +310,7 @@ function getOn(socket: net.Socket): Promise<string> {
 }
 
 describe('the hello', () => {
-  it('proves the server holds the token: the HMAC of the page\'s challenge, with no token asked or given', async () => {
+  it("proves the server holds the token: the HMAC of the page's challenge, with no token asked or given", async () => {
     const challenge = 'ab'.repeat(32);
     const answer = await request({ path: `/api/hello?challenge=${challenge}` });
     expect(answer.status).toBe(200);
@@ -435,10 +443,12 @@ describe('limits', () => {
     expect(third.body).toMatch(/Too many open settings pages \(2\)/);
     // Once one closes, another may open.
     first.req.destroy();
-    await expect.poll(async () => {
-      const retry = await openStream();
-      return retry.status;
-    }).toBe(200);
+    await expect
+      .poll(async () => {
+        const retry = await openStream();
+        return retry.status;
+      })
+      .toBe(200);
   });
 
   it('ends an event stream whose client stops reading once its output passes the buffer cap', async () => {

@@ -78,7 +78,7 @@ describe.runIf(POSIX)('ensurePrivateDir', () => {
     await expect(ensurePrivateDir(file)).rejects.toThrow();
   });
 
-  it.runIf(process.getuid?.() === 0)("refuses a directory owned by someone else (needs root to chown)", async () => {
+  it.runIf(process.getuid?.() === 0)('refuses a directory owned by someone else (needs root to chown)', async () => {
     const dir = path.join(home, 'run');
     await mkdir(dir, { mode: 0o700 });
     await chown(dir, 4242, 4242);

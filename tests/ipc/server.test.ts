@@ -467,7 +467,7 @@ describe.runIf(POSIX)('IpcServer requests', () => {
     await expect(client.callRaw('test.rate-limited', {})).rejects.toMatchObject({ code: 'openrouter_rate_limited', retryAfterSeconds: 7 });
   });
 
-  it('passes a ServiceError\'s next step through to the caller', async () => {
+  it("passes a ServiceError's next step through to the caller", async () => {
     await startServer();
     const client = await connectClient();
     await expect(client.callRaw('test.busy', {})).rejects.toMatchObject({

@@ -48,7 +48,13 @@ describe.runIf(POSIX)('waitForService', () => {
 
   it('stops waiting when the app exits first', async () => {
     const at = await locations();
-    const error = await waitForService({ locations: at, clientName: 'test/1', timeoutMs: 10_000, exited: Promise.resolve('exited with code 1'), logFile: 'x' }).catch((e: unknown) => e);
+    const error = await waitForService({
+      locations: at,
+      clientName: 'test/1',
+      timeoutMs: 10_000,
+      exited: Promise.resolve('exited with code 1'),
+      logFile: 'x',
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TrayAppExitedError);
     expect((error as Error).message).toBe('The tray app exited with code 1 before its service answered');
   });
@@ -56,7 +62,13 @@ describe.runIf(POSIX)('waitForService', () => {
   it('still connects when the app exited because a service already answers (it handed over)', async () => {
     const at = await locations();
     await startService(at);
-    const client = await waitForService({ locations: at, clientName: 'test/1', timeoutMs: 10_000, exited: Promise.resolve('exited with code 0'), logFile: 'x' });
+    const client = await waitForService({
+      locations: at,
+      clientName: 'test/1',
+      timeoutMs: 10_000,
+      exited: Promise.resolve('exited with code 0'),
+      logFile: 'x',
+    });
     // Connected, and to the service that was already there: its hello names it.
     expect(client.server).toMatchObject({ type: 'hello', server: 'openrouter-delegate/test', pid: process.pid });
     client.close();

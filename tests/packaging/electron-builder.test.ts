@@ -142,7 +142,10 @@ describe('the launchers in resources/bin', () => {
     expect(sh.startsWith('#!/bin/sh\n')).toBe(true);
     expect(sh).toContain(`\nbundle=app.asar.unpacked/${bundle}\n`);
     expect(cmd).toContain(`"%~dp0..\\app.asar.unpacked\\${bundle.replaceAll('/', '\\')}" %*`);
-    expect(cmd.split('\n').every((line) => line === '' || line.endsWith('\r')), 'CRLF line ends').toBe(true);
+    expect(
+      cmd.split('\n').every((line) => line === '' || line.endsWith('\r')),
+      'CRLF line ends',
+    ).toBe(true);
     expect(existsSync(path.join(ROOT, bundle)), `${bundle} is built`).toBe(true);
     expect(config.asarUnpack).toContain(`${path.posix.dirname(bundle)}/**`);
   });
@@ -206,7 +209,10 @@ describe.runIf(POSIX)('the POSIX launchers, run from an installed app’s resour
 
   it('uses OPENROUTER_DELEGATE_NODE when set', async () => {
     const resources = await fakeResources();
-    const result = run('/bin/sh', [path.join(resources, 'bin', 'openrouter-mcp-config'), '--version'], { PATH: '/nonexistent', OPENROUTER_DELEGATE_NODE: process.execPath });
+    const result = run('/bin/sh', [path.join(resources, 'bin', 'openrouter-mcp-config'), '--version'], {
+      PATH: '/nonexistent',
+      OPENROUTER_DELEGATE_NODE: process.execPath,
+    });
     expect(result).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
   });
 

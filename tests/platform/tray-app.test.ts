@@ -2,13 +2,7 @@ import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  APP_EXECUTABLE_NAME,
-  chooseHost,
-  displayProblem,
-  locateTrayApp,
-  spawnTrayApp,
-} from '../../src-main/platform/tray-app.js';
+import { APP_EXECUTABLE_NAME, chooseHost, displayProblem, locateTrayApp, spawnTrayApp } from '../../src-main/platform/tray-app.js';
 import type { InstallProbe, TrayAppLocation } from '../../src-main/platform/tray-app.js';
 import { makeTempHome } from '../support/temp-home.js';
 
@@ -97,7 +91,10 @@ describe('locateTrayApp in a source checkout', () => {
 
   it('when the binary was never downloaded (no path.txt): not installed, and how to fetch it', () => {
     const result = locateTrayApp({ bundleDir, platform: 'linux', probe: probe({ [path.join(electron, 'package.json')]: '{}', [main]: true }) });
-    expect(result).toMatchObject({ found: false, problem: expect.stringMatching(/^Electron runtime not installed \(node_modules\/electron has no binary; `node node_modules\/electron\/install\.js`/) });
+    expect(result).toMatchObject({
+      found: false,
+      problem: expect.stringMatching(/^Electron runtime not installed \(node_modules\/electron has no binary; `node node_modules\/electron\/install\.js`/),
+    });
   });
 
   it('when path.txt names a binary that is gone: not installed, naming it', () => {
@@ -119,7 +116,11 @@ describe('locateTrayApp in the packaged app (bundles unpacked from the asar)', (
       resources: '/Applications/OpenRouter Delegate.app/Contents/Resources',
       binary: `/Applications/OpenRouter Delegate.app/Contents/MacOS/${APP_EXECUTABLE_NAME}`,
     },
-    { platform: 'win32', resources: '/Users/me/AppData/Local/Programs/OpenRouter Delegate/resources', binary: `/Users/me/AppData/Local/Programs/OpenRouter Delegate/${APP_EXECUTABLE_NAME}.exe` },
+    {
+      platform: 'win32',
+      resources: '/Users/me/AppData/Local/Programs/OpenRouter Delegate/resources',
+      binary: `/Users/me/AppData/Local/Programs/OpenRouter Delegate/${APP_EXECUTABLE_NAME}.exe`,
+    },
   ];
 
   it.each(cases)('$platform: the app’s own executable, with no arguments (it loads its app.asar)', ({ platform, resources, binary }) => {
@@ -130,7 +131,10 @@ describe('locateTrayApp in the packaged app (bundles unpacked from the asar)', (
 
   it('a missing executable is a damaged install: says to reinstall', () => {
     const bundleDir = path.resolve('/opt/OpenRouter Delegate/resources/app.asar.unpacked/dist/bridge');
-    expect(locateTrayApp({ bundleDir, platform: 'linux', probe: probe({}) })).toMatchObject({ found: false, problem: expect.stringContaining('reinstall OpenRouter Delegate') });
+    expect(locateTrayApp({ bundleDir, platform: 'linux', probe: probe({}) })).toMatchObject({
+      found: false,
+      problem: expect.stringContaining('reinstall OpenRouter Delegate'),
+    });
   });
 });
 
@@ -149,7 +153,12 @@ describe.runIf(POSIX)('spawnTrayApp', () => {
 
   it('starts the app without ELECTRON_RUN_AS_NODE (which would make Electron plain Node), output to the log', async () => {
     const log = await logFile();
-    const app = spawnTrayApp({ binary: '/bin/sh', args: ['-c', 'echo "run-as-node=${ELECTRON_RUN_AS_NODE-unset} other=$OTHER"; exit 3'], env: { ELECTRON_RUN_AS_NODE: '1', OTHER: 'kept' }, logFd: log.fd });
+    const app = spawnTrayApp({
+      binary: '/bin/sh',
+      args: ['-c', 'echo "run-as-node=${ELECTRON_RUN_AS_NODE-unset} other=$OTHER"; exit 3'],
+      env: { ELECTRON_RUN_AS_NODE: '1', OTHER: 'kept' },
+      logFd: log.fd,
+    });
     closeSync(log.fd);
     expect(await app.exited).toBe('exited with code 3');
     app.release();

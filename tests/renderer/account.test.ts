@@ -135,7 +135,9 @@ describe('the Account page', () => {
     await input.fill(KEY);
     await card.getByRole('button', { name: 'Save' }).click();
 
-    await expect.poll(() => card.getByTestId('api-key-notice').textContent(), { timeout: UI }).toContain(`OpenRouter accepted the key; it is saved in the ${BACKEND}.`);
+    await expect
+      .poll(() => card.getByTestId('api-key-notice').textContent(), { timeout: UI })
+      .toContain(`OpenRouter accepted the key; it is saved in the ${BACKEND}.`);
     expect(await card.getByTestId('api-key-source').textContent()).toContain(`Saved in the ${BACKEND}.`);
     expect(await card.locator('.badge').textContent()).toBe('Saved · keychain');
     await expect.poll(() => page.getByTestId('balance-remaining').textContent(), { timeout: UI }).toBe('$87.50');
@@ -364,7 +366,16 @@ describe('the Account page’s wording', () => {
     apiKey: { present: true, source: 'keychain' },
     managementKey: { present: false, source: 'none' },
   };
-  const key = { label: 'sk-or-v1-5ee...eed', limitUsd: 100, remainingUsd: 87.5, usageUsd: 12.5, usageDailyUsd: 0.42, usageWeeklyUsd: 3.1, usageMonthlyUsd: 12.5, isFreeTier: false };
+  const key = {
+    label: 'sk-or-v1-5ee...eed',
+    limitUsd: 100,
+    remainingUsd: 87.5,
+    usageUsd: 12.5,
+    usageDailyUsd: 0.42,
+    usageWeeklyUsd: 3.1,
+    usageMonthlyUsd: 12.5,
+    isFreeTier: false,
+  };
   const balance = (patch: Partial<Balance>): Balance => ({ keySource: 'keychain', key: null, credits: null, fetchedAt: '2026-08-01T10:00:00.000Z', ...patch });
 
   it('shows the commands a message quotes as code', () => {
@@ -390,7 +401,13 @@ describe('the Account page’s wording', () => {
   it('does not call "no key yet" (or no keychain, which has its own banner) an error of the balance', () => {
     const noKey = balance({ keySource: 'none', keyProblem: 'No OpenRouter key.' });
     expect(balanceProblem(noKey, { ...secrets, apiKey: { present: false, source: 'none' } })).toBeNull();
-    expect(balanceProblem(noKey, { ...secrets, keychain: { available: false, backend: BACKEND, problem: 'No Secret Service' }, apiKey: { present: false, source: 'none' } })).toBeNull();
+    expect(
+      balanceProblem(noKey, {
+        ...secrets,
+        keychain: { available: false, backend: BACKEND, problem: 'No Secret Service' },
+        apiKey: { present: false, source: 'none' },
+      }),
+    ).toBeNull();
     expect(balanceProblem(balance({ key }), secrets)).toBeNull();
     // Whereas a key the page believes in, but the balance could not find, is worth saying.
     expect(balanceProblem(noKey, secrets)).toMatchObject({ tone: 'fail', title: 'The balance could not be read.' });
@@ -402,8 +419,15 @@ describe('the Account page’s wording', () => {
   });
 
   it('sums up a tested key, with or without a limit', () => {
-    expect(testOutcome('api', balance({ key }))).toMatchObject({ tone: 'ok', title: 'OpenRouter accepted the key (sk-or-v1-5ee...eed).', detail: '$87.50 left of a $100.00 limit.' });
+    expect(testOutcome('api', balance({ key }))).toMatchObject({
+      tone: 'ok',
+      title: 'OpenRouter accepted the key (sk-or-v1-5ee...eed).',
+      detail: '$87.50 left of a $100.00 limit.',
+    });
     expect(remainingText({ ...key, limitUsd: null, remainingUsd: null }).value).toBe('No limit');
-    expect(testOutcome('management', balance({ key, creditsNote: 'That key is not a management key.' }))).toMatchObject({ tone: 'fail', detail: 'That key is not a management key.' });
+    expect(testOutcome('management', balance({ key, creditsNote: 'That key is not a management key.' }))).toMatchObject({
+      tone: 'fail',
+      detail: 'That key is not a management key.',
+    });
   });
 });

@@ -56,46 +56,50 @@ async function screenshots(page: Page, name: string): Promise<void> {
 }
 
 describe('the Claude Code page: registration', () => {
-  it('says "not connected" at first with the exact command, and Connect registers this installation’s bridge', async () => {
-    const { page, context, errors } = await openClaudePage();
-    await expect.poll(() => badgeText(page)).toBe('✗ Not connected');
-    expect(await page.getByTestId('registration-text').textContent()).toContain(path.join(world.home, 'user', '.claude.json'));
-    expect(await page.getByTestId('bridge-command').textContent()).toBe(COMMAND);
-    const env = page.getByTestId('bridge-env');
-    expect([await env.locator('dt').allTextContents(), await env.locator('dd').allTextContents()]).toEqual([['OPENROUTER_DELEGATE_HOME'], [world.home]]);
-    expect(await page.getByTestId('add-command').textContent()).toBe(addCommand());
-    expect(await page.getByTestId('claude-path').textContent()).toBe(CLAUDE_CLI);
-    await expect.poll(() => page.getByRole('button', { name: 'Disconnect' }).isDisabled()).toBe(true);
-    await screenshots(page, 'claude-code-not-connected');
+  it(
+    'says "not connected" at first with the exact command, and Connect registers this installation’s bridge',
+    async () => {
+      const { page, context, errors } = await openClaudePage();
+      await expect.poll(() => badgeText(page)).toBe('✗ Not connected');
+      expect(await page.getByTestId('registration-text').textContent()).toContain(path.join(world.home, 'user', '.claude.json'));
+      expect(await page.getByTestId('bridge-command').textContent()).toBe(COMMAND);
+      const env = page.getByTestId('bridge-env');
+      expect([await env.locator('dt').allTextContents(), await env.locator('dd').allTextContents()]).toEqual([['OPENROUTER_DELEGATE_HOME'], [world.home]]);
+      expect(await page.getByTestId('add-command').textContent()).toBe(addCommand());
+      expect(await page.getByTestId('claude-path').textContent()).toBe(CLAUDE_CLI);
+      await expect.poll(() => page.getByRole('button', { name: 'Disconnect' }).isDisabled()).toBe(true);
+      await screenshots(page, 'claude-code-not-connected');
 
-    await page.getByRole('button', { name: 'Connect', exact: true }).click();
-    await expect.poll(() => badgeText(page), SLOW).toBe('✓ Connected');
-    const said = await page.getByTestId('action-result').textContent();
-    expect(said).toContain('Registered the bridge as "openrouter"');
-    expect(said).toContain(COMMAND);
-    expect(said).toContain('run /mcp');
-    expect(await page.getByTestId('action-error').textContent()).toBe('');
-    expect(await page.getByRole('button', { name: 'Connect', exact: true }).isDisabled()).toBe(true);
+      await page.getByRole('button', { name: 'Connect', exact: true }).click();
+      await expect.poll(() => badgeText(page), SLOW).toBe('✓ Connected');
+      const said = await page.getByTestId('action-result').textContent();
+      expect(said).toContain('Registered the bridge as "openrouter"');
+      expect(said).toContain(COMMAND);
+      expect(said).toContain('run /mcp');
+      expect(await page.getByTestId('action-error').textContent()).toBe('');
+      expect(await page.getByRole('button', { name: 'Connect', exact: true }).isDisabled()).toBe(true);
 
-    // Claude Code itself now starts this installation's bridge, and its health check connects.
-    const get = await claude(['mcp', 'get', 'openrouter']);
-    expect(get.code, get.stderr).toBe(0);
-    expect(get.stdout).toMatch(/Scope: User config/);
-    expect(get.stdout).toContain(`Command: ${process.execPath}`);
-    expect(get.stdout).toContain(`Args: ${BRIDGE}`);
-    expect(get.stdout).toContain(`OPENROUTER_DELEGATE_HOME=${world.home}`);
-    expect(get.stdout).toMatch(/Status: .*Connected/);
-    const list = await claude(['mcp', 'list']);
-    const line = list.stdout.split('\n').find((l) => l.startsWith('openrouter: ')) ?? '';
-    expect(line).toContain(`openrouter: ${COMMAND} - `);
-    expect(line).toMatch(/ - \S+ Connected$/);
+      // Claude Code itself now starts this installation's bridge, and its health check connects.
+      const get = await claude(['mcp', 'get', 'openrouter']);
+      expect(get.code, get.stderr).toBe(0);
+      expect(get.stdout).toMatch(/Scope: User config/);
+      expect(get.stdout).toContain(`Command: ${process.execPath}`);
+      expect(get.stdout).toContain(`Args: ${BRIDGE}`);
+      expect(get.stdout).toContain(`OPENROUTER_DELEGATE_HOME=${world.home}`);
+      expect(get.stdout).toMatch(/Status: .*Connected/);
+      const list = await claude(['mcp', 'list']);
+      const line = list.stdout.split('\n').find((l) => l.startsWith('openrouter: ')) ?? '';
+      expect(line).toContain(`openrouter: ${COMMAND} - `);
+      expect(line).toMatch(/ - \S+ Connected$/);
 
-    await screenshots(page, 'claude-code');
-    await page.setViewportSize({ width: 560, height: 700 });
-    await screenshot(page, 'claude-code-narrow', 'light');
-    expect(errors).toEqual([]);
-    await context.close();
-  }, LONG_TEST);
+      await screenshots(page, 'claude-code');
+      await page.setViewportSize({ width: 560, height: 700 });
+      await screenshot(page, 'claude-code-narrow', 'light');
+      expect(errors).toEqual([]);
+      await context.close();
+    },
+    LONG_TEST,
+  );
 
   it('Disconnect removes the registration, from the keyboard, and focus stays on the button', async () => {
     expect((await runCli(['install'], world.env)).code).toBe(0);
@@ -117,29 +121,33 @@ describe('the Claude Code page: registration', () => {
     await context.close();
   });
 
-  it('shows a registration of another command as different, with its differences, and Connect replaces it', async () => {
-    const manual = await claude(['mcp', 'add', '--scope', 'user', 'openrouter', '--', '/bin/echo', 'x']);
-    expect(manual.code, manual.stderr).toBe(0);
-    const { page, context, errors } = await openClaudePage();
-    await expect.poll(() => badgeText(page)).toBe('! Registered with a different command');
-    expect(await page.getByRole('list', { name: 'Differences' }).getByRole('listitem').allTextContents()).toEqual([
-      `command /bin/echo x instead of ${COMMAND}`,
-      `OPENROUTER_DELEGATE_HOME not set (this installation uses ${world.home})`,
-    ]);
-    expect(await page.getByTestId('registered-command').textContent()).toBe('/bin/echo x');
-    await screenshots(page, 'claude-code-different');
+  it(
+    'shows a registration of another command as different, with its differences, and Connect replaces it',
+    async () => {
+      const manual = await claude(['mcp', 'add', '--scope', 'user', 'openrouter', '--', '/bin/echo', 'x']);
+      expect(manual.code, manual.stderr).toBe(0);
+      const { page, context, errors } = await openClaudePage();
+      await expect.poll(() => badgeText(page)).toBe('! Registered with a different command');
+      expect(await page.getByRole('list', { name: 'Differences' }).getByRole('listitem').allTextContents()).toEqual([
+        `command /bin/echo x instead of ${COMMAND}`,
+        `OPENROUTER_DELEGATE_HOME not set (this installation uses ${world.home})`,
+      ]);
+      expect(await page.getByTestId('registered-command').textContent()).toBe('/bin/echo x');
+      await screenshots(page, 'claude-code-different');
 
-    await page.getByRole('button', { name: 'Connect', exact: true }).click();
-    await expect.poll(() => badgeText(page), SLOW).toBe('✓ Connected');
-    const said = await page.getByTestId('action-result').textContent();
-    expect(said).toContain('Replaced the "openrouter" registration');
-    expect(said).toContain('was: /bin/echo x');
-    const get = await claude(['mcp', 'get', 'openrouter']);
-    expect(get.stdout).toContain(`Command: ${process.execPath}`);
-    expect(get.stdout).toContain(`Args: ${BRIDGE}`);
-    expect(errors).toEqual([]);
-    await context.close();
-  }, LONG_TEST);
+      await page.getByRole('button', { name: 'Connect', exact: true }).click();
+      await expect.poll(() => badgeText(page), SLOW).toBe('✓ Connected');
+      const said = await page.getByTestId('action-result').textContent();
+      expect(said).toContain('Replaced the "openrouter" registration');
+      expect(said).toContain('was: /bin/echo x');
+      const get = await claude(['mcp', 'get', 'openrouter']);
+      expect(get.stdout).toContain(`Command: ${process.execPath}`);
+      expect(get.stdout).toContain(`Args: ${BRIDGE}`);
+      expect(errors).toEqual([]);
+      await context.close();
+    },
+    LONG_TEST,
+  );
 
   it('notices a registration made in a terminal when asked to check again', async () => {
     const { page, context, errors } = await openClaudePage();

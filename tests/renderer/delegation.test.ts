@@ -172,7 +172,9 @@ describe('the Delegation page', () => {
     // ↓ from the search field moves into the results; Enter picks the focused row.
     await search.focus();
     await page.keyboard.press('ArrowDown');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toMatch(/^Use .* \(deepseek\/deepseek-v4-pro-0813\) as the default model$/);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toMatch(
+      /^Use .* \(deepseek\/deepseek-v4-pro-0813\) as the default model$/,
+    );
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('model-choose-status').textContent()).toContain('is now the default model');
     expect((await shownSettings()).defaultModel).toBe('deepseek/deepseek-v4-pro-0813');
@@ -242,9 +244,9 @@ describe('the Delegation page', () => {
     const add = page.getByLabel('Add to the allowlist');
     await add.fill('deepseek');
     await add.press('Enter');
-    await expect.poll(() => page.getByTestId('allowlist-error').textContent()).toBe(
-      'Not saved: Expected a model id like "vendor/model" or a pattern like "vendor/*".',
-    );
+    await expect
+      .poll(() => page.getByTestId('allowlist-error').textContent())
+      .toBe('Not saved: Expected a model id like "vendor/model" or a pattern like "vendor/*".');
     // Allowing only qwen would refuse every delegation that names no model.
     await add.fill('qwen/*');
     await add.press('Enter');
@@ -259,9 +261,9 @@ describe('the Delegation page', () => {
     await startWith();
     const { page, context, errors } = await openDelegation();
     await page.getByLabel('Default permission mode').selectOption('bypassPermissions');
-    await expect.poll(() => page.getByTestId('default-permission-error').textContent()).toBe(
-      'Not saved: "bypassPermissions" is above the permission ceiling "acceptEdits".',
-    );
+    await expect
+      .poll(() => page.getByTestId('default-permission-error').textContent())
+      .toBe('Not saved: "bypassPermissions" is above the permission ceiling "acceptEdits".');
     // The control goes back to what is saved.
     expect(await page.getByLabel('Default permission mode').inputValue()).toBe('acceptEdits');
     const shown = await shownSettings();

@@ -24,7 +24,6 @@ const chrome = useBrowser();
 let world: UiWorld;
 let ipc: IpcClient | null = null;
 
-
 /** The contract, as the bridge and the CLI reach it: the service's socket. */
 async function contract(): Promise<IpcClient> {
   ipc ??= await IpcClient.connect({ locations: resolveLocations(world.env), clientName: 'ui-test/jobs' });
@@ -117,13 +116,17 @@ describe('the Jobs page', () => {
       world.model.script('grow', [
         { text: 'Looking at the project first.', toolUse: { name: 'Bash', input: { command: 'echo step-one', description: 'First step' } } },
         // Held until the test has seen the tail as it was: then it must grow.
-        { toolUse: { name: 'Bash', input: { command: `sh -c 'while [ ! -e ${growGate()} ]; do sleep 0.1; done; echo step-two'`, description: 'Second step' } } },
+        {
+          toolUse: { name: 'Bash', input: { command: `sh -c 'while [ ! -e ${growGate()} ]; do sleep 0.1; done; echo step-two'`, description: 'Second step' } },
+        },
         { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 401"', description: 'Keep working' } } },
       ]);
       // Two turns of one conversation: a finished one, then a running follow-up.
       const first = await startJob('first', 'Say hello.', { waitSeconds: 90 });
       expect(first.job.state).toBe('succeeded');
-      const followup = await (await contract()).call('jobs.followup', {
+      const followup = await (
+        await contract()
+      ).call('jobs.followup', {
         sessionId: first.job.sessionId,
         prompt: `${m('grow')} Now do the work in three steps.`,
         caller: { cwd: world.project },
@@ -396,8 +399,18 @@ describe('the Jobs page', () => {
 
 describe('how a job is presented (pure)', () => {
   it('names a tool call once, marks sub-agent lines, and shows failed results as errors', () => {
-    expect(tailLine({ kind: 'tool_call', tool: 'Bash', text: 'Bash echo hi' })).toMatchObject({ label: 'Tool call', kind: 'call', tool: 'Bash', text: 'echo hi', subagent: false });
-    expect(tailLine({ kind: 'tool_result', tool: 'Read', text: 'EISDIR', isError: true, subagent: true })).toMatchObject({ label: 'Tool error', kind: 'error', subagent: true });
+    expect(tailLine({ kind: 'tool_call', tool: 'Bash', text: 'Bash echo hi' })).toMatchObject({
+      label: 'Tool call',
+      kind: 'call',
+      tool: 'Bash',
+      text: 'echo hi',
+      subagent: false,
+    });
+    expect(tailLine({ kind: 'tool_result', tool: 'Read', text: 'EISDIR', isError: true, subagent: true })).toMatchObject({
+      label: 'Tool error',
+      kind: 'error',
+      subagent: true,
+    });
     expect(tailLine({ kind: 'text', text: 'Done.' })).toMatchObject({ label: 'Said', kind: 'text', tool: null });
     expect(tailLine({ kind: 'notice', text: 'Rate limited', isError: true })).toMatchObject({ label: 'Error', kind: 'error' });
   });

@@ -79,7 +79,13 @@ describe('the service methods the bridge calls', () => {
       expect(tools).toHaveLength(7);
       const rng = new Rng('bridge-surface');
       // Arguments that look like settings ride along on every call.
-      const smuggled = { mode: 'auto', permissionCeiling: 'bypassPermissions', budgets: { perJobUsd: 1e6 }, method: 'settings.update', patch: { mode: 'auto' } };
+      const smuggled = {
+        mode: 'auto',
+        permissionCeiling: 'bypassPermissions',
+        budgets: { perJobUsd: 1e6 },
+        method: 'settings.update',
+        patch: { mode: 'auto' },
+      };
       for (const tool of tools) {
         for (let i = 0; i < 40; i++) {
           const generated = i % 2 === 0 ? generateValid(rng, tool.inputSchema as JsonSchema) : generateInvalid(rng, tool.inputSchema as JsonSchema);

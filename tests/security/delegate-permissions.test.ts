@@ -24,10 +24,11 @@ afterEach(async () => {
   await world.stop();
 });
 
-const exists = (file: string): Promise<boolean> => access(file).then(
-  () => true,
-  () => false,
-);
+const exists = (file: string): Promise<boolean> =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 
 const bash = (command: string): ToolCall => ({ name: 'Bash', input: { command, description: 'Do it' } });
 const write = (file: string): ToolCall => ({ name: 'Write', input: { file_path: file, content: 'written by a delegate\n' } });
@@ -67,7 +68,7 @@ describe('the permission mode the service sets bounds the delegate', () => {
     expect(await exists(written)).toBe(false);
   });
 
-  it('ceiling plan: reads nothing of the service\'s own folders, even with Read and Grep pre-approved; elsewhere, plan reads what Claude Code lets it', async () => {
+  it("ceiling plan: reads nothing of the service's own folders, even with Read and Grep pre-approved; elsewhere, plan reads what Claude Code lets it", async () => {
     await world.start({ permissionCeiling: 'plan', defaultPermissionMode: 'plan' });
     await world.serve();
     const secretDir = path.join(world.home, 'elsewhere');
@@ -84,7 +85,7 @@ describe('the permission mode the service sets bounds the delegate', () => {
     expect(results[3]?.text).toContain('BESIDE-THE-PROJECT');
   });
 
-  it('a cwd that holds the service\'s folders: its file tools still cannot read them', async () => {
+  it("a cwd that holds the service's folders: its file tools still cannot read them", async () => {
     await world.start();
     await world.serve();
     const calls = [read(world.locations.tokenFile), read(path.join(world.project, 'notes.txt'))];
@@ -171,7 +172,7 @@ describe('what a caller may ask for', () => {
   });
 });
 
-describe('allowed_tools are bounded by the user\'s policy (approvableTools)', () => {
+describe("allowed_tools are bounded by the user's policy (approvableTools)", () => {
   const defaults = { approvableTools: [...DEFAULT_APPROVABLE_TOOLS] };
 
   it('refuses a Bash the caller pre-approves under the default policy, before anything starts', async () => {
@@ -192,7 +193,9 @@ describe('allowed_tools are bounded by the user\'s policy (approvableTools)', ()
     await world.serve();
     const client = await world.connect();
 
-    await expect(client.call('jobs.start', { prompt: 'run anything', caller: { cwd: world.project }, allowedTools: ['Bash(node -e:*)'] })).rejects.toMatchObject({
+    await expect(
+      client.call('jobs.start', { prompt: 'run anything', caller: { cwd: world.project }, allowedTools: ['Bash(node -e:*)'] }),
+    ).rejects.toMatchObject({
       code: 'policy_refused',
     });
     expect((await client.call('jobs.list', {})).totalJobs).toBe(0);
@@ -209,7 +212,7 @@ describe('allowed_tools are bounded by the user\'s policy (approvableTools)', ()
     expect(await exists(marker)).toBe(true);
   });
 
-  it('keeps pre-approved Read and Grep in the job\'s folder: the service token, settings-page.json and a secret beside the project never reach the model', async () => {
+  it("keeps pre-approved Read and Grep in the job's folder: the service token, settings-page.json and a secret beside the project never reach the model", async () => {
     await world.start(defaults);
     await world.serve();
     const secretDir = path.join(world.home, 'elsewhere');
@@ -242,7 +245,7 @@ describe('allowed_tools are bounded by the user\'s policy (approvableTools)', ()
     expect(job?.allowedTools).toEqual(['Read', 'Grep', 'Glob'].map((tool) => `${tool}(/${world.project}/**)`));
   });
 
-  it('refuses a path rule outside the job\'s folders before anything starts', async () => {
+  it("refuses a path rule outside the job's folders before anything starts", async () => {
     await world.start(defaults);
     await world.serve();
     const client = await world.connect();
@@ -250,7 +253,7 @@ describe('allowed_tools are bounded by the user\'s policy (approvableTools)', ()
     for (const rule of [`Read(/${world.locations.runtime}/**)`, 'Read(~/.ssh/**)', 'Read(../**)']) {
       await expect(client.call('jobs.start', { prompt: 'read it', caller: { cwd: world.project }, allowedTools: [rule] }), rule).rejects.toMatchObject({
         code: 'policy_refused',
-        message: expect.stringContaining('limited to the job\'s folders'),
+        message: expect.stringContaining("limited to the job's folders"),
       });
     }
     expect((await client.call('jobs.list', {})).totalJobs).toBe(0);
@@ -267,6 +270,8 @@ describe('allowed_tools are bounded by the user\'s policy (approvableTools)', ()
 
     await client.call('settings.update', { patch: { approvableTools: [...DEFAULT_APPROVABLE_TOOLS] } });
 
-    await expect(client.call('jobs.followup', { jobId: first?.id ?? '', prompt: 'more', caller: { cwd: world.project } })).rejects.toMatchObject({ code: 'policy_refused' });
+    await expect(client.call('jobs.followup', { jobId: first?.id ?? '', prompt: 'more', caller: { cwd: world.project } })).rejects.toMatchObject({
+      code: 'policy_refused',
+    });
   });
 });

@@ -24,10 +24,11 @@ import { FakeOpenRouter } from '../support/fake-openrouter.js';
 const m = ScriptedModel.marker;
 const MEMORY_MARKER = 'PROJECT-MEMORY-7d1f';
 
-const exists = (file: string): Promise<boolean> => access(file).then(
-  () => true,
-  () => false,
-);
+const exists = (file: string): Promise<boolean> =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 
 /** Fills `project` with everything a hostile repository could ship. */
 async function makeHostile(project: string): Promise<{ hookRan: string; mcpRan: string }> {
@@ -81,8 +82,26 @@ describe("the delegate's command line, on the real claude CLI", () => {
 
   /** One turn with exactly the service's arguments and environment, optionally edited by `adjust`. */
   async function run(name: string, adjust: (args: string[]) => string[] = (args) => args): Promise<void> {
-    model.script(name, [{ toolUse: { name: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${path.join(project, `${name}-program`)}', 'x')"`, description: 'Run' } } }, { text: 'finished' }]);
-    const args = claudeArgs({ turn: 1, sessionId: randomUUID(), model: MODEL, permissionMode: 'acceptEdits', allowedTools: [], disallowedTools: [], appendSystemPrompt: null, maxTurns: null, addDirs: [] });
+    model.script(name, [
+      {
+        toolUse: {
+          name: 'Bash',
+          input: { command: `node -e "require('fs').writeFileSync('${path.join(project, `${name}-program`)}', 'x')"`, description: 'Run' },
+        },
+      },
+      { text: 'finished' },
+    ]);
+    const args = claudeArgs({
+      turn: 1,
+      sessionId: randomUUID(),
+      model: MODEL,
+      permissionMode: 'acceptEdits',
+      allowedTools: [],
+      disallowedTools: [],
+      appendSystemPrompt: null,
+      maxTurns: null,
+      addDirs: [],
+    });
     const env = buildChildEnv({
       parentEnv: { ...process.env, HOME: path.join(dir, 'home'), TMPDIR: path.join(dir, 'tmp') },
       baseUrl: fake.baseUrl,
@@ -145,10 +164,15 @@ describe('a job the service runs in a hostile project', () => {
     const settingsBefore = await client.call('settings.get', {});
     const fileBefore = await readFile(world.locations.settingsFile, 'utf8');
 
-    await expect(client.call('jobs.start', { prompt: 'x', caller: { cwd: world.project }, permissionMode: 'bypassPermissions' })).rejects.toMatchObject({ code: 'policy_refused' });
+    await expect(client.call('jobs.start', { prompt: 'x', caller: { cwd: world.project }, permissionMode: 'bypassPermissions' })).rejects.toMatchObject({
+      code: 'policy_refused',
+    });
 
     const program = path.join(world.project, 'program-ran');
-    world.model.script('hostile', [{ toolUse: { name: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${program}', 'x')"`, description: 'Run' } } }, { text: 'finished' }]);
+    world.model.script('hostile', [
+      { toolUse: { name: 'Bash', input: { command: `node -e "require('fs').writeFileSync('${program}', 'x')"`, description: 'Run' } } },
+      { text: 'finished' },
+    ]);
     const started = await client.call('jobs.start', { prompt: `${m('hostile')} go`, caller: { cwd: world.project } });
     expect(started.job.permissionMode).toBe('acceptEdits');
     const end = await world.waitForEnd(client, started.job.id);
@@ -166,8 +190,8 @@ describe('a job the service runs in a hostile project', () => {
   });
 });
 
-describe.runIf(process.platform !== 'win32')("a `claude` program shipped in a project", () => {
-  it('is never found through a relative entry of the caller\'s PATH', async () => {
+describe.runIf(process.platform !== 'win32')('a `claude` program shipped in a project', () => {
+  it("is never found through a relative entry of the caller's PATH", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'ord-sec-path-'));
     try {
       const bin = path.join(dir, 'bin');
@@ -178,7 +202,9 @@ describe.runIf(process.platform !== 'win32')("a `claude` program shipped in a pr
       await expect(locateClaude({ env: { PATH: '' }, setting: null, callerPath: bin })).resolves.toBe(path.join(bin, 'claude'));
 
       const relative = path.relative(process.cwd(), bin);
-      await expect(locateClaude({ env: { PATH: '' }, setting: null, callerPath: [relative, '.', 'bin', ''].join(path.delimiter) })).rejects.toMatchObject({ code: 'claude_missing' });
+      await expect(locateClaude({ env: { PATH: '' }, setting: null, callerPath: [relative, '.', 'bin', ''].join(path.delimiter) })).rejects.toMatchObject({
+        code: 'claude_missing',
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

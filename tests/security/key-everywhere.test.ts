@@ -85,7 +85,11 @@ describe('an OpenRouter key a caller plants in its request', () => {
     });
     const fromFile = await tool('delegate_start', { prompt_file: 'brief.md', wait_seconds: 90 });
     const followup = await tool('delegate_followup', { job_id: inline.structured.job.id, prompt: `${PLANTED}\n${m('follow')} again`, wait_seconds: 90 });
-    const bySocket = (await socketCall('jobs.start', { prompt: `${PLANTED}\n${m('by-socket')} go`, caller: { cwd: world.project }, waitSeconds: 90 })) as JobView;
+    const bySocket = (await socketCall('jobs.start', {
+      prompt: `${PLANTED}\n${m('by-socket')} go`,
+      caller: { cwd: world.project },
+      waitSeconds: 90,
+    })) as JobView;
     const ids = [inline.structured.job.id, fromFile.structured.job.id, followup.structured.job.id, bySocket.job.id];
 
     for (const id of ids) {
@@ -102,7 +106,11 @@ describe('an OpenRouter key a caller plants in its request', () => {
     expect(jobs.map((j) => j.state)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
     for (const job of jobs) expect(job.promptPreview).toBe('OPENROUTER_API_KEY=[redacted]');
     const first = jobs.find((j) => j.id === inline.structured.job.id);
-    expect(first).toMatchObject({ appendSystemPrompt: 'Authenticate with [redacted].', allowedTools: ['Bash(echo [redacted])'], disallowedTools: ['Bash(curl [redacted])'] });
+    expect(first).toMatchObject({
+      appendSystemPrompt: 'Authenticate with [redacted].',
+      allowedTools: ['Bash(echo [redacted])'],
+      disallowedTools: ['Bash(curl [redacted])'],
+    });
     expect(jobs.find((j) => j.id === bySocket.job.id)?.client).toBe('spy [redacted]');
     expect(heard.filter((h) => h.event === 'job.changed').length).toBeGreaterThanOrEqual(ids.length * 2);
 

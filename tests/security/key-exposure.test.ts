@@ -70,7 +70,12 @@ describe('a delegate that prints the key', () => {
     const gate = world.gate('stderr');
     const stderrOfThisJob = `${world.locations.jobsDir}/$OPENROUTER_DELEGATE_JOB/stderr.log`;
     world.model.script('stderr', [
-      { toolUse: { name: 'Bash', input: { command: `echo "leaked $ANTHROPIC_AUTH_TOKEN" >> "${stderrOfThisJob}"; ${gate.command('never')}`, description: 'Leak and wait' } } },
+      {
+        toolUse: {
+          name: 'Bash',
+          input: { command: `echo "leaked $ANTHROPIC_AUTH_TOKEN" >> "${stderrOfThisJob}"; ${gate.command('never')}`, description: 'Leak and wait' },
+        },
+      },
       { text: 'never said' },
     ]);
     await world.serve();

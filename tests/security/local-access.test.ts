@@ -54,7 +54,13 @@ function asOtherUser(locations: Locations): Promise<{ read: string; connect: str
     socket.on('close', () => { console.log(JSON.stringify(out)); });
   `;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', program], { uid: OTHER_UID, gid: OTHER_UID, cwd: '/', env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['-e', program], {
+      uid: OTHER_UID,
+      gid: OTHER_UID,
+      cwd: '/',
+      env: { PATH: process.env.PATH ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -105,7 +111,7 @@ describe.runIf(POSIX)('the runtime folder', () => {
 });
 
 describe('the token comparison', () => {
-  it("goes through crypto.timingSafeEqual for every token of the right length, and refuses other lengths", async () => {
+  it('goes through crypto.timingSafeEqual for every token of the right length, and refuses other lengths', async () => {
     const token = generateToken();
     const expected = Buffer.from(token, 'utf8');
     const compare = vi.mocked(timingSafeEqual);

@@ -49,9 +49,10 @@ async function refused(promptFile: string, why: RegExp, secret: string): Promise
 }
 
 describe('prompt_file, read by the service for delegate_start', () => {
-  it('refuses /proc/self/environ: the service\'s environment and its key stay out of prompts and requests', () => refused('/proc/self/environ', /nothing is read from/, KEY));
+  it("refuses /proc/self/environ: the service's environment and its key stay out of prompts and requests", () =>
+    refused('/proc/self/environ', /nothing is read from/, KEY));
 
-  it('refuses the service\'s runtime files: settings-page.json and the token', async () => {
+  it("refuses the service's runtime files: settings-page.json and the token", async () => {
     await refused(path.join(world.locations.runtime, 'settings-page.json'), /outside the job's folders|nothing is read from/, PAGE_TOKEN);
     await refused(world.locations.tokenFile, /outside the job's folders|nothing is read from/, PAGE_TOKEN);
   });

@@ -62,7 +62,9 @@ describe('the settings page token', () => {
     await expect.poll(() => page.getByRole('alert').filter({ hasText: 'serve --ui' }).count(), { timeout: 15_000 }).toBeGreaterThan(0);
     // Without a token the page asks nothing; asked anyway, the service answers 401.
     expect(api).toEqual([]);
-    const status = await page.evaluate(async () => (await fetch('/api/call/service.status', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status);
+    const status = await page.evaluate(
+      async () => (await fetch('/api/call/service.status', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status,
+    );
     expect(status).toBe(401);
     await context.close();
   });

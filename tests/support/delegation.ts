@@ -30,7 +30,10 @@ export interface ToolAnswer<T = Record<string, unknown>> {
  * A temp home for delegation tests: a project folder, a TMPDIR (Claude Code keeps task files there) and
  * settings.json with `settings` — no retries by default, so a scripted error ends a job at once.
  */
-export async function makeDelegationHome(prefix: string, settings: Record<string, unknown>): Promise<{ home: string; project: string; tmp: string; cleanup: () => Promise<void> }> {
+export async function makeDelegationHome(
+  prefix: string,
+  settings: Record<string, unknown>,
+): Promise<{ home: string; project: string; tmp: string; cleanup: () => Promise<void> }> {
   const { home, cleanup } = await makeTempHome(prefix);
   const project = path.join(home, 'project');
   const tmp = path.join(home, 'tmp');
@@ -90,7 +93,11 @@ export class DelegationWorld {
     this.env = delegationEnv(home, this.fake.baseUrl, tmp, extraEnv);
     for (const [name, value] of Object.entries(this.env)) if (value === undefined) delete this.env[name];
     this.locations = resolveLocations(this.env);
-    this.cleanups.push(cleanup, () => this.fake.stop(), async () => this.model.stop());
+    this.cleanups.push(
+      cleanup,
+      () => this.fake.stop(),
+      async () => this.model.stop(),
+    );
   }
 
   /** Ends every job and the service, then removes the home. */
@@ -174,7 +181,10 @@ export async function processesRunning(argv: string[]): Promise<number[]> {
   const pids: number[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    const [cmdline, stat] = await Promise.all([readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => ''), readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '')]);
+    const [cmdline, stat] = await Promise.all([
+      readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => ''),
+      readFile(`/proc/${entry}/stat`, 'utf8').catch(() => ''),
+    ]);
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
     if (cmdline === wanted && state !== 'Z') pids.push(Number(entry));
   }

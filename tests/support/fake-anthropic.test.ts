@@ -11,17 +11,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildChildEnv } from '../../src-main/core/jobs/child-env.js';
-import {
-  CLAUDE_CLI,
-  DEFAULT_USAGE,
-  FINAL_TEXT,
-  NO_RETRY_ENV,
-  ScriptedModel,
-  SIDE_TEXT,
-  locateScript,
-  messageText,
-  toolResults,
-} from './fake-anthropic.js';
+import { CLAUDE_CLI, DEFAULT_USAGE, FINAL_TEXT, NO_RETRY_ENV, ScriptedModel, SIDE_TEXT, locateScript, messageText, toolResults } from './fake-anthropic.js';
 import type { AnthropicMessage } from './fake-anthropic.js';
 import { FakeOpenRouter } from './fake-openrouter.js';
 
@@ -104,8 +94,20 @@ async function runClaude(prompt: string, options: RunOptions = {}): Promise<Run>
   for (const name of options.unset ?? []) delete env[name];
   const session = options.resume ? ['--resume', options.resume] : ['--session-id', options.sessionId ?? randomUUID()];
   const args = [
-    '-p', '--output-format', 'stream-json', '--verbose', '--model', MODEL, '--permission-mode', 'acceptEdits',
-    ...session, '--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', '--setting-sources', 'user',
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--model',
+    MODEL,
+    '--permission-mode',
+    'acceptEdits',
+    ...session,
+    '--strict-mcp-config',
+    '--mcp-config',
+    '{"mcpServers":{}}',
+    '--setting-sources',
+    'user',
     ...(options.args ?? []),
   ];
   const child = spawn(CLAUDE_CLI, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
@@ -372,7 +374,12 @@ describe('the real claude -p against the scripted model', () => {
     const run = await runClaude(`Go ${ScriptedModel.marker('long')}`, { args: ['--max-turns', '1'] });
 
     expect(run.exitCode).toBe(1);
-    expect(run.result).toMatchObject({ subtype: 'error_max_turns', is_error: true, terminal_reason: 'max_turns', errors: ['Reached maximum number of turns (1)'] });
+    expect(run.result).toMatchObject({
+      subtype: 'error_max_turns',
+      is_error: true,
+      terminal_reason: 'max_turns',
+      errors: ['Reached maximum number of turns (1)'],
+    });
     expect(run.result.result).toBeUndefined();
     expect(model.requestsFor('long')).toHaveLength(1);
   });
@@ -396,7 +403,12 @@ describe('the real claude -p against the scripted model', () => {
     expect(run.exitCode).toBe(0);
     expect(model.sideRequests).toHaveLength(1);
     expect(messageText(model.sideRequests[0]?.messages[0] as AnthropicMessage)).toContain('Look around the project');
-    expect(model.requestsFor('parent').map((r) => r.step).slice(0, 2)).toEqual([0, 1]);
+    expect(
+      model
+        .requestsFor('parent')
+        .map((r) => r.step)
+        .slice(0, 2),
+    ).toEqual([0, 1]);
     const fromSubagent = messagesOf(run, 'assistant').filter((event) => event.parent_tool_use_id !== null);
     expect(fromSubagent.map((event) => event.message.content[0]?.text)).toEqual([SIDE_TEXT]);
     expect(run.events.filter((event) => event.type === 'result').map((event) => event.result)).toContain('parent finished');

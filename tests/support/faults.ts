@@ -87,7 +87,9 @@ export class FaultWorld extends DelegationWorld {
     child.stdin.end();
     let stdout = '';
     let stderr = '';
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     const outcome = new Promise<'ready' | 'already-running'>((resolve, reject) => {
       child.stdout.on('data', (d: Buffer) => {
         stdout += d.toString();

@@ -14,7 +14,15 @@ function secretServiceAnswers(): boolean {
   try {
     execFileSync(
       'dbus-send',
-      ['--session', '--print-reply=literal', '--reply-timeout=10000', '--dest=org.freedesktop.secrets', '/org/freedesktop/secrets', 'org.freedesktop.Secret.Service.ReadAlias', 'string:default'],
+      [
+        '--session',
+        '--print-reply=literal',
+        '--reply-timeout=10000',
+        '--dest=org.freedesktop.secrets',
+        '/org/freedesktop/secrets',
+        'org.freedesktop.Secret.Service.ReadAlias',
+        'string:default',
+      ],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 15_000 },
     );
     return true;
@@ -37,6 +45,8 @@ if (log !== undefined) {
     } catch {
       tail = '(the log cannot be read)';
     }
-    throw new Error(`The Secret Service is gone from the test session bus (gnome-keyring-daemon could not be started again); this file's keychain tests cannot run. Daemon log ${log}:\n${tail}`);
+    throw new Error(
+      `The Secret Service is gone from the test session bus (gnome-keyring-daemon could not be started again); this file's keychain tests cannot run. Daemon log ${log}:\n${tail}`,
+    );
   }
 }

@@ -140,7 +140,8 @@ export async function openPage(
   // A CSP violation or an uncaught exception is a defect of the page: tests check this stays empty.
   page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
   page.on('console', (message) => {
-    if (message.type() === 'error' && !/Failed to load resource|ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE/.test(message.text())) errors.push(`console: ${message.text()}`);
+    if (message.type() === 'error' && !/Failed to load resource|ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE/.test(message.text()))
+      errors.push(`console: ${message.text()}`);
   });
   await page.goto(url);
   return { context, page, errors };

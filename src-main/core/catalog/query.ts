@@ -59,7 +59,10 @@ const COMPARE: Record<ModelSort, Compare> = {
 };
 
 function filterWords(filter: string | undefined): string[] {
-  return (filter ?? '').toLowerCase().split(/\s+/).filter((word) => word !== '');
+  return (filter ?? '')
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((word) => word !== '');
 }
 
 function matchesAll(model: CatalogModel, words: readonly string[]): boolean {

@@ -12,7 +12,16 @@ import { checkBudget } from './budget.js';
 import { estimateCostUsd } from './cost.js';
 import { newJobRecord } from './job-record.js';
 import type { JobRequestFields } from './job-record.js';
-import { promptPreview, resolveAllowedTools, resolveDirectory, resolveMaxCost, resolveModel, resolvePermission, resolvePrompt, resolveTimeout } from './job-request.js';
+import {
+  promptPreview,
+  resolveAllowedTools,
+  resolveDirectory,
+  resolveMaxCost,
+  resolveModel,
+  resolvePermission,
+  resolvePrompt,
+  resolveTimeout,
+} from './job-request.js';
 import { liveJob } from './job-registry.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { errorMessage } from '../../common/errors.js';
@@ -38,7 +47,12 @@ export interface ResolvedJobRequest {
  * follow-up (its folders, model, tools and limits are inherited), null for a first turn. The order of
  * the checks decides which refusal a caller sees first; it is the order each request always had.
  */
-export async function resolveJobRequest(registry: JobRegistry, request: JobRequestInput, previous: JobRecord | null, client: string): Promise<ResolvedJobRequest> {
+export async function resolveJobRequest(
+  registry: JobRegistry,
+  request: JobRequestInput,
+  previous: JobRecord | null,
+  client: string,
+): Promise<ResolvedJobRequest> {
   const { deps } = registry;
   const settings = deps.settings();
   assertDelegationOn(settings);
@@ -56,7 +70,7 @@ export async function resolveJobRequest(registry: JobRegistry, request: JobReque
   const key = requireKey(registry);
   await deps.locateClaude(request.caller.path);
   // The conversation's folder may have been removed since its last turn.
-  if (previous) await resolveDirectory(previous.cwd, previous.cwd, 'The conversation\'s directory');
+  if (previous) await resolveDirectory(previous.cwd, previous.cwd, "The conversation's directory");
   return {
     fields: {
       sessionId: previous ? previous.sessionId : randomUUID(),
@@ -98,11 +112,9 @@ export function conversationToContinue(registry: JobRegistry, request: FollowupR
     const now = registry.latestOfSession(latest.sessionId);
     if (now.id === latest.id && !isActive(now.state)) return;
     const which = now.id === latest.id ? 'The previous turn of this conversation' : 'Another follow-up of this conversation';
-    throw new ServiceError(
-      'conflict',
-      `${which} (job ${now.id}) is ${now.state}. Wait for it to end, then follow up.`,
-      { next: nextCall('jobs.result', { jobId: now.id, waitSeconds: 120 }) },
-    );
+    throw new ServiceError('conflict', `${which} (job ${now.id}) is ${now.state}. Wait for it to end, then follow up.`, {
+      next: nextCall('jobs.result', { jobId: now.id, waitSeconds: 120 }),
+    });
   };
   stillLatest();
   return { latest, stillLatest };

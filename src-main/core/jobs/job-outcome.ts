@@ -44,11 +44,13 @@ function describeFailure(result: NonNullable<StreamParser['result']>, stderrTail
       return `OpenRouter rate-limited the model (429) and Claude Code gave up retrying. Try again later or pick another model.${said}`;
     default:
       // Every server error (500, 502, 503, 504, Anthropic's 529 …), not only some of them.
-      if (status !== null && status >= 500) return `The model's provider is overloaded or unavailable (${status}). Try again later or pick another model.${said}`;
+      if (status !== null && status >= 500)
+        return `The model's provider is overloaded or unavailable (${status}). Try again later or pick another model.${said}`;
       break;
   }
   if (result.subtype === 'error_max_turns') return `The delegate used up its max_turns before finishing.${said}`;
-  if (result.subtype === 'error_during_execution') return `Claude Code stopped with an error during execution.${said}${stderrTail ? ` ${lastLine(stderrTail)}` : ''}`;
+  if (result.subtype === 'error_during_execution')
+    return `Claude Code stopped with an error during execution.${said}${stderrTail ? ` ${lastLine(stderrTail)}` : ''}`;
   // Claude Code reports a turn that failed on a connection error as subtype "success": not worth repeating.
   const details = [...(result.subtype === 'success' ? [] : [result.subtype]), ...(status ? [`HTTP ${status}`] : [])];
   return `The delegate ended with an error${details.length > 0 ? ` (${details.join(', ')})` : ''}.${said}`;

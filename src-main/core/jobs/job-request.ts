@@ -28,8 +28,8 @@ export interface JobFolders {
 const SYSTEM_TREES = ['/proc', '/sys', '/dev'];
 
 const PROMPT_FILE_RULE =
-  'prompt_file must be a regular file inside the job\'s folder (cwd or add_dirs), reached without symlinks, with no other hard link; ' +
-  'never under /proc, /sys, /dev or the service\'s own folders. Give a path relative to this project, or put the task in prompt.';
+  "prompt_file must be a regular file inside the job's folder (cwd or add_dirs), reached without symlinks, with no other hard link; " +
+  "never under /proc, /sys, /dev or the service's own folders. Give a path relative to this project, or put the task in prompt.";
 
 function isInside(file: string, dir: string): boolean {
   const relative = path.relative(dir, file);
@@ -91,7 +91,10 @@ async function readPromptFile(given: string, callerCwd: string, folders: JobFold
     if (real !== path.join(await realpath(root), path.relative(root, file))) throw refused('is reached through a symlink');
     if (await forbiddenTree(real, folders.serviceDirs)) throw refused('is in a folder nothing is read from');
     if (opened.size > MAX_PROMPT_BYTES) {
-      throw new ServiceError('invalid_request', `prompt_file ${file} is ${(opened.size / 1024 / 1024).toFixed(1)} MB; the limit is 1 MB. Point the delegate at the file in the prompt instead of sending it whole.`);
+      throw new ServiceError(
+        'invalid_request',
+        `prompt_file ${file} is ${(opened.size / 1024 / 1024).toFixed(1)} MB; the limit is 1 MB. Point the delegate at the file in the prompt instead of sending it whole.`,
+      );
     }
     let text: string;
     try {
@@ -185,7 +188,7 @@ function scopedPathRule(tool: string, spec: string, workDirs: readonly string[])
   else absolute = path.posix.normalize(path.posix.join(workDirs[0] ?? '/', spec));
   const glob = absolute.search(GLOB_CHARACTERS);
   const fixed = glob < 0 ? absolute : absolute.slice(0, absolute.lastIndexOf('/', glob) + 1) || '/';
-  if (!workDirs.some((dir) => isInside(fixed, dir))) throw refuse('reaches outside the job\'s folders');
+  if (!workDirs.some((dir) => isInside(fixed, dir))) throw refuse("reaches outside the job's folders");
   return `${tool}(/${absolute})`;
 }
 
@@ -219,7 +222,9 @@ export function resolveAllowedTools(requested: readonly string[] | undefined, se
 }
 
 function alternatives(models: CatalogModel[], settings: Settings): string {
-  const rows = queryModels(models, { sort: 'price', limit: 50 }, settings).rows.filter((r) => r.allowed).slice(0, 5);
+  const rows = queryModels(models, { sort: 'price', limit: 50 }, settings)
+    .rows.filter((r) => r.allowed)
+    .slice(0, 5);
   if (rows.length === 0) return 'No model passes the policy at the moment; the user can widen it.';
   return `Allowed instead (cheapest first): ${rows.map((r) => `${r.id} (${formatPricePerM(r.priceInputPerM, r.variablePricing)} in, ${formatPricePerM(r.priceOutputPerM, r.variablePricing)} out)`).join(', ')}.`;
 }

@@ -89,7 +89,10 @@ export class JobStore {
    * start (as ULIDs do), so ids made by this store in the same second still sort by creation.
    */
   newJobId(): string {
-    const stamp = new Date(this.now()).toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
+    const stamp = new Date(this.now())
+      .toISOString()
+      .replace(/\.\d+Z$/, 'Z')
+      .replace(/[-:]/g, '');
     if (stamp === this.lastStamp && this.lastSuffix + 1 < SUFFIX_SPACE) {
       this.lastSuffix += 1;
     } else {
@@ -270,10 +273,7 @@ export class JobStore {
     return { removed: removed.sort() };
   }
 
-  private async readRecord(
-    dir: string,
-    id: string,
-  ): Promise<{ ok: true; record: JobRecord } | { ok: false; missing: boolean; problem: string }> {
+  private async readRecord(dir: string, id: string): Promise<{ ok: true; record: JobRecord } | { ok: false; missing: boolean; problem: string }> {
     const file = path.join(dir, 'job.json');
     let text: string | undefined;
     try {
@@ -294,7 +294,8 @@ export class JobStore {
       return { ok: false, missing: false, problem: `${file} is not valid JSON, perhaps cut short (${detail})` };
     }
     const parsed = JobRecordSchema.safeParse(json);
-    if (!parsed.success) return { ok: false, missing: false, problem: `${file} is not a job record: ${describeIssues(parsed.error.issues, { whole: '(the whole record)' })}` };
+    if (!parsed.success)
+      return { ok: false, missing: false, problem: `${file} is not a job record: ${describeIssues(parsed.error.issues, { whole: '(the whole record)' })}` };
     if (parsed.data.id !== id) return { ok: false, missing: false, problem: `${file} describes job ${parsed.data.id}, not ${id}` };
     return { ok: true, record: parsed.data };
   }
@@ -320,7 +321,9 @@ export class JobStore {
 function validate(record: JobRecord): JobRecord {
   const parsed = JobRecordSchema.safeParse(record);
   if (!parsed.success) {
-    throw new Error(`Refusing to store job ${String((record as { id?: unknown } | null)?.id)}: not a valid job record: ${describeIssues(parsed.error.issues, { whole: '(the whole record)' })}`);
+    throw new Error(
+      `Refusing to store job ${String((record as { id?: unknown } | null)?.id)}: not a valid job record: ${describeIssues(parsed.error.issues, { whole: '(the whole record)' })}`,
+    );
   }
   if (!isJobId(parsed.data.id)) throw new InvalidJobIdError(parsed.data.id);
   return parsed.data;
@@ -359,4 +362,3 @@ function errorCode(error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   return typeof code === 'string' ? code : undefined;
 }
-

@@ -23,12 +23,7 @@ function rootStillOurs(rootPid: number, rootStartTime: string | null, table: Map
  * already known to be a member (so one that left with setsid is followed while its parent lives).
  * Zombies, init and this process are never members.
  */
-function collectTree(
-  rootPid: number,
-  rootStartTime: string | null,
-  table: Map<number, ProcInfo>,
-  known: ReadonlyMap<number, string | null>,
-): ProcInfo[] {
+function collectTree(rootPid: number, rootStartTime: string | null, table: Map<number, ProcInfo>, known: ReadonlyMap<number, string | null>): ProcInfo[] {
   const members = new Map<number, ProcInfo>();
   const admit = (info: ProcInfo): void => {
     if (info.zombie || info.pid === 1 || info.pid === process.pid) return;
@@ -128,10 +123,12 @@ export async function killTree(pid: number, options: KillTreeOptions = {}): Prom
     return added;
   };
   const stillAlive = (table: Map<number, ProcInfo>): number[] =>
-    [...members].filter(([member, startTime]) => {
-      const entry = table.get(member);
-      return entry !== undefined && !entry.zombie && entry.startTime === startTime;
-    }).map(([member]) => member);
+    [...members]
+      .filter(([member, startTime]) => {
+        const entry = table.get(member);
+        return entry !== undefined && !entry.zombie && entry.startTime === startTime;
+      })
+      .map(([member]) => member);
   const signalGroup = (table: Map<number, ProcInfo>, signal: NodeJS.Signals): void => {
     if (rootStillOurs(pid, rootStartTime, table)) send(-pid, signal);
   };
@@ -211,4 +208,3 @@ async function killTreeWindows(pid: number, expected: string | null, log: (messa
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-

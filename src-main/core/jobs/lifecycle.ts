@@ -73,7 +73,13 @@ export class JobLifecycle {
         stdoutFile: paths.stream,
         stderrFile: paths.stderr,
       });
-      const started = { state: 'running' as const, startedAt: new Date(registry.now()).toISOString(), claudePath: command, pid: child.pid, pidStartTime: child.startTime };
+      const started = {
+        state: 'running' as const,
+        startedAt: new Date(registry.now()).toISOString(),
+        claudePath: command,
+        pid: child.pid,
+        pidStartTime: child.startTime,
+      };
       // On disk before any client can see it: a service killed right after a client saw "running" must
       // find the job running, with its pid, when it starts again (not queued, to be spawned twice).
       const saved = await deps.store.write({ ...record, ...started }).then(
@@ -88,7 +94,9 @@ export class JobLifecycle {
       this.follow(job);
       this.armTimeout(job);
       // Not tracked: a job outlives stop() (it is re-adopted by the next start), so stop() must not wait for it.
-      child.exited.then(({ code, signal }) => this.finish(job, { code, signal })).catch((error: unknown) => registry.log(`jobs: ${record.id}: ${String(error)}`));
+      child.exited
+        .then(({ code, signal }) => this.finish(job, { code, signal }))
+        .catch((error: unknown) => registry.log(`jobs: ${record.id}: ${String(error)}`));
       // Cancelled while it was being spawned: the process exists now, so end it like any other.
       if (job.terminating) registry.track(this.kill(job));
     } catch (error) {
@@ -100,7 +108,12 @@ export class JobLifecycle {
   /** A job that ends without ever having run (refused at launch, or cancelled first). */
   private async settleUnstarted(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
     const { registry } = this;
-    Object.assign(job.record, { state, endedAt: new Date(registry.now()).toISOString(), endReason: reason === null ? null : registry.redact(reason), billing: 'unavailable' });
+    Object.assign(job.record, {
+      state,
+      endedAt: new Date(registry.now()).toISOString(),
+      endReason: reason === null ? null : registry.redact(reason),
+      billing: 'unavailable',
+    });
     await registry.persist(job);
     registry.emit(job);
     registry.wake(job);
@@ -120,11 +133,7 @@ export class JobLifecycle {
         // Lines flushed after the process exited belong to a job that is already ending by itself.
         if (job.record.state !== 'running' || job.finishing) return;
         if (job.record.estimatedCostUsd > job.record.maxCostUsd && !job.terminating) {
-          registry.track(this.terminate(
-            job,
-            'budget_exceeded',
-            `Stopped: the estimated cost passed the job's cap of ${formatUsd(job.record.maxCostUsd)}.`,
-          ));
+          registry.track(this.terminate(job, 'budget_exceeded', `Stopped: the estimated cost passed the job's cap of ${formatUsd(job.record.maxCostUsd)}.`));
         } else if (registry.now() - lastPersist > PROGRESS_PERSIST_THROTTLE_MS) {
           // At most every 2 s while it runs: save its progress, and tell the windows (tool calls, tokens, cost).
           lastPersist = registry.now();
@@ -210,7 +219,11 @@ export class JobLifecycle {
     const { registry } = this;
     const { pid, pidStartTime } = job.record;
     if (pid === null) return;
-    const outcome = await killTree(pid, { startTime: pidStartTime, ...(registry.deps.killGraceMs !== undefined ? { graceMs: registry.deps.killGraceMs } : {}), log: registry.log });
+    const outcome = await killTree(pid, {
+      startTime: pidStartTime,
+      ...(registry.deps.killGraceMs !== undefined ? { graceMs: registry.deps.killGraceMs } : {}),
+      log: registry.log,
+    });
     if (outcome.survivors.length > 0) registry.log(`jobs: ${job.record.id}: processes survived the kill: ${outcome.survivors.join(', ')}`);
   }
 

@@ -26,7 +26,10 @@ export function parseProcStat(text: string): { state: string; ppid: number; pgrp
   // comm (field 2) is in parentheses and may itself contain spaces and parentheses: the last ')' ends it.
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
-  const fields = text.slice(close + 1).trim().split(/\s+/);
+  const fields = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
   // fields[0] is field 3 (state), so field n is fields[n - 3]; starttime is field 22.
   const [state, ppid, pgrp, session] = [fields[0], fields[1], fields[2], fields[3]];
   const startTicks = fields[19];
@@ -42,7 +45,11 @@ function bootId(): Promise<string> {
   bootIdPromise ??= readFile('/proc/sys/kernel/random/boot_id', 'utf8').then(
     (text) => text.trim(),
     // Some containers hide it; the boot time in seconds serves the same purpose.
-    () => readFile('/proc/stat', 'utf8').then((text) => /^btime (\d+)$/m.exec(text)?.[1] ?? 'unknown-boot', () => 'unknown-boot'),
+    () =>
+      readFile('/proc/stat', 'utf8').then(
+        (text) => /^btime (\d+)$/m.exec(text)?.[1] ?? 'unknown-boot',
+        () => 'unknown-boot',
+      ),
   );
   return bootIdPromise;
 }

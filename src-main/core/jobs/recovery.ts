@@ -13,8 +13,7 @@ import { isSameProcess, processesByEnv } from './process-table.js';
 import { StreamParser } from './stream-parser.js';
 import { readStreamFile } from './stream-tail.js';
 
-const LOST_REASON =
-  'The job\'s process ended while the service was not running, and its stream has no result. What it did is in its stream file.';
+const LOST_REASON = "The job's process ended while the service was not running, and its stream has no result. What it did is in its stream file.";
 
 type MarkedProcess = { pid: number; startTime: string | null };
 
@@ -53,7 +52,12 @@ export class JobRecovery {
     // Spawned, but the service died before it could record that: its process carries the job's marker.
     const spawned = oldestProcess(marked);
     if (spawned) {
-      Object.assign(job.record, { state: 'running', startedAt: job.record.startedAt ?? new Date(registry.now()).toISOString(), pid: spawned.pid, pidStartTime: spawned.startTime });
+      Object.assign(job.record, {
+        state: 'running',
+        startedAt: job.record.startedAt ?? new Date(registry.now()).toISOString(),
+        pid: spawned.pid,
+        pidStartTime: spawned.startTime,
+      });
       await registry.persist(job);
       await this.recover(job);
       return;

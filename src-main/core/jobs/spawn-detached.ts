@@ -117,7 +117,10 @@ async function describeSpawnError(error: Error, command: string, cwd: string): P
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') {
     // Node reports a missing working directory as ENOENT of the program: tell them apart.
-    const cwdExists = await stat(cwd).then((s) => s.isDirectory(), () => false);
+    const cwdExists = await stat(cwd).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (!cwdExists) return `Cannot start ${command}: the working directory ${cwd} does not exist (ENOENT).`;
     const where = path.isAbsolute(command) ? '' : ' on the PATH';
     return `Cannot start ${command}: the program was not found${where} (ENOENT). Check that it is installed and the path is right.`;

@@ -359,11 +359,7 @@ export interface StreamFileSummary {
  * truncated last line (the writer was killed mid-line) is delivered as it is; the parser counts it
  * as garbage if it is not JSON.
  */
-export async function readStreamFile(
-  file: string,
-  onLine: (line: string) => void,
-  options: { maxLineBytes?: number } = {},
-): Promise<StreamFileSummary> {
+export async function readStreamFile(file: string, onLine: (line: string) => void, options: { maxLineBytes?: number } = {}): Promise<StreamFileSummary> {
   let lines = 0;
   const splitter = new LineSplitter((line) => {
     lines++;

@@ -263,10 +263,7 @@ export class OpenRouterClient {
     if (status === 401) {
       return new ServiceError(
         'openrouter_unauthorized',
-        withOpenRouterSays(
-          `OpenRouter rejected the key (401). Check it at ${KEYS_PAGE}, then set it again with ${SET_KEY_HINT}.`,
-          said,
-        ),
+        withOpenRouterSays(`OpenRouter rejected the key (401). Check it at ${KEYS_PAGE}, then set it again with ${SET_KEY_HINT}.`, said),
       );
     }
     if (status === 402) {
@@ -291,13 +288,19 @@ export class OpenRouterClient {
     if (status >= 500) {
       return new ServiceError(
         'openrouter_server_error',
-        withOpenRouterSays(`OpenRouter had a server error (${status}) on GET ${path}. Try again in a minute; https://status.openrouter.ai shows outages.`, said),
+        withOpenRouterSays(
+          `OpenRouter had a server error (${status}) on GET ${path}. Try again in a minute; https://status.openrouter.ai shows outages.`,
+          said,
+        ),
       );
     }
     if (status === 404) {
       return new ServiceError(
         'openrouter_bad_response',
-        withOpenRouterSays(`OpenRouter has no GET ${path} here (404). If OPENROUTER_BASE_URL is set, check that it points at the API root (e.g. https://openrouter.ai/api).`, said),
+        withOpenRouterSays(
+          `OpenRouter has no GET ${path} here (404). If OPENROUTER_BASE_URL is set, check that it points at the API root (e.g. https://openrouter.ai/api).`,
+          said,
+        ),
       );
     }
     return new ServiceError('openrouter_bad_response', withOpenRouterSays(`OpenRouter answered GET ${path} with an unexpected status ${status}.`, said));
@@ -335,10 +338,16 @@ function forbidden(path: string, said: string | null): ServiceError {
   if (path === '/v1/credits') {
     return new ServiceError(
       'openrouter_forbidden',
-      withOpenRouterSays(`Account credits need a management key (403): a normal API key can only see its own limit and usage. Create one at ${MANAGEMENT_KEYS_PAGE} and add it in Settings → Account to see them.`, said),
+      withOpenRouterSays(
+        `Account credits need a management key (403): a normal API key can only see its own limit and usage. Create one at ${MANAGEMENT_KEYS_PAGE} and add it in Settings → Account to see them.`,
+        said,
+      ),
     );
   }
-  return new ServiceError('openrouter_forbidden', withOpenRouterSays(`OpenRouter refused GET ${path} for this key (403). Check the key's permissions at ${KEYS_PAGE}.`, said));
+  return new ServiceError(
+    'openrouter_forbidden',
+    withOpenRouterSays(`OpenRouter refused GET ${path} for this key (403). Check the key's permissions at ${KEYS_PAGE}.`, said),
+  );
 }
 
 function unsendableKey(): ServiceError {

@@ -6,7 +6,18 @@
  */
 import path from 'node:path';
 import { APP_VERSION, PROTOCOL_VERSION, ServiceError } from '../../contract/index.js';
-import type { Balance, EnvEntry, EventName, EventOf, KeySource, ModelSort, ModelsReport, PolicySummary, ServiceStatus, Settings } from '../../contract/index.js';
+import type {
+  Balance,
+  EnvEntry,
+  EventName,
+  EventOf,
+  KeySource,
+  ModelSort,
+  ModelsReport,
+  PolicySummary,
+  ServiceStatus,
+  Settings,
+} from '../../contract/index.js';
 import type { Locations } from '../../platform/locations.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
 import { locateClaude } from '../jobs/claude-locator.js';
@@ -137,7 +148,7 @@ export class Service {
       onChange: (job) => {
         this.emit('job.changed', { job });
         // A job that ended has spent money: read the balance again.
-        if (job.endedAt && (job.state !== 'queued' && job.state !== 'running')) void this.refreshBalance();
+        if (job.endedAt && job.state !== 'queued' && job.state !== 'running') void this.refreshBalance();
       },
       // Never a prompt file from, nor a delegate's file tool into, the service's own folders.
       serviceDirs: [this.locations.runtime, this.locations.data, this.locations.config, this.locations.cache, this.locations.logs],
@@ -338,7 +349,8 @@ export class Service {
   /** A fresh context per call: Claude Code's config folder and `claude` itself may change at any time. */
   private async setupContext(): Promise<SetupContext> {
     const setup = this.options.setup;
-    if (!setup) throw new ServiceError('unavailable', 'This service was started without a bridge to register; run `openrouter-delegate install` in a terminal instead.');
+    if (!setup)
+      throw new ServiceError('unavailable', 'This service was started without a bridge to register; run `openrouter-delegate install` in a terminal instead.');
     // The doctor's questions to "the running service" are answered here, through the same dispatcher as every
     // other caller; no dialling our own socket.
     const link = { call: callerOf(this.dispatch, { client: `service-doctor/${APP_VERSION}` }), close: () => undefined };

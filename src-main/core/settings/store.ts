@@ -56,9 +56,7 @@ export class SettingsStore {
 
   /** Why the file is not being used, with what to do; undefined when it is fine. */
   get problem(): string | undefined {
-    return this.problemDetail === undefined
-      ? undefined
-      : `${this.problemDetail}. Fix or delete the file; until then the last good settings stay in force.`;
+    return this.problemDetail === undefined ? undefined : `${this.problemDetail}. Fix or delete the file; until then the last good settings stay in force.`;
   }
 
   get file(): string {
@@ -107,9 +105,7 @@ export class SettingsStore {
     clearTimeout(this.reloadTimer);
     this.reloadTimer = setTimeout(() => {
       this.reloadTimer = undefined;
-      this.enqueue(() => this.reloadFromDisk()).catch((error: unknown) =>
-        this.deps.log?.(`settings: reload failed: ${errorMessage(error)}`),
-      );
+      this.enqueue(() => this.reloadFromDisk()).catch((error: unknown) => this.deps.log?.(`settings: reload failed: ${errorMessage(error)}`));
     }, RELOAD_DEBOUNCE_MS);
   }
 
@@ -233,9 +229,7 @@ function positionFromMessage(message: string): number | undefined {
 
 /** Drops the position (we give line:column) and V8's echo of the source from the message. */
 function cleanJsonMessage(message: string): string {
-  return message
-    .replace(/ in JSON at position \d+(?: \(line \d+ column \d+\))?/, '')
-    .replace(/, (?:\.\.\.)?".*is not valid JSON$/s, '');
+  return message.replace(/ in JSON at position \d+(?: \(line \d+ column \d+\))?/, '').replace(/, (?:\.\.\.)?".*is not valid JSON$/s, '');
 }
 
 function lineColumnOf(text: string, offset: number): { line: number; column: number } {

@@ -133,7 +133,9 @@ export function parseUserScopeServer(text: string, name: string, file: string): 
   try {
     json = JSON.parse(text);
   } catch {
-    throw new Error(`Claude Code's config ${file} is not valid JSON. Run \`claude mcp list\` to see what Claude Code makes of it, and repair or move the file.`);
+    throw new Error(
+      `Claude Code's config ${file} is not valid JSON. Run \`claude mcp list\` to see what Claude Code makes of it, and repair or move the file.`,
+    );
   }
   if (!isRecord(json)) throw new Error(`Claude Code's config ${file} is not a JSON object. Repair or move the file.`);
   const servers = json.mcpServers;
@@ -249,7 +251,14 @@ export class ClaudeRegistration {
       if (!ALREADY_EXISTS.test(result.stderr + result.stdout)) throw this.failure(mcpAddArgs(this.name, expected), result);
       await this.remove();
       await this.add(expected);
-      return { action: 'replaced', configFile, command: expected, previous: null, differences: ['it was registered in a config file this check does not read'], keptEnv: [] };
+      return {
+        action: 'replaced',
+        configFile,
+        command: expected,
+        previous: null,
+        differences: ['it was registered in a config file this check does not read'],
+        keptEnv: [],
+      };
     }
     const kept = state.server.type === 'stdio' ? keptEnv(state.server.env) : {};
     const command: StdioCommand = { ...expected, env: { ...kept, ...expected.env } };
@@ -257,7 +266,8 @@ export class ClaudeRegistration {
     try {
       await this.add(command);
     } catch (error) {
-      if (error instanceof ClaudeCommandError) error.message += ' The previous registration was already removed: run `openrouter-delegate install` again once this is fixed.';
+      if (error instanceof ClaudeCommandError)
+        error.message += ' The previous registration was already removed: run `openrouter-delegate install` again once this is fixed.';
       throw error;
     }
     return { action: 'replaced', configFile, command, previous: state.server, differences: state.differences, keptEnv: Object.keys(kept) };

@@ -57,10 +57,11 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
     (error: unknown) => `Settings file ${locations.settingsFile} cannot be read: ${errorMessage(error)}`,
   );
   const locate = () => locateClaude({ env, setting: settings.current.claudePath });
-  const bridgeScriptExists = () => access(input.bridgeLauncher ?? input.bridgeScript).then(
-    () => true,
-    () => false,
-  );
+  const bridgeScriptExists = () =>
+    access(input.bridgeLauncher ?? input.bridgeScript).then(
+      () => true,
+      () => false,
+    );
   const runnerFor = (claudePath: string) => claudeRunner({ claudePath, env });
   return {
     expected,
@@ -71,7 +72,9 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
     lookup: () => lookupRegistration({ configFile: claudeConfigFile, expected }),
     async registration() {
       if (!(await bridgeScriptExists())) {
-        throw new Error(`The bridge is not built: ${input.bridgeLauncher ?? input.bridgeScript} is missing. Run \`npm run build\` (or reinstall), then try again.`);
+        throw new Error(
+          `The bridge is not built: ${input.bridgeLauncher ?? input.bridgeScript} is missing. Run \`npm run build\` (or reinstall), then try again.`,
+        );
       }
       return new ClaudeRegistration({ runner: runnerFor(await locate()), configFile: claudeConfigFile, expected });
     },

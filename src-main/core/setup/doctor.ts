@@ -115,7 +115,9 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   let serviceVerdict: Verdict;
   try {
     service = await deps.connectService();
-    serviceVerdict = service ? await checkRunningService(service) : warn('not running.', 'Nothing to do: the bridge starts it when Claude Code first calls a tool (or run `openrouter-delegate serve`).');
+    serviceVerdict = service
+      ? await checkRunningService(service)
+      : warn('not running.', 'Nothing to do: the bridge starts it when Claude Code first calls a tool (or run `openrouter-delegate serve`).');
   } catch (error) {
     serviceVerdict = fail(errorMessage(error));
   }
@@ -170,7 +172,8 @@ function checkClaude(deps: DoctorDeps): Promise<Verdict> {
 function checkRegistration(deps: DoctorDeps): Promise<Verdict> {
   return guarded(async () => {
     const script = deps.expectedBridge.args[0] ?? deps.expectedBridge.command;
-    if (!(await deps.bridgeScriptExists())) return fail(`the bridge is not built: ${script} is missing.`, 'Run `npm run build` (or reinstall), then `openrouter-delegate install`.');
+    if (!(await deps.bridgeScriptExists()))
+      return fail(`the bridge is not built: ${script} is missing.`, 'Run `npm run build` (or reinstall), then `openrouter-delegate install`.');
     let state: RegistrationState;
     try {
       state = await deps.lookupRegistration();
@@ -242,13 +245,17 @@ export function judgeRuntimeFiles(facts: RuntimeFacts): Verdict {
       ? fail(`${runtime} is missing although the service is running.`, 'Restart the service: `openrouter-delegate stop`, then `openrouter-delegate serve`.')
       : ok(`${runtime} does not exist yet; the service creates it (0700) when it starts.`);
   }
-  if (dir.kind === 'symlink') return fail(`${runtime} is a symbolic link, so the service refuses it.`, `Remove the link (\`rm ${runtime}\`); the service creates the folder again.`);
+  if (dir.kind === 'symlink')
+    return fail(`${runtime} is a symbolic link, so the service refuses it.`, `Remove the link (\`rm ${runtime}\`); the service creates the folder again.`);
   if (dir.kind !== 'directory') return fail(`${runtime} is not a folder.`, `Remove it (\`rm ${runtime}\`); the service creates the folder again.`);
   if (uid !== undefined && dir.uid !== uid) {
     return fail(`${runtime} belongs to uid ${dir.uid}, not to you (uid ${uid}).`, `Remove it, or set ${ENV.home} to a folder of your own.`);
   }
   if ((dir.mode & 0o777) !== 0o700) {
-    return fail(`${runtime} has mode ${octal(dir.mode)}, not 0700${dir.mode & 0o077 ? ': other users could reach the service socket' : ''}.`, `Run \`chmod 700 ${runtime}\`.`);
+    return fail(
+      `${runtime} has mode ${octal(dir.mode)}, not 0700${dir.mode & 0o077 ? ': other users could reach the service socket' : ''}.`,
+      `Run \`chmod 700 ${runtime}\`.`,
+    );
   }
   const files: Array<[string, string, PathFacts | null, 'file' | 'socket']> = [
     ['token', facts.tokenFile, facts.token, 'file'],
@@ -257,9 +264,18 @@ export function judgeRuntimeFiles(facts: RuntimeFacts): Verdict {
   const present: string[] = [];
   for (const [label, file, info, kind] of files) {
     if (info === null) continue;
-    if (info.kind !== kind) return fail(`the ${label} ${file} is ${info.kind === 'symlink' ? 'a symbolic link' : `not a ${kind === 'file' ? 'regular file' : 'socket'}`}.`, `Stop the service (\`openrouter-delegate stop\`) and remove ${file}; the next start writes it again.`);
-    if (uid !== undefined && info.uid !== uid) return fail(`the ${label} ${file} belongs to uid ${info.uid}, not to you (uid ${uid}).`, `Stop the service and remove ${file}.`);
-    if ((info.mode & 0o077) !== 0) return fail(`the ${label} ${file} has mode ${octal(info.mode)}, not 0600.`, `Run \`chmod 600 ${file}\`, or restart the service (\`openrouter-delegate stop\`), which writes it again.`);
+    if (info.kind !== kind)
+      return fail(
+        `the ${label} ${file} is ${info.kind === 'symlink' ? 'a symbolic link' : `not a ${kind === 'file' ? 'regular file' : 'socket'}`}.`,
+        `Stop the service (\`openrouter-delegate stop\`) and remove ${file}; the next start writes it again.`,
+      );
+    if (uid !== undefined && info.uid !== uid)
+      return fail(`the ${label} ${file} belongs to uid ${info.uid}, not to you (uid ${uid}).`, `Stop the service and remove ${file}.`);
+    if ((info.mode & 0o077) !== 0)
+      return fail(
+        `the ${label} ${file} has mode ${octal(info.mode)}, not 0600.`,
+        `Run \`chmod 600 ${file}\`, or restart the service (\`openrouter-delegate stop\`), which writes it again.`,
+      );
     present.push(`${label} ${octal(info.mode)}`);
   }
   const rest = present.length > 0 ? `, ${present.join(', ')}` : facts.serviceRunning ? '' : ' (no token or socket while the service is not running)';
@@ -281,7 +297,10 @@ function checkKeychain(deps: DoctorDeps): Promise<Verdict> {
     const envKey = Boolean(deps.env[ENV.apiKey]?.trim());
     const why = `${keychain.backend} is unavailable: ${keychain.problem ?? 'no reason given'}`;
     return envKey
-      ? warn(`${why} The key comes from OPENROUTER_API_KEY, so nothing needs it now.`, 'To keep the key in the keychain instead, unlock or install a keyring, then run `openrouter-delegate key set`.')
+      ? warn(
+          `${why} The key comes from OPENROUTER_API_KEY, so nothing needs it now.`,
+          'To keep the key in the keychain instead, unlock or install a keyring, then run `openrouter-delegate key set`.',
+        )
       : fail(why);
   });
 }
@@ -299,7 +318,10 @@ function describeBalance(key: { label: string | null; limitUsd: number | null; r
 /** A failed key check: refused by OpenRouter is a failure; could not ask is a warning. */
 function keyError(source: string, code: ErrorCode | undefined, message: string): Verdict {
   if (code !== undefined && KEY_REFUSED.has(code)) return fail(`${source}, but ${message}`);
-  return warn(`${source}, but it could not be checked: ${message}`, 'See the OpenRouter check; run `openrouter-delegate doctor` again once OpenRouter answers.');
+  return warn(
+    `${source}, but it could not be checked: ${message}`,
+    'See the OpenRouter check; run `openrouter-delegate doctor` again once OpenRouter answers.',
+  );
 }
 
 function checkKey(deps: DoctorDeps, service: ServiceLink | null): Promise<Verdict> {

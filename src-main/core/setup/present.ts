@@ -43,7 +43,9 @@ export function describeInstall(outcome: InstallOutcome): string[] {
       const previous = outcome.previous;
       return [
         `Replaced the "openrouter" registration in ${where}.`,
-        ...(previous ? [`  was: ${previous.type === 'stdio' ? formatCommand(previous.command, previous.args) : `${previous.type} ${previous.url ?? ''}`.trim()}`] : []),
+        ...(previous
+          ? [`  was: ${previous.type === 'stdio' ? formatCommand(previous.command, previous.args) : `${previous.type} ${previous.url ?? ''}`.trim()}`]
+          : []),
         `  now: ${commandLine(outcome)}`,
         ...envLines(outcome.command.env),
         ...outcome.differences.map((difference) => `  changed: ${difference}`),

@@ -10,15 +10,23 @@ function codePoints(text: string): string[] {
 
 /** One line: control characters and runs of whitespace become single spaces. */
 export function oneLine(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return (
+    text
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }
 
 /** "a very long sentence th…" (at most `max` characters, the ellipsis included). */
 export function truncateEnd(text: string, max: number): string {
   const chars = codePoints(text);
   if (chars.length <= max) return text;
-  return `${chars.slice(0, Math.max(0, max - 1)).join('').trimEnd()}…`;
+  return `${chars
+    .slice(0, Math.max(0, max - 1))
+    .join('')
+    .trimEnd()}…`;
 }
 
 /** "qwen/qwen3-coder-…-instruct-2507": keeps the vendor and the variant, which tell models apart. */

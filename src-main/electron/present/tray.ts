@@ -48,7 +48,13 @@ export function isLowBalance(remainingUsd: number | null, lowBalanceUsd: number)
  * OpenRouter answered that the key itself is the problem (refused, forbidden, out of credits):
  * only the user can fix that. Network trouble and rate limits pass on their own and do not count.
  */
-const KEY_PROBLEMS_NEEDING_THE_USER = new Set<string>(['no_key', 'openrouter_unauthorized', 'openrouter_forbidden', 'openrouter_payment_required', 'keychain_unavailable']);
+const KEY_PROBLEMS_NEEDING_THE_USER = new Set<string>([
+  'no_key',
+  'openrouter_unauthorized',
+  'openrouter_forbidden',
+  'openrouter_payment_required',
+  'keychain_unavailable',
+]);
 
 export function keyNeedsAttention(balance: Balance | null): boolean {
   return balance?.key === null && balance.keyProblemCode !== undefined && KEY_PROBLEMS_NEEDING_THE_USER.has(balance.keyProblemCode);

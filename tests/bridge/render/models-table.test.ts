@@ -23,7 +23,13 @@ function row(overrides: Partial<ModelRow>): ModelRow {
 describe('renderModelsTable', () => {
   const rows = [
     row({ id: 'deepseek/deepseek-v4-flash-0731', contextLength: 1_310_720 }),
-    row({ id: 'anthropic/claude-sonnet-4', priceInputPerM: 3, priceOutputPerM: 15, allowed: false, notAllowedReason: 'input $3.00/M is above your cap of $1.00/M' }),
+    row({
+      id: 'anthropic/claude-sonnet-4',
+      priceInputPerM: 3,
+      priceOutputPerM: 15,
+      allowed: false,
+      notAllowedReason: 'input $3.00/M is above your cap of $1.00/M',
+    }),
     row({ id: 'openrouter/auto', priceInputPerM: null, priceOutputPerM: null, variablePricing: true, contextLength: 2_000_000 }),
   ];
 
@@ -36,7 +42,11 @@ describe('renderModelsTable', () => {
   });
 
   it('aligns every line to the same width', () => {
-    const widths = new Set(renderModelsTable(rows).split('\n').map((line) => line.length));
+    const widths = new Set(
+      renderModelsTable(rows)
+        .split('\n')
+        .map((line) => line.length),
+    );
     expect(widths.size).toBe(1);
   });
 

@@ -8,7 +8,9 @@ const textOf = (result: ReturnType<typeof toolError>): string => (result.content
 
 it('renders a method as the tool that calls it, with snake_case arguments', () => {
   expect(nextToolCall(nextCall('jobs.result', { jobId: 'job_1', waitSeconds: 120 }))).toBe('delegate_result {"job_id":"job_1","wait_seconds":120}');
-  expect(nextToolCall(nextCall('jobs.followup', { sessionId: 's', prompt: '…', caller: { cwd: '/' } }))).toMatch(/^delegate_followup \{"session_id":"s","prompt":"…",/);
+  expect(nextToolCall(nextCall('jobs.followup', { sessionId: 's', prompt: '…', caller: { cwd: '/' } }))).toMatch(
+    /^delegate_followup \{"session_id":"s","prompt":"…",/,
+  );
   expect(nextToolCall(nextCall('jobs.list', {}))).toBe('delegate_list {}');
 });
 

@@ -35,14 +35,17 @@ async function bridge(): Promise<{ client: Client; calls: Array<{ method: string
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   await client.connect(clientSide);
-  closers.push(() => client.close(), () => server.close());
+  closers.push(
+    () => client.close(),
+    () => server.close(),
+  );
   return { client, calls };
 }
 
 const without = (schema: Record<string, unknown> | undefined, ...keys: string[]): Record<string, unknown> =>
   Object.fromEntries(Object.entries(schema ?? {}).filter(([key]) => !keys.includes(key)));
 
-describe('every tool advertises its method\'s request fields as the contract states them', () => {
+describe("every tool advertises its method's request fields as the contract states them", () => {
   const methods = Object.keys(TOOL_OF_METHOD) as Array<keyof typeof TOOL_OF_METHOD>;
   it.each(methods)('%s', async (method: keyof typeof TOOL_OF_METHOD & MethodName) => {
     const { client } = await bridge();
@@ -63,7 +66,7 @@ describe('every tool advertises its method\'s request fields as the contract sta
   });
 });
 
-it('delegate_status advertises the contract\'s bound and default for progress_limit', async () => {
+it("delegate_status advertises the contract's bound and default for progress_limit", async () => {
   const { client } = await bridge();
   const status = (await client.listTools()).tools.find((t) => t.name === 'delegate_status');
   const progress = (status?.inputSchema as JsonSchema).properties?.progress_limit;
@@ -84,13 +87,15 @@ it('refuses a field the contract request does not have', () => {
   expect(() => deriveInput(StatusRequestSchema, { nosuch: 'x' } as never)).toThrow(/no field nosuch/);
 });
 
-describe('a field the model leaves out is left to the service\'s default', () => {
-  it('delegate_list sends no limit, and the service\'s schema fills in its own', async () => {
+describe("a field the model leaves out is left to the service's default", () => {
+  it("delegate_list sends no limit, and the service's schema fills in its own", async () => {
     const { client, calls } = await bridge();
     await client.callTool({ name: 'delegate_list', arguments: {} });
     expect(calls).toHaveLength(1);
     expect(calls[0]?.params.limit).toBeUndefined();
-    expect(CONTRACT['jobs.list'].request.parse(JSON.parse(JSON.stringify(calls[0]?.params))).limit).toBe(contractDefault(CONTRACT['jobs.list'].request.shape.limit));
+    expect(CONTRACT['jobs.list'].request.parse(JSON.parse(JSON.stringify(calls[0]?.params))).limit).toBe(
+      contractDefault(CONTRACT['jobs.list'].request.shape.limit),
+    );
   });
 
   it('delegate_status sends no progress_limit', async () => {

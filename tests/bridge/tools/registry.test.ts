@@ -27,7 +27,10 @@ async function connected(): Promise<{ client: Client; tools: ToolSet; announceme
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   await client.connect(clientSide);
-  closers.push(() => client.close(), () => server.close());
+  closers.push(
+    () => client.close(),
+    () => server.close(),
+  );
   return { client, tools, announcements: () => count };
 }
 

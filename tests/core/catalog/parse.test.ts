@@ -72,18 +72,22 @@ describe('parseModelsBody on the 2026-08 capture', () => {
   });
 
   it('finds the five "-1" routers', () => {
-    expect(models2026.filter((m) => m.pricing.variable).map((m) => m.id).sort()).toEqual([
-      'openrouter/auto',
-      'openrouter/auto-beta',
-      'openrouter/bodybuilder',
-      'openrouter/fusion',
-      'openrouter/pareto-code',
-    ]);
+    expect(
+      models2026
+        .filter((m) => m.pricing.variable)
+        .map((m) => m.id)
+        .sort(),
+    ).toEqual(['openrouter/auto', 'openrouter/auto-beta', 'openrouter/bodybuilder', 'openrouter/fusion', 'openrouter/pareto-code']);
   });
 
   it('keeps the base price of a tiered model and the first tier threshold', () => {
     // overrides at 32000 and 256000 prompt tokens
-    expect(find(models2026, 'qwen/qwen3.7-flash').pricing).toMatchObject({ inputPerM: 0.03, outputPerM: 0.13, cacheWritePerM: 0.038, tieredFromPromptTokens: 32000 });
+    expect(find(models2026, 'qwen/qwen3.7-flash').pricing).toMatchObject({
+      inputPerM: 0.03,
+      outputPerM: 0.13,
+      cacheWritePerM: 0.038,
+      tieredFromPromptTokens: 32000,
+    });
   });
 
   it('does not take time-of-day overrides for prompt-length tiers', () => {

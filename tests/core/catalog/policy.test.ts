@@ -68,7 +68,10 @@ describe('evaluateModel', () => {
   });
 
   it('refuses an alias whose target is blocklisted', () => {
-    const verdict = evaluateModel(model('~deepseek/deepseek-v4-flash-latest'), settings({ blocklist: ['deepseek/deepseek-v4-flash-0731'], defaultModel: 'qwen/qwen3.8-27b' }));
+    const verdict = evaluateModel(
+      model('~deepseek/deepseek-v4-flash-latest'),
+      settings({ blocklist: ['deepseek/deepseek-v4-flash-0731'], defaultModel: 'qwen/qwen3.8-27b' }),
+    );
     expect(verdict.allowed).toBe(false);
   });
 

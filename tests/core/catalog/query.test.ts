@@ -47,7 +47,11 @@ describe('queryModels', () => {
   });
 
   it('returns no rows when nothing matches', () => {
-    expect(queryModels(catalog, { filter: 'no-such-model-anywhere', sort: 'price', limit: 25 }, defaults)).toEqual({ totalToolModels: 347, matched: 0, rows: [] });
+    expect(queryModels(catalog, { filter: 'no-such-model-anywhere', sort: 'price', limit: 25 }, defaults)).toEqual({
+      totalToolModels: 347,
+      matched: 0,
+      rows: [],
+    });
   });
 
   it('sorts by price cheapest first, ties by id', () => {

@@ -17,10 +17,27 @@ function refusal(input: Parameters<typeof checkBudget>[0]): string {
 }
 
 const record = (createdAtMs: number, estimated: number, billed: number | null) => ({
-  ...newJobRecord('job_20261130T000000Z_aaaaaa', {
-    sessionId: 's', turn: 1, previousJobId: null, model: 'm/m', permissionMode: 'acceptEdits', cwd: '/', addDirs: [], allowedTools: [],
-    disallowedTools: [], appendSystemPrompt: null, maxTurns: null, maxCostUsd: 0.5, timeoutMinutes: 30, promptPreview: '', client: 't',
-  }, createdAtMs),
+  ...newJobRecord(
+    'job_20261130T000000Z_aaaaaa',
+    {
+      sessionId: 's',
+      turn: 1,
+      previousJobId: null,
+      model: 'm/m',
+      permissionMode: 'acceptEdits',
+      cwd: '/',
+      addDirs: [],
+      allowedTools: [],
+      disallowedTools: [],
+      appendSystemPrompt: null,
+      maxTurns: null,
+      maxCostUsd: 0.5,
+      timeoutMinutes: 30,
+      promptPreview: '',
+      client: 't',
+    },
+    createdAtMs,
+  ),
   estimatedCostUsd: estimated,
   billedCostUsd: billed,
 });
@@ -58,7 +75,7 @@ describe('budgets', () => {
     expect(jobCostUsd({ estimatedCostUsd: 0.1, billedCostUsd: null })).toBe(0.1);
   });
 
-  it('sums today\'s jobs by local day', () => {
+  it("sums today's jobs by local day", () => {
     const now = new Date(2026, 10, 30, 12, 0).getTime();
     const yesterday = new Date(2026, 10, 29, 23, 59).getTime();
     const records = [record(now, 0.1, 0.2), record(now - 3600_000, 0.3, null), record(yesterday, 5, 5)];

@@ -42,12 +42,14 @@ describe('the claude command line', () => {
   });
 
   it('never carries the prompt', () => {
-    expect(claudeArgs({ ...job, appendSystemPrompt: 'Be brief.', maxTurns: 5 })).toEqual(expect.arrayContaining(['--append-system-prompt', 'Be brief.', '--max-turns', '5']));
+    expect(claudeArgs({ ...job, appendSystemPrompt: 'Be brief.', maxTurns: 5 })).toEqual(
+      expect.arrayContaining(['--append-system-prompt', 'Be brief.', '--max-turns', '5']),
+    );
   });
 });
 
 describe('the service folders', () => {
-  it('are denied to every file tool, after the caller\'s own deny rules, as absolute rules', () => {
+  it("are denied to every file tool, after the caller's own deny rules, as absolute rules", () => {
     const args = claudeArgs(job, ['/home/u/.local/share/openrouter-delegate', '/run/user/1000/openrouter-delegate/']);
     const denied = args.filter((arg) => arg.startsWith('--disallowedTools=')).map((arg) => arg.slice('--disallowedTools='.length));
     expect(denied).toEqual([

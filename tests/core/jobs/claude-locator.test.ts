@@ -19,13 +19,15 @@ async function executable(folder: string): Promise<string> {
 }
 
 describe('finding claude', () => {
-  it('prefers OPENROUTER_DELEGATE_CLAUDE, then the setting, then the caller\'s PATH, then the service\'s', async () => {
+  it("prefers OPENROUTER_DELEGATE_CLAUDE, then the setting, then the caller's PATH, then the service's", async () => {
     const fromEnv = await executable(path.join(dir, 'env'));
     const fromSetting = await executable(path.join(dir, 'setting'));
     const fromCaller = await executable(path.join(dir, 'caller'));
     const fromService = await executable(path.join(dir, 'service'));
     const env = { PATH: path.dirname(fromService) };
-    expect(await locateClaude({ env: { ...env, OPENROUTER_DELEGATE_CLAUDE: fromEnv }, setting: fromSetting, callerPath: path.dirname(fromCaller) })).toBe(fromEnv);
+    expect(await locateClaude({ env: { ...env, OPENROUTER_DELEGATE_CLAUDE: fromEnv }, setting: fromSetting, callerPath: path.dirname(fromCaller) })).toBe(
+      fromEnv,
+    );
     expect(await locateClaude({ env, setting: fromSetting, callerPath: path.dirname(fromCaller) })).toBe(fromSetting);
     expect(await locateClaude({ env, setting: null, callerPath: path.dirname(fromCaller) })).toBe(fromCaller);
     expect(await locateClaude({ env, setting: null })).toBe(fromService);
@@ -44,6 +46,8 @@ describe('finding claude', () => {
 
   it('names a broken OPENROUTER_DELEGATE_CLAUDE instead of silently looking elsewhere', async () => {
     await executable(path.join(dir, 'ok'));
-    await expect(locateClaude({ env: { PATH: path.join(dir, 'ok'), OPENROUTER_DELEGATE_CLAUDE: '/nope/claude' }, setting: null })).rejects.toThrow(/OPENROUTER_DELEGATE_CLAUDE points at \/nope\/claude/);
+    await expect(locateClaude({ env: { PATH: path.join(dir, 'ok'), OPENROUTER_DELEGATE_CLAUDE: '/nope/claude' }, setting: null })).rejects.toThrow(
+      /OPENROUTER_DELEGATE_CLAUDE points at \/nope\/claude/,
+    );
   });
 });

@@ -63,7 +63,7 @@ describe('resolveAllowedTools', () => {
     expect(resolveAllowedTools(['Read'], settings, ['/'])).toEqual(['Read(//**)']);
   });
 
-  it('keeps a path rule inside the job\'s folders, written as an absolute rule', () => {
+  it("keeps a path rule inside the job's folders, written as an absolute rule", () => {
     expect(resolveAllowedTools(['Read(src/**)', 'Read(./docs/*.md)', 'Grep(//data/shared/logs/**)', 'Glob(//work/project)'], settings, folders)).toEqual([
       'Read(//work/project/src/**)',
       'Read(//work/project/docs/*.md)',
@@ -77,8 +77,17 @@ describe('resolveAllowedTools', () => {
     expect(resolveAllowedTools(first, settings, folders)).toEqual(first);
   });
 
-  it('refuses a path rule that reaches outside the job\'s folders, saying what is allowed', () => {
-    const outside = ['Read(//etc/**)', 'Read(~/.ssh/**)', 'Read(../**)', 'Read(//work/project/../other/**)', 'Grep(//work/other/**)', 'Glob(//work/proj*/**)', 'Read(/etc/passwd)', 'Read(//**)'];
+  it("refuses a path rule that reaches outside the job's folders, saying what is allowed", () => {
+    const outside = [
+      'Read(//etc/**)',
+      'Read(~/.ssh/**)',
+      'Read(../**)',
+      'Read(//work/project/../other/**)',
+      'Grep(//work/other/**)',
+      'Glob(//work/proj*/**)',
+      'Read(/etc/passwd)',
+      'Read(//**)',
+    ];
     for (const rule of outside) {
       expect(() => resolveAllowedTools([rule], settings, folders), rule).toThrow(
         expect.objectContaining({
@@ -146,17 +155,17 @@ describe('resolvePrompt: prompt_file', () => {
     expect(await file('../shared/task.md')).toBe('The shared task.\n');
   });
 
-  it('refuses an absolute path outside the job\'s folders', () => refused(path.join(outside, 'secret'), /is outside the job's folders/));
+  it("refuses an absolute path outside the job's folders", () => refused(path.join(outside, 'secret'), /is outside the job's folders/));
 
   it('refuses a ".." that climbs out of the job\'s folders', () => refused('../outside/secret', /is outside the job's folders/));
 
-  it('refuses /proc/self/environ, even when the job\'s folder is /', async () => {
+  it("refuses /proc/self/environ, even when the job's folder is /", async () => {
     await refused('/proc/self/environ', /nothing is read from/);
     await refused('/proc/self/environ', /nothing is read from/, '/', { workDirs: ['/'], serviceDirs: [runtime] });
     await refused('self/environ', /nothing is read from/, '/proc', { workDirs: ['/proc'], serviceDirs: [] });
   });
 
-  it('refuses the service\'s token and settings-page.json, even from a cwd that holds the runtime folder', async () => {
+  it("refuses the service's token and settings-page.json, even from a cwd that holds the runtime folder", async () => {
     await refused(path.join(runtime, 'token'), /outside the job's folders|nothing is read from/);
     const wide = { workDirs: [root], serviceDirs: [runtime] };
     await refused('run/token', /nothing is read from/, root, wide);

@@ -315,7 +315,9 @@ describe.skipIf(process.platform !== 'linux' || !isRoot)('create on a broken job
   let mounted = false;
 
   const sh = (command: string, args: string[]): Promise<void> =>
-    new Promise((resolve, reject) => execFile(command, args, (error, _out, stderr) => (error ? reject(new Error(`${command} ${args.join(' ')}: ${stderr}`)) : resolve())));
+    new Promise((resolve, reject) =>
+      execFile(command, args, (error, _out, stderr) => (error ? reject(new Error(`${command} ${args.join(' ')}: ${stderr}`)) : resolve())),
+    );
 
   beforeAll(async () => {
     mountPoint = await mkdtemp(path.join(os.tmpdir(), 'job-store-tmpfs-'));
@@ -344,7 +346,9 @@ describe.skipIf(process.platform !== 'linux' || !isRoot)('create on a broken job
 
     const error = await tmpfsStore.create(record(tmpfsStore.newJobId()), 'a prompt that needs a block').catch((e: unknown) => e);
 
-    expect((error as Error).message).toBe(`Cannot start the job: the jobs folder ${tmpfsStore.dir} is on a full disk (ENOSPC). Free some space, then start the job again.`);
+    expect((error as Error).message).toBe(
+      `Cannot start the job: the jobs folder ${tmpfsStore.dir} is on a full disk (ENOSPC). Free some space, then start the job again.`,
+    );
     expect(await readdir(tmpfsStore.dir)).toEqual([]);
   });
 

@@ -10,7 +10,12 @@ import { linux, procStat, useProcessSandbox, waitFor } from '../../support/proce
 
 /** Writable for root on Linux: lets a test make the kernel reuse a pid. */
 const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
-const canChoosePids = linux && (await access(NS_LAST_PID, constants.W_OK).then(() => true, () => false));
+const canChoosePids =
+  linux &&
+  (await access(NS_LAST_PID, constants.W_OK).then(
+    () => true,
+    () => false,
+  ));
 
 const sandbox = useProcessSandbox();
 
@@ -103,8 +108,20 @@ describe.skipIf(!linux)('process identity', () => {
 describe.skipIf(!linux)('processesWithEnv', () => {
   it('finds the processes that carry a marker in their environment, and only those', async () => {
     const marker = `job-${process.pid}-${Date.now()}`;
-    const marked = await spawnDetached({ command: 'sleep', args: ['300'], cwd: sandbox.dir, env: { ...process.env, ORD_TEST_MARK: marker }, ...sandbox.files('marked') });
-    const prefixed = await spawnDetached({ command: 'sleep', args: ['300'], cwd: sandbox.dir, env: { ...process.env, ORD_TEST_MARK: `${marker}-other` }, ...sandbox.files('other') });
+    const marked = await spawnDetached({
+      command: 'sleep',
+      args: ['300'],
+      cwd: sandbox.dir,
+      env: { ...process.env, ORD_TEST_MARK: marker },
+      ...sandbox.files('marked'),
+    });
+    const prefixed = await spawnDetached({
+      command: 'sleep',
+      args: ['300'],
+      cwd: sandbox.dir,
+      env: { ...process.env, ORD_TEST_MARK: `${marker}-other` },
+      ...sandbox.files('other'),
+    });
     sandbox.track({ pid: marked.pid, startTime: marked.startTime }, { pid: prefixed.pid, startTime: prefixed.startTime });
 
     expect(await processesWithEnv('ORD_TEST_MARK', marker)).toEqual([{ pid: marked.pid, startTime: marked.startTime }]);
@@ -114,7 +131,9 @@ describe.skipIf(!linux)('processesWithEnv', () => {
   it('finds every process that carries the same marker (a delegate and the commands it started)', async () => {
     const marker = `job-${process.pid}-${Date.now()}-many`;
     const env = { ...process.env, ORD_TEST_MARK: marker };
-    const spawned = await Promise.all(['a', 'b', 'c'].map((name) => spawnDetached({ command: 'sleep', args: ['300'], cwd: sandbox.dir, env, ...sandbox.files(name) })));
+    const spawned = await Promise.all(
+      ['a', 'b', 'c'].map((name) => spawnDetached({ command: 'sleep', args: ['300'], cwd: sandbox.dir, env, ...sandbox.files(name) })),
+    );
     for (const child of spawned) sandbox.track({ pid: child.pid, startTime: child.startTime });
 
     const found = (await processesByEnv('ORD_TEST_MARK')).get(marker) ?? [];

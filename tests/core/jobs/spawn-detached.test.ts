@@ -29,9 +29,9 @@ describe.skipIf(process.platform === 'win32')('spawnDetached', () => {
   });
 
   it('rejects with "not found" when the program does not exist', async () => {
-    await expect(
-      spawnDetached({ command: 'no-such-program-ord-test', args: [], cwd: sandbox.dir, env: process.env, ...sandbox.files() }),
-    ).rejects.toThrow(/no-such-program-ord-test: the program was not found on the PATH/);
+    await expect(spawnDetached({ command: 'no-such-program-ord-test', args: [], cwd: sandbox.dir, env: process.env, ...sandbox.files() })).rejects.toThrow(
+      /no-such-program-ord-test: the program was not found on the PATH/,
+    );
   });
 
   it('says so when the working directory does not exist', async () => {

@@ -63,7 +63,13 @@ interface FixtureFacts {
 const FIXTURES: Record<string, FixtureFacts> = {
   'stream-success-tooluse-2.1.154.jsonl': {
     sessionId: '1ce8213d-f999-4838-8e26-c634d5150284',
-    init: { model: 'claude-sonnet-4-6', cwd: '/work', permissionMode: 'acceptEdits', claudeVersion: '2.1.154', tools: expect.arrayContaining(['Task', 'Bash', 'Read', 'Write']) as unknown as string[] },
+    init: {
+      model: 'claude-sonnet-4-6',
+      cwd: '/work',
+      permissionMode: 'acceptEdits',
+      claudeVersion: '2.1.154',
+      tools: expect.arrayContaining(['Task', 'Bash', 'Read', 'Write']) as unknown as string[],
+    },
     toolCalls: 1,
     messages: 2,
     // Same as the result line's usage except output tokens: the stream's snapshots say 6 + 4.
@@ -124,7 +130,23 @@ const FIXTURES: Record<string, FixtureFacts> = {
       permissionMode: 'acceptEdits',
       // This capture's init line has no claude_code_version.
       claudeVersion: null,
-      tools: ['Task', 'Bash', 'Glob', 'Grep', 'LS', 'ExitPlanMode', 'Read', 'Edit', 'MultiEdit', 'Write', 'NotebookRead', 'NotebookEdit', 'WebFetch', 'TodoWrite', 'WebSearch'],
+      tools: [
+        'Task',
+        'Bash',
+        'Glob',
+        'Grep',
+        'LS',
+        'ExitPlanMode',
+        'Read',
+        'Edit',
+        'MultiEdit',
+        'Write',
+        'NotebookRead',
+        'NotebookEdit',
+        'WebFetch',
+        'TodoWrite',
+        'WebSearch',
+      ],
     },
     toolCalls: 0,
     messages: 1,
@@ -195,7 +217,9 @@ describe('StreamParser over the real Claude Code captures', () => {
       const tail = parser.tail(TAIL_CAPACITY);
       expect(countKinds(tail)).toEqual(facts.tailKinds);
       expect(tail.filter((e) => e.subagent === true)).toHaveLength(facts.subagentEntries);
-      const failed = tail.filter((e) => e.kind === 'tool_result' && e.isError === true).map((e) => ({ tool: e.tool, text: e.text, subagent: e.subagent === true }));
+      const failed = tail
+        .filter((e) => e.kind === 'tool_result' && e.isError === true)
+        .map((e) => ({ tool: e.tool, text: e.text, subagent: e.subagent === true }));
       expect(failed).toEqual(facts.failedToolResults);
     });
 
@@ -276,7 +300,14 @@ describe('result lines and their quirks', () => {
 
   it('reads error_max_turns, which has no `result` key', () => {
     const parser = parseResult(0);
-    expect(parser.result).toMatchObject({ subtype: 'error_max_turns', isError: true, text: null, numTurns: 2, durationMs: 2707, errors: ['Reached maximum number of turns (1)'] });
+    expect(parser.result).toMatchObject({
+      subtype: 'error_max_turns',
+      isError: true,
+      text: null,
+      numTurns: 2,
+      durationMs: 2707,
+      errors: ['Reached maximum number of turns (1)'],
+    });
     expect(parser.tail(5)).toEqual([{ kind: 'notice', text: 'error_max_turns: Reached maximum number of turns (1)', isError: true }]);
   });
 
@@ -358,7 +389,11 @@ describe('the tail', () => {
     ['Task', { description: 'Find callers', subagent_type: 'Explore', prompt: 'long' }, 'Task Find callers (Explore)'],
     ['Agent', { subagent_type: 'general-purpose', prompt: 'long' }, 'Agent general-purpose'],
     ['TodoWrite', { todos: [{}, {}, {}] }, 'TodoWrite 3 todos'],
-    ['mcp__github__create_issue', { title: 'Bug', labels: ['a', 'b'], n: 1, ok: true, none: null }, 'mcp__github__create_issue {"title":"Bug","labels":["a","b"],"n":1,"ok":true,"none":null}'],
+    [
+      'mcp__github__create_issue',
+      { title: 'Bug', labels: ['a', 'b'], n: 1, ok: true, none: null },
+      'mcp__github__create_issue {"title":"Bug","labels":["a","b"],"n":1,"ok":true,"none":null}',
+    ],
   ])('summarises a %s call', (name, input, text) => {
     expect(parse([call(name, input)]).tail(1)).toEqual([{ kind: 'tool_call', tool: name, text }]);
   });
@@ -394,7 +429,9 @@ describe('the tail', () => {
   });
 
   it('returns the newest entries, newest last, and nothing for a limit of 0', () => {
-    const texts = Array.from({ length: 5 }, (_, i) => JSON.stringify({ type: 'assistant', message: { id: `m${i}`, content: [{ type: 'text', text: `t${i}` }] } }));
+    const texts = Array.from({ length: 5 }, (_, i) =>
+      JSON.stringify({ type: 'assistant', message: { id: `m${i}`, content: [{ type: 'text', text: `t${i}` }] } }),
+    );
     const parser = parse(texts);
     expect(parser.tail(2).map((e) => e.text)).toEqual(['t3', 't4']);
     expect(parser.tail(100).map((e) => e.text)).toEqual(['t0', 't1', 't2', 't3', 't4']);
@@ -473,7 +510,9 @@ describe('memory', () => {
       parser.push(
         `{"type":"assistant","message":{"id":"msg_${i}","content":[{"type":"tool_use","id":"toolu_${i}","name":"Bash","input":{"command":"echo ${i}"}}],"usage":{"input_tokens":1,"output_tokens":2}},"parent_tool_use_id":null,"session_id":"s"}`,
       );
-      parser.push(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_${i}","content":"${i}"}]},"parent_tool_use_id":null,"session_id":"s"}`);
+      parser.push(
+        `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_${i}","content":"${i}"}]},"parent_tool_use_id":null,"session_id":"s"}`,
+      );
     }
     expect(parser.tail(Number.MAX_SAFE_INTEGER)).toHaveLength(TAIL_CAPACITY);
     expect(parser.tail(2)).toEqual([

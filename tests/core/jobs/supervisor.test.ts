@@ -27,7 +27,9 @@ const MODELS = parseModelsBody(readJsonFixture('models-2026-08.json'));
 const MODEL = 'deepseek/deepseek-v4-flash-0731';
 const KEY = `sk-or-v1-${'0123456789abcdef'.repeat(4)}`;
 /** A whole captured session: assistant messages with three gen-… ids, tool calls, and a success result. */
-const SESSION = readFileSync(new URL('data/openrouter-generations.jsonl', import.meta.url), 'utf8').trim().split('\n');
+const SESSION = readFileSync(new URL('data/openrouter-generations.jsonl', import.meta.url), 'utf8')
+  .trim()
+  .split('\n');
 const RESULT_LINE = SESSION[SESSION.length - 1] ?? '';
 const ANSWER = 'Fixed: `sum` subtracted instead of adding.';
 const GENERATION_TEMPLATE = (readJsonFixture('generation-200.json') as { data: { total_cost: number } }).data;
@@ -180,7 +182,8 @@ function harness(options: { scripts?: Array<Script | Error>; deps?: Partial<Supe
     until: (jobId, state) => when(jobId, (record) => record.state === state),
     when,
     open: (gate) => writeFile(gate, ''),
-    start: async (request = {}) => (await supervisor.startJob({ prompt: 'Fix the failing test.', caller: { cwd: home.home }, waitSeconds: 0, ...request }, 'test')).job.id,
+    start: async (request = {}) =>
+      (await supervisor.startJob({ prompt: 'Fix the failing test.', caller: { cwd: home.home }, waitSeconds: 0, ...request }, 'test')).job.id,
   };
 }
 
@@ -268,7 +271,13 @@ describe('the queue', () => {
     const lastGate = gateFile('last');
     const h = harness({
       settings: { concurrency: 1 },
-      scripts: [new Error('Cannot start /fake/bin/claude: ENOENT'), { after: ['not json'], exitCode: 1 }, { gate: cancelGate }, succeeds, { gate: lastGate, after: SESSION }],
+      scripts: [
+        new Error('Cannot start /fake/bin/claude: ENOENT'),
+        { after: ['not json'], exitCode: 1 },
+        { gate: cancelGate },
+        succeeds,
+        { gate: lastGate, after: SESSION },
+      ],
     });
     const spawnFailed = await h.start();
     expect((await finalState(h, spawnFailed)).state).toBe('failed');
@@ -350,7 +359,7 @@ describe('a follow-up', () => {
     expect(h.spawned).toHaveLength(1);
     h.settings.approvableTools = defaultSettings().approvableTools;
     const view = await h.supervisor.followup({ jobId: first, prompt: 'Now the other test.', caller: { cwd: home.home }, waitSeconds: 20 }, 'test');
-    const firstJob = (await finalState(h, first));
+    const firstJob = await finalState(h, first);
     expect(view.job).toMatchObject({ state: 'succeeded', turn: 2, previousJobId: first, sessionId: firstJob.sessionId, allowedTools: firstJob.allowedTools });
     expect(h.spawned[1]?.args).toEqual(expect.arrayContaining(['--resume', firstJob.sessionId]));
   });
@@ -362,14 +371,38 @@ describe('recovery at start', () => {
     const store = new JobStore({ dir: path.join(home.home, 'jobs'), now: clock.now });
     const record = newJobRecord(
       store.newJobId(),
-      { sessionId: '5d0c7a52-3f7e-4d8e-9a51-0b4f1f2a9c11', turn: 1, previousJobId: null, model: MODEL, permissionMode: 'plan', cwd: home.home, addDirs: [], allowedTools: [], disallowedTools: [], appendSystemPrompt: null, maxTurns: null, maxCostUsd: 0.5, timeoutMinutes: 30, promptPreview: 'Fix it.', client: 'test' },
+      {
+        sessionId: '5d0c7a52-3f7e-4d8e-9a51-0b4f1f2a9c11',
+        turn: 1,
+        previousJobId: null,
+        model: MODEL,
+        permissionMode: 'plan',
+        cwd: home.home,
+        addDirs: [],
+        allowedTools: [],
+        disallowedTools: [],
+        appendSystemPrompt: null,
+        maxTurns: null,
+        maxCostUsd: 0.5,
+        timeoutMinutes: 30,
+        promptPreview: 'Fix it.',
+        client: 'test',
+      },
       clock.now(),
     );
     const paths = await store.create(record, 'Fix it.');
     // The last service spawned it and died before it could record that.
     const gate = gateFile('adopted');
     const orphan = await runScript(
-      { command: '', args: [], cwd: home.home, env: { PATH: process.env.PATH ?? '', [ENV.job]: record.id }, stdinFile: paths.prompt, stdoutFile: paths.stream, stderrFile: paths.stderr },
+      {
+        command: '',
+        args: [],
+        cwd: home.home,
+        env: { PATH: process.env.PATH ?? '', [ENV.job]: record.id },
+        stdinFile: paths.prompt,
+        stdoutFile: paths.stream,
+        stderrFile: paths.stderr,
+      },
       { gate, after: SESSION },
     );
     const h = harness({ store });

@@ -130,7 +130,14 @@ describe('OpenRouterClient.getKeyInfo', () => {
       .map((text) => (text.trim() ? (JSON.parse(text) as { endpoint: string; status: number; body: unknown }) : null))
       .find((entry) => entry?.endpoint === 'GET /api/v1/key' && entry.status === 200);
     fake.respondNext('/api/v1/key', { status: 200, body: line?.body });
-    expect(await client().getKeyInfo(KEY)).toMatchObject({ limitUsd: 300, remainingUsd: 73.49, usageUsd: 226.51, usageDailyUsd: 0.11, usageWeeklyUsd: 19.44, usageMonthlyUsd: 5.74 });
+    expect(await client().getKeyInfo(KEY)).toMatchObject({
+      limitUsd: 300,
+      remainingUsd: 73.49,
+      usageUsd: 226.51,
+      usageDailyUsd: 0.11,
+      usageWeeklyUsd: 19.44,
+      usageMonthlyUsd: 5.74,
+    });
   });
 
   it('reads the key the fake server knows', async () => {

@@ -124,7 +124,9 @@ describe('ModelsCache', () => {
     await models.get();
     await fake.stop();
     clock += 3 * HOUR;
-    expect((await models.get()).warning).toMatch(/^Could not refresh the model list \(Cannot reach OpenRouter at 127\.0\.0\.1:\d+ \([^)]+\)\..*\); showing the copy from 3 h ago\.$/);
+    expect((await models.get()).warning).toMatch(
+      /^Could not refresh the model list \(Cannot reach OpenRouter at 127\.0\.0\.1:\d+ \([^)]+\)\..*\); showing the copy from 3 h ago\.$/,
+    );
   });
 
   it('serves the disk copy as stale when a new process cannot reach OpenRouter', async () => {

@@ -37,7 +37,7 @@ describe('scrubDeep', () => {
 });
 
 describe('scrubError', () => {
-  it('keeps a ServiceError\'s code and retry hint, without the key in message or stack', () => {
+  it("keeps a ServiceError's code and retry hint, without the key in message or stack", () => {
     const error = new ServiceError('openrouter_rate_limited', `slow down ${KEY}`, { retryAfterSeconds: 7 });
     const clean = scrubError(error, KEY) as ServiceError;
     expect(clean).toBeInstanceOf(ServiceError);
@@ -46,7 +46,7 @@ describe('scrubError', () => {
     expect(`${clean.message}${clean.stack ?? ''}`).not.toContain(KEY);
   });
 
-  it('keeps a ServiceError\'s next step, without the key in its params', () => {
+  it("keeps a ServiceError's next step, without the key in its params", () => {
     const error = new ServiceError('not_found', `No job ${KEY}.`, { next: { method: 'jobs.status', params: { jobId: KEY } } });
     const clean = scrubError(error, KEY) as ServiceError;
     expect(clean.next).toEqual({ method: 'jobs.status', params: { jobId: REDACTED } });

@@ -221,15 +221,22 @@ describe('keychain failures (simulated)', () => {
 
   it('tries only once more, and not for other failures', () => {
     let calls = 0;
-    const counting = (message: string): KeyringEntryFactory => () => ({
-      getPassword: () => {
-        calls++;
-        throw new Error(message);
-      },
-      setPassword: () => undefined,
-      deleteCredential: () => true,
+    const counting =
+      (message: string): KeyringEntryFactory =>
+      () => ({
+        getPassword: () => {
+          calls++;
+          throw new Error(message);
+        },
+        setPassword: () => undefined,
+        deleteCredential: () => true,
+      });
+    const dropped = new SecretStore({
+      service: 's',
+      env: {},
+      platform: 'linux',
+      keyring: counting('org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus without replying'),
     });
-    const dropped = new SecretStore({ service: 's', env: {}, platform: 'linux', keyring: counting('org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message bus without replying') });
     expect(() => dropped.get('api')).toThrow(ServiceError);
     expect(calls).toBe(2);
     calls = 0;

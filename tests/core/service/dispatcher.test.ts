@@ -94,10 +94,13 @@ describe('the dispatcher', () => {
   it('routes every method to its own handler and to no other', async () => {
     const ran: string[] = [];
     const recording = Object.fromEntries(
-      CONTRACT_METHODS.map((method) => [method, async () => {
-        ran.push(method);
-        throw new ServiceError('internal', 'stop here');
-      }]),
+      CONTRACT_METHODS.map((method) => [
+        method,
+        async () => {
+          ran.push(method);
+          throw new ServiceError('internal', 'stop here');
+        },
+      ]),
     ) as Partial<Handlers>;
     const dispatch = createDispatcher(handlers(recording));
     // The methods whose params may be empty; the others are refused before any handler, as tested above.

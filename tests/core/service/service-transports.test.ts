@@ -70,6 +70,9 @@ describe('a service and its transports', () => {
     cleanups.push(() => core.stop());
     await core.start();
     const report = (await core.dispatch('setup.doctor', {}, { client: 'test' })) as ResponseOf<'setup.doctor'>;
-    expect(report.checks.find((check) => check.id === 'service')).toMatchObject({ status: 'ok', summary: expect.stringMatching(/^running \(pid \d+, headless, /) });
+    expect(report.checks.find((check) => check.id === 'service')).toMatchObject({
+      status: 'ok',
+      summary: expect.stringMatching(/^running \(pid \d+, headless, /),
+    });
   });
 });

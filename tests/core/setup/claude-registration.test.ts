@@ -37,7 +37,11 @@ const CAPTURED_CONFIG = `{
   }
 }`;
 
-const EXPECTED: StdioCommand = { command: '/opt/node/bin/node', args: ['/opt/ord/dist/bridge/openrouter-delegate-mcp.js'], env: { OPENROUTER_DELEGATE_HOME: '/home/me/ord' } };
+const EXPECTED: StdioCommand = {
+  command: '/opt/node/bin/node',
+  args: ['/opt/ord/dist/bridge/openrouter-delegate-mcp.js'],
+  env: { OPENROUTER_DELEGATE_HOME: '/home/me/ord' },
+};
 
 function server(overrides: Partial<RegisteredServer> = {}): RegisteredServer {
   return { type: 'stdio', command: EXPECTED.command, args: [...EXPECTED.args], env: { ...EXPECTED.env }, url: null, ...overrides };
@@ -113,11 +117,27 @@ describe('the bridge command', () => {
 
   it('is added with the name before -e (which takes several values) and the command after --', () => {
     expect(mcpAddArgs('openrouter', EXPECTED)).toEqual([
-      'mcp', 'add', '--scope', 'user', 'openrouter',
-      '-e', 'OPENROUTER_DELEGATE_HOME=/home/me/ord',
-      '--', '/opt/node/bin/node', '/opt/ord/dist/bridge/openrouter-delegate-mcp.js',
+      'mcp',
+      'add',
+      '--scope',
+      'user',
+      'openrouter',
+      '-e',
+      'OPENROUTER_DELEGATE_HOME=/home/me/ord',
+      '--',
+      '/opt/node/bin/node',
+      '/opt/ord/dist/bridge/openrouter-delegate-mcp.js',
     ]);
-    expect(mcpAddArgs('openrouter', { ...EXPECTED, env: {} })).toEqual(['mcp', 'add', '--scope', 'user', 'openrouter', '--', EXPECTED.command, ...EXPECTED.args]);
+    expect(mcpAddArgs('openrouter', { ...EXPECTED, env: {} })).toEqual([
+      'mcp',
+      'add',
+      '--scope',
+      'user',
+      'openrouter',
+      '--',
+      EXPECTED.command,
+      ...EXPECTED.args,
+    ]);
   });
 
   it('is shown as a shell would need it typed', () => {
@@ -153,7 +173,12 @@ describe("Claude Code's config file", () => {
   });
 
   it('treats an entry without a type as stdio, as Claude Code does', () => {
-    expect(parseUserScopeServer('{"mcpServers":{"openrouter":{"command":"x"}}}', 'openrouter', 'f')).toMatchObject({ type: 'stdio', command: 'x', args: [], env: {} });
+    expect(parseUserScopeServer('{"mcpServers":{"openrouter":{"command":"x"}}}', 'openrouter', 'f')).toMatchObject({
+      type: 'stdio',
+      command: 'x',
+      args: [],
+      env: {},
+    });
   });
 
   it('refuses a file that is not JSON, naming it', () => {
@@ -172,11 +197,15 @@ describe('comparing a registration with this installation', () => {
 
   it('names a different command, a different or missing home, and a non-stdio server', () => {
     expect(registrationDifferences(EXPECTED, server({ command: 'openrouter-delegate-mcp', args: [] }))).toEqual([
-      "command `openrouter-delegate-mcp` instead of `/opt/node/bin/node /opt/ord/dist/bridge/openrouter-delegate-mcp.js`",
+      'command `openrouter-delegate-mcp` instead of `/opt/node/bin/node /opt/ord/dist/bridge/openrouter-delegate-mcp.js`',
     ]);
     expect(registrationDifferences(EXPECTED, server({ env: {} }))).toEqual(['OPENROUTER_DELEGATE_HOME not set (this installation uses /home/me/ord)']);
-    expect(registrationDifferences(EXPECTED, server({ env: { OPENROUTER_DELEGATE_HOME: '/else' } }))).toEqual(['OPENROUTER_DELEGATE_HOME=/else instead of /home/me/ord']);
-    expect(registrationDifferences({ ...EXPECTED, env: {} }, server())).toEqual(['OPENROUTER_DELEGATE_HOME=/home/me/ord (this installation uses the default locations)']);
+    expect(registrationDifferences(EXPECTED, server({ env: { OPENROUTER_DELEGATE_HOME: '/else' } }))).toEqual([
+      'OPENROUTER_DELEGATE_HOME=/else instead of /home/me/ord',
+    ]);
+    expect(registrationDifferences({ ...EXPECTED, env: {} }, server())).toEqual([
+      'OPENROUTER_DELEGATE_HOME=/home/me/ord (this installation uses the default locations)',
+    ]);
     expect(registrationDifferences(EXPECTED, server({ type: 'http', command: null, args: [], url: 'https://x.test/mcp' }))).toEqual([
       'it is a http server at https://x.test/mcp, not this stdio bridge',
     ]);

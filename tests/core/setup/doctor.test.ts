@@ -8,7 +8,16 @@ import type { CheckId, CheckResult, DoctorDeps, PathFacts, RuntimeFacts, Service
 
 const locations = resolveLocations({ OPENROUTER_DELEGATE_HOME: '/tmp/ord-doctor-home' });
 const EXPECTED: StdioCommand = { command: '/usr/bin/node', args: ['/opt/ord/dist/bridge/openrouter-delegate-mcp.js'], env: {} };
-const KEY_INFO = { label: 'sk-or-v1-abc...def', limitUsd: 1, remainingUsd: 0.82, usageUsd: 0.18, usageDailyUsd: 0, usageWeeklyUsd: 0, usageMonthlyUsd: 0, isFreeTier: false };
+const KEY_INFO = {
+  label: 'sk-or-v1-abc...def',
+  limitUsd: 1,
+  remainingUsd: 0.82,
+  usageUsd: 0.18,
+  usageDailyUsd: 0,
+  usageWeeklyUsd: 0,
+  usageMonthlyUsd: 0,
+  isFreeTier: false,
+};
 const MODELS = { data: [{ id: 'a' }, { id: 'b' }] };
 
 const dir = (mode = 0o700, uid = 1000): PathFacts => ({ kind: 'directory', mode, uid });
@@ -17,7 +26,13 @@ const socket = (mode = 0o600, uid = 1000): PathFacts => ({ kind: 'socket', mode,
 
 /** Everything healthy, no service running; each test breaks one thing. */
 function deps(overrides: Partial<DoctorDeps> = {}): DoctorDeps {
-  const registered: RegistrationState = { registered: true, configFile: '/h/.claude.json', server: { type: 'stdio', ...EXPECTED, url: null }, matches: true, differences: [] };
+  const registered: RegistrationState = {
+    registered: true,
+    configFile: '/h/.claude.json',
+    server: { type: 'stdio', ...EXPECTED, url: null },
+    matches: true,
+    differences: [],
+  };
   return {
     locations,
     env: {},
@@ -55,7 +70,18 @@ function fakeService(balance: Partial<Balance>, status: Partial<ServiceStatus> =
     closed: false,
     call: (async (method: string) => {
       if (method === 'service.status') {
-        return { version: APP_VERSION, protocol: 1, pid: 4242, host: 'headless', home: '/h', paths: {}, startedAt: '', uptimeSeconds: 12, clients: 1, ...status };
+        return {
+          version: APP_VERSION,
+          protocol: 1,
+          pid: 4242,
+          host: 'headless',
+          home: '/h',
+          paths: {},
+          startedAt: '',
+          uptimeSeconds: 12,
+          clients: 1,
+          ...status,
+        };
       }
       if (method === 'balance.get') return { keySource: 'keychain', key: null, credits: null, fetchedAt: null, ...balance };
       throw new Error(`unexpected ${method}`);
@@ -82,14 +108,19 @@ describe('doctor', () => {
   });
 
   it('fails when claude is missing, with how to install it', async () => {
-    const missing = new ServiceError('claude_missing', "Claude Code's `claude` command was not found on the PATH. Install Claude Code with `npm install -g @anthropic-ai/claude-code`.");
+    const missing = new ServiceError(
+      'claude_missing',
+      "Claude Code's `claude` command was not found on the PATH. Install Claude Code with `npm install -g @anthropic-ai/claude-code`.",
+    );
     const result = await check('claude', { locateClaude: () => Promise.reject(missing) });
     expect(result.status).toBe('fail');
     expect(result.summary).toContain('npm install -g @anthropic-ai/claude-code');
   });
 
   it('fails when claude does not answer --version', async () => {
-    const result = await check('claude', { claudeRunner: () => ({ label: 'claude', run: async () => ({ code: 127, stdout: '', stderr: 'cannot execute binary file' }) }) });
+    const result = await check('claude', {
+      claudeRunner: () => ({ label: 'claude', run: async () => ({ code: 127, stdout: '', stderr: 'cannot execute binary file' }) }),
+    });
     expect(result).toMatchObject({ status: 'fail', summary: expect.stringContaining('exit 127): cannot execute binary file') as unknown });
     expect(result.fix).toContain('npm install -g @anthropic-ai/claude-code');
   });
@@ -122,7 +153,12 @@ describe('doctor', () => {
 
   it('asks a running service for its status and checks the key through it, then closes the connection', async () => {
     const service = fakeService({ key: KEY_INFO });
-    const report = await runDoctor(deps({ connectService: async () => service, inspectPath: async (p) => (p === locations.runtime ? dir() : p === locations.tokenFile ? file() : socket()) }));
+    const report = await runDoctor(
+      deps({
+        connectService: async () => service,
+        inspectPath: async (p) => (p === locations.runtime ? dir() : p === locations.tokenFile ? file() : socket()),
+      }),
+    );
     const checks = byId(report.checks);
     expect(checks.service).toMatchObject({ status: 'ok', summary: expect.stringContaining('pid 4242') as unknown });
     expect(checks.key).toMatchObject({ status: 'ok', summary: expect.stringContaining("the service's") as unknown });
@@ -149,7 +185,10 @@ describe('doctor', () => {
   });
 
   it('fails when OpenRouter refuses the key, with its message', async () => {
-    const refused = new ServiceError('openrouter_unauthorized', 'OpenRouter rejected the key (401). Check it at https://openrouter.ai/settings/keys, then set it again with `openrouter-delegate key set`.');
+    const refused = new ServiceError(
+      'openrouter_unauthorized',
+      'OpenRouter rejected the key (401). Check it at https://openrouter.ai/settings/keys, then set it again with `openrouter-delegate key set`.',
+    );
     const result = await check('key', { openRouter: { listModels: async () => MODELS, getKeyInfo: () => Promise.reject(refused) } });
     expect(result.status).toBe('fail');
     expect(result.summary).toBe(`from the OS keychain, but ${refused.message}`);
@@ -169,14 +208,21 @@ describe('doctor', () => {
   });
 
   it('treats a keychain that is unavailable as a failure, unless OPENROUTER_API_KEY supplies the key', async () => {
-    const secrets = { get: () => ({ value: 'sk-or-v1-env', source: 'environment' as const }), keychainStatus: () => ({ available: false, backend: 'Secret Service (D-Bus)', problem: 'No Secret Service.' }) };
+    const secrets = {
+      get: () => ({ value: 'sk-or-v1-env', source: 'environment' as const }),
+      keychainStatus: () => ({ available: false, backend: 'Secret Service (D-Bus)', problem: 'No Secret Service.' }),
+    };
     expect(await check('keychain', { secrets })).toMatchObject({ status: 'fail', summary: 'Secret Service (D-Bus) is unavailable: No Secret Service.' });
     expect((await check('keychain', { secrets, env: { OPENROUTER_API_KEY: 'sk-or-v1-env' } })).status).toBe('warn');
   });
 
   it('fails on a broken settings file, with the store’s own explanation', async () => {
-    const problem = 'Settings file /h/settings.json:3:5 is not valid JSON: Unexpected token. Fix or delete the file; until then the last good settings stay in force.';
-    expect(await check('settings', { loadSettings: async () => ({ file: '/h/settings.json', exists: true, problem }) })).toMatchObject({ status: 'fail', summary: problem });
+    const problem =
+      'Settings file /h/settings.json:3:5 is not valid JSON: Unexpected token. Fix or delete the file; until then the last good settings stay in force.';
+    expect(await check('settings', { loadSettings: async () => ({ file: '/h/settings.json', exists: true, problem }) })).toMatchObject({
+      status: 'fail',
+      summary: problem,
+    });
   });
 
   it('turns a check that throws into a failed check, and still runs the others', async () => {
@@ -187,7 +233,16 @@ describe('doctor', () => {
 });
 
 describe('the socket folder and the token', () => {
-  const base: RuntimeFacts = { runtime: '/run/ord', tokenFile: '/run/ord/token', socketPath: '/run/ord/service.sock', dir: dir(), token: file(), socket: socket(), uid: 1000, serviceRunning: true };
+  const base: RuntimeFacts = {
+    runtime: '/run/ord',
+    tokenFile: '/run/ord/token',
+    socketPath: '/run/ord/service.sock',
+    dir: dir(),
+    token: file(),
+    socket: socket(),
+    uid: 1000,
+    serviceRunning: true,
+  };
 
   it('are fine when private and ours', () => {
     expect(judgeRuntimeFiles(base)).toEqual({ status: 'ok', summary: '/run/ord 0700, token 0600, socket 0600, all yours.' });
@@ -199,11 +254,18 @@ describe('the socket folder and the token', () => {
   });
 
   it('fail with the chmod to run when the folder is open to others', () => {
-    expect(judgeRuntimeFiles({ ...base, dir: dir(0o755) })).toMatchObject({ status: 'fail', summary: expect.stringContaining('mode 0755') as unknown, fix: 'Run `chmod 700 /run/ord`.' });
+    expect(judgeRuntimeFiles({ ...base, dir: dir(0o755) })).toMatchObject({
+      status: 'fail',
+      summary: expect.stringContaining('mode 0755') as unknown,
+      fix: 'Run `chmod 700 /run/ord`.',
+    });
   });
 
   it('fail with the chmod to run when the token is readable by others', () => {
-    expect(judgeRuntimeFiles({ ...base, token: file(0o644) })).toMatchObject({ status: 'fail', fix: expect.stringContaining('chmod 600 /run/ord/token') as unknown });
+    expect(judgeRuntimeFiles({ ...base, token: file(0o644) })).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('chmod 600 /run/ord/token') as unknown,
+    });
   });
 
   it('fail when the folder is a link or someone else’s', () => {

@@ -50,7 +50,14 @@ async function newWorld(extra: NodeJS.ProcessEnv = {}, bridgeScript = BRIDGE): P
     ...extra,
   };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
-  const context = await createSetupContext({ env, locations: resolveLocations(env), nodePath: process.execPath, bridgeScript, homeDir: userHome, connectService: async () => null });
+  const context = await createSetupContext({
+    env,
+    locations: resolveLocations(env),
+    nodePath: process.execPath,
+    bridgeScript,
+    homeDir: userHome,
+    connectService: async () => null,
+  });
   return { home, userHome, env, context };
 }
 
@@ -89,7 +96,14 @@ describe('setupStatus', () => {
     const configDir = path.join(world.userHome, 'elsewhere');
     await mkdir(configDir);
     const env = { ...world.env, CLAUDE_CONFIG_DIR: configDir };
-    const context = await createSetupContext({ env, locations: resolveLocations(env), nodePath: process.execPath, bridgeScript: BRIDGE, homeDir: world.userHome, connectService: async () => null });
+    const context = await createSetupContext({
+      env,
+      locations: resolveLocations(env),
+      nodePath: process.execPath,
+      bridgeScript: BRIDGE,
+      homeDir: world.userHome,
+      connectService: async () => null,
+    });
     expect((await setupStatus(context)).configFile).toBe(path.join(configDir, '.claude.json'));
     const { status } = await connectClaude(context);
     expect(status.registration).toBe('registered');

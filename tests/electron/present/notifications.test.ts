@@ -210,7 +210,10 @@ describe('balanceAlerts: daily budget', () => {
   });
 
   it('says the budget is reached when the spend jumps past it in one poll', () => {
-    expect(balanceAlerts(NO_ALERTS_SHOWN, input({ spentTodayUsd: 5.2 })).notifications[0]).toMatchObject({ title: 'Daily budget reached', urgency: 'critical' });
+    expect(balanceAlerts(NO_ALERTS_SHOWN, input({ spentTodayUsd: 5.2 })).notifications[0]).toMatchObject({
+      title: 'Daily budget reached',
+      urgency: 'critical',
+    });
   });
 
   it('alerts once a day, not on every poll', () => {
@@ -229,7 +232,12 @@ describe('balanceAlerts: daily budget', () => {
   });
 
   it('never alerts with a daily budget of zero', () => {
-    expect(poll([{ spentTodayUsd: 0, dailyBudgetUsd: 0 }, { spentTodayUsd: 0.01, dailyBudgetUsd: 0 }])).toEqual([]);
+    expect(
+      poll([
+        { spentTodayUsd: 0, dailyBudgetUsd: 0 },
+        { spentTodayUsd: 0.01, dailyBudgetUsd: 0 },
+      ]),
+    ).toEqual([]);
   });
 });
 
@@ -239,7 +247,11 @@ describe('balanceAlerts: memory', () => {
   });
 
   it('remembers both alerts and the day', () => {
-    expect(balanceAlerts(NO_ALERTS_SHOWN, input({ remainingUsd: 0.1, spentTodayUsd: 4.5 })).memory).toEqual({ lowBalance: true, dailyBudget: true, dayKey: DAY });
+    expect(balanceAlerts(NO_ALERTS_SHOWN, input({ remainingUsd: 0.1, spentTodayUsd: 4.5 })).memory).toEqual({
+      lowBalance: true,
+      dailyBudget: true,
+      dayKey: DAY,
+    });
   });
 
   it('shows both alerts when both thresholds are crossed in one poll', () => {

@@ -2,14 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Balance, KeyBalance } from '../../../src-main/contract/methods.js';
 import type { DelegationMode } from '../../../src-main/contract/settings.js';
 import type { MenuItemModel, TrayState } from '../../../src-main/electron/present/desktop-types.js';
-import {
-  MAX_MENU_JOBS,
-  MAX_TOOLTIP_CHARS,
-  isLowBalance,
-  presentTray,
-  remainingBalanceUsd,
-  trayIconFile,
-} from '../../../src-main/electron/present/tray.js';
+import { MAX_MENU_JOBS, MAX_TOOLTIP_CHARS, isLowBalance, presentTray, remainingBalanceUsd, trayIconFile } from '../../../src-main/electron/present/tray.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const MINUTE = 60_000;
@@ -174,7 +167,10 @@ describe('the tooltip', () => {
 
   it(`is cut to ${MAX_TOOLTIP_CHARS} characters when everything needs saying`, () => {
     const jobs = Array.from({ length: 2500 }, (_, i) => job(`j${i}`, { state: i < 1200 ? 'running' : 'queued' }));
-    const credits = balance({ key: keyInfo({ limitUsd: null, remainingUsd: null }), credits: { totalUsd: 200_000, usedUsd: 76_543.22, remainingUsd: 123_456.78 } });
+    const credits = balance({
+      key: keyInfo({ limitUsd: null, remainingUsd: null }),
+      credits: { totalUsd: 200_000, usedUsd: 76_543.22, remainingUsd: 123_456.78 },
+    });
     const failure = { id: 'f', model: 'm/x', state: 'budget_exceeded' as const, endReason: null };
     const tooltip = presentTray(
       state({ balance: credits, balanceAt: NOW - 365 * 24 * 60 * MINUTE, activeJobs: jobs, mode: 'off', lowBalanceUsd: 1e6, unseenFailure: failure }),
@@ -406,7 +402,9 @@ describe('remainingBalanceUsd', () => {
   });
 
   it('is the account credits left when the key has no limit', () => {
-    expect(remainingBalanceUsd(balance({ key: keyInfo({ limitUsd: null, remainingUsd: null }), credits: { totalUsd: 20, usedUsd: 1, remainingUsd: 19 } }))).toBe(19);
+    expect(
+      remainingBalanceUsd(balance({ key: keyInfo({ limitUsd: null, remainingUsd: null }), credits: { totalUsd: 20, usedUsd: 1, remainingUsd: 19 } })),
+    ).toBe(19);
   });
 
   it('is unknown without either', () => {
@@ -427,7 +425,10 @@ describe('isLowBalance', () => {
 
 describe('trayIconFile', () => {
   it('uses the template image on macOS, whatever the theme', () => {
-    expect([trayIconFile('running', 'darwin', true), trayIconFile('running', 'darwin', false)]).toEqual(['tray-runningTemplate.png', 'tray-runningTemplate.png']);
+    expect([trayIconFile('running', 'darwin', true), trayIconFile('running', 'darwin', false)]).toEqual([
+      'tray-runningTemplate.png',
+      'tray-runningTemplate.png',
+    ]);
   });
 
   it('uses the light glyph on a dark taskbar', () => {

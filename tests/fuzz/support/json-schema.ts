@@ -41,8 +41,28 @@ export type Verdict = 'valid' | 'invalid' | 'ambiguous';
 export type StringHints = Record<string, readonly string[]>;
 
 const UNDERSTOOD = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'minItems', 'maxItems', 'enum', 'const', 'minLength', 'maxLength',
-  'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'anyOf', 'oneOf', 'default', 'description', '$schema', 'title',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'minItems',
+  'maxItems',
+  'enum',
+  'const',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'anyOf',
+  'oneOf',
+  'default',
+  'description',
+  '$schema',
+  'title',
 ]);
 
 function codePoints(text: string): number {
@@ -215,15 +235,30 @@ function invalidFor(rng: Rng, sub: JsonSchema): unknown {
     () => (type === 'object' ? [] : { nested: randomJson(rng, 2) }),
     () => null,
   ];
-  if (sub.enum) options.push(() => `${String(rng.pick(sub.enum ?? ['x']))}${rng.pick(['_', ' ', 'X'])}`, () => String(rng.pick(sub.enum ?? ['x'])).toUpperCase());
-  if (type === 'string' && sub.maxLength !== undefined) options.push(() => 'z'.repeat(sub.maxLength as number + rng.int(1, 3)));
+  if (sub.enum)
+    options.push(
+      () => `${String(rng.pick(sub.enum ?? ['x']))}${rng.pick(['_', ' ', 'X'])}`,
+      () => String(rng.pick(sub.enum ?? ['x'])).toUpperCase(),
+    );
+  if (type === 'string' && sub.maxLength !== undefined) options.push(() => 'z'.repeat((sub.maxLength as number) + rng.int(1, 3)));
   if (type === 'string' && (sub.minLength ?? 0) > 0) options.push(() => '');
-  if (type === 'integer') options.push(() => rng.int(1, 999) + 0.5, () => rng.pick([2 ** 53, 1e21, 1e300]));
+  if (type === 'integer')
+    options.push(
+      () => rng.int(1, 999) + 0.5,
+      () => rng.pick([2 ** 53, 1e21, 1e300]),
+    );
   if (type === 'integer' || type === 'number') {
     if (sub.maximum !== undefined) options.push(() => (sub.maximum as number) + rng.pick([1, 0.5, 1e6, 1e300]));
     if (sub.minimum !== undefined) options.push(() => (sub.minimum as number) - rng.pick([1, 0.5, 1e6]));
-    if (sub.exclusiveMinimum !== undefined) options.push(() => sub.exclusiveMinimum, () => -1);
-    options.push(() => String(rng.int(0, 100)), () => rng.pick([true, false]));
+    if (sub.exclusiveMinimum !== undefined)
+      options.push(
+        () => sub.exclusiveMinimum,
+        () => -1,
+      );
+    options.push(
+      () => String(rng.int(0, 100)),
+      () => rng.pick([true, false]),
+    );
   }
   if (type === 'array') {
     if (sub.maxItems !== undefined) options.push(() => Array.from({ length: (sub.maxItems as number) + 1 }, (_, i) => `item${i}`));
