@@ -3,6 +3,9 @@
  * time, into what the service shows and bills (docs/ARCHITECTURE.md §4): a bounded tail, tool-call counts,
  * usage per assistant message, OpenRouter generation ids and the result.
  *
+ * Over 400 lines, kept whole: every event kind it reads feeds the same per-message usage, tool-call and
+ * tail state, and the rules below (repeats, snapshots, sub-agents) cut across all of them.
+ *
  * What the real captures taught us (tests/fixtures/claude):
  * - Claude Code repeats the same assistant message once per content block (same `message.id`,
  *   one block each, the usage copied onto every repeat), and a sub-agent's repeats interleave with
