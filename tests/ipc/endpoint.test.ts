@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { link, lstat, mkdir, readdir, rm, utimes } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, utimes } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { resolveLocations } from '../../src-main/platform/locations.js';
 import type { Locations } from '../../src-main/platform/locations.js';
 import { generateToken, readToken, writeToken } from '../../src-main/ipc/runtime-dir.js';
 import { AlreadyRunningError, SocketEndpoint } from '../../src-main/ipc/endpoint.js';
+import { leaveStaleSocket } from '../support/stale-socket.js';
 import { makeTempHome } from '../support/temp-home.js';
 
 // The claim on a socket path, without the connection protocol on top: a bare net.Server stands in for the service.
@@ -51,17 +52,6 @@ async function claimWith(endpoint: SocketEndpoint): Promise<net.Server> {
   return server;
 }
 
-/** A socket file with nobody behind it, as a killed service leaves it (a hard link outlives the close). */
-async function leaveStaleSocket(): Promise<void> {
-  await mkdir(locations.runtime, { recursive: true, mode: 0o700 });
-  const temp = path.join(locations.runtime, 'gone.sock');
-  const gone = net.createServer();
-  await new Promise<void>((resolve) => gone.listen(temp, resolve));
-  await link(temp, locations.socketPath);
-  await new Promise<void>((resolve) => gone.close(() => resolve()));
-  await writeToken(locations.tokenFile);
-}
-
 /** Whether a connect to the real name reaches `server`. */
 async function reaches(server: net.Server): Promise<boolean> {
   const accepted = once(server, 'connection').then(() => true);
@@ -83,7 +73,7 @@ describe.runIf(POSIX)('SocketEndpoint', () => {
   });
 
   it('takes over a stale socket, with no server protocol on top', async () => {
-    await leaveStaleSocket();
+    await leaveStaleSocket(locations);
     const server = await claimWith(newEndpoint());
     expect(await reaches(server)).toBe(true);
     expect(logs.join('\n')).toMatch(/taking over/);
@@ -102,7 +92,7 @@ describe.runIf(POSIX)('SocketEndpoint', () => {
   });
 
   it('breaks a takeover lock whose holder died, then takes over the stale socket', async () => {
-    await leaveStaleSocket();
+    await leaveStaleSocket(locations);
     const lock = path.join(locations.runtime, 'takeover.lock');
     await mkdir(lock);
     const longAgo = new Date(Date.now() - 60_000);

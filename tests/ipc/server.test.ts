@@ -16,6 +16,7 @@ import type { Locations } from '../../src-main/platform/locations.js';
 import { UnsafeRuntimeDirError, writeToken } from '../../src-main/ipc/runtime-dir.js';
 import { AlreadyRunningError, IpcServer } from '../../src-main/ipc/server.js';
 import type { ClientInfo, IpcServerOptions } from '../../src-main/ipc/server.js';
+import { leaveStaleSocket } from '../support/stale-socket.js';
 import { makeTempHome } from '../support/temp-home.js';
 
 // Real Unix sockets: the Windows named-pipe variant is not exercised here.
@@ -594,7 +595,7 @@ describe.runIf(POSIX)('IpcServer events', () => {
 // ---- single instance -------------------------------------------------------------------------------------
 
 /** Leaves a socket file with nobody behind it, the way a SIGKILLed service does. */
-async function leaveStaleSocket(): Promise<void> {
+async function leaveSocketOfKilledService(): Promise<void> {
   await mkdir(locations.runtime, { recursive: true, mode: 0o700 });
   const script = `
     const net = require('node:net');
@@ -607,17 +608,6 @@ async function leaveStaleSocket(): Promise<void> {
   expect(signal).toBe('SIGKILL');
   expect((await lstat(locations.socketPath)).isSocket()).toBe(true);
   await writeToken(locations.tokenFile); // and its token, now stale
-}
-
-/** The same, quicker: a socket file whose listener is closed (a hard link outlives the close). */
-async function leaveStaleSocketQuickly(): Promise<void> {
-  await mkdir(locations.runtime, { recursive: true, mode: 0o700 });
-  const temp = path.join(locations.runtime, 'gone.sock');
-  const gone = net.createServer();
-  await new Promise<void>((resolve) => gone.listen(temp, resolve));
-  await link(temp, locations.socketPath);
-  await new Promise<void>((resolve) => gone.close(() => resolve()));
-  await writeToken(locations.tokenFile);
 }
 
 describe.runIf(POSIX)('IpcServer single instance', () => {
@@ -657,7 +647,7 @@ describe.runIf(POSIX)('IpcServer single instance', () => {
   });
 
   it('takes over a stale socket left by a service that was killed with SIGKILL', async () => {
-    await leaveStaleSocket();
+    await leaveSocketOfKilledService();
     const staleToken = await currentToken();
     await startServer();
     expect(await currentToken()).not.toBe(staleToken);
@@ -667,7 +657,7 @@ describe.runIf(POSIX)('IpcServer single instance', () => {
 
   it('lets exactly one of several servers taking over the same stale socket win', async () => {
     for (let round = 0; round < 25; round += 1) {
-      await leaveStaleSocketQuickly();
+      await leaveStaleSocket(locations);
       const group = [newServer(), newServer(), newServer()];
       const outcomes = await Promise.allSettled(group.map((s) => s.start()));
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
@@ -680,7 +670,7 @@ describe.runIf(POSIX)('IpcServer single instance', () => {
   });
 
   it('takes over only under the takeover lock, and looks again once it has it', async () => {
-    await leaveStaleSocketQuickly();
+    await leaveStaleSocket(locations);
     const lock = path.join(locations.runtime, 'takeover.lock');
     await mkdir(lock); // held by "another server" that is taking over right now
     let sawWait: () => void = () => {};
@@ -716,7 +706,7 @@ describe.runIf(POSIX)('IpcServer single instance', () => {
   });
 
   it('breaks a takeover lock left behind more than 10 s ago', async () => {
-    await leaveStaleSocket();
+    await leaveSocketOfKilledService();
     const lock = path.join(locations.runtime, 'takeover.lock');
     await mkdir(lock);
     const longAgo = new Date(Date.now() - 60_000);
@@ -736,7 +726,7 @@ describe.runIf(POSIX)('IpcClient', () => {
   });
 
   it('says the service is not running when only a stale socket and token are left', async () => {
-    await leaveStaleSocket();
+    await leaveSocketOfKilledService();
     await expect(IpcClient.connect({ locations, clientName: 'test/1' })).rejects.toMatchObject({ code: 'unavailable' });
   });
 
