@@ -243,10 +243,12 @@ export class JobLifecycle {
       Object.assign(record, { exitCode: exit.code, signal: exit.signal, endedAt: new Date(registry.now()).toISOString() });
       const termination = job.terminating ? { state: job.terminating, reason: job.terminationReason } : null;
       const outcome = lostReason ? { state: 'lost' as const, endReason: lostReason } : jobOutcome(termination, job.parser?.result, exit, stderrTail);
-      Object.assign(record, { state: outcome.state, endReason: outcome.endReason === null ? null : registry.redact(outcome.endReason) });
       const raw = job.parser?.result?.text ?? job.parser?.lastAssistantText ?? null;
       const text = raw === null ? null : registry.redact(raw);
+      // The answer is on disk before the job says it has ended: a caller who sees the final state and asks for
+      // the result at once must find it.
       if (text !== null) await store.writeResult(record.id, text).catch((e: unknown) => registry.log(`jobs: ${record.id}: result not saved: ${String(e)}`));
+      Object.assign(record, { state: outcome.state, endReason: outcome.endReason === null ? null : registry.redact(outcome.endReason) });
       record.billing = record.generationIds.length > 0 ? 'pending' : 'unavailable';
       await registry.persist(job);
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.

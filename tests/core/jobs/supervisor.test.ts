@@ -453,6 +453,16 @@ describe('billing and saving', () => {
     expect(JSON.parse(await readFile(h.store.paths(id).job, 'utf8'))).toMatchObject({ state: 'succeeded' });
   });
 
+  it('has the answer on disk before it says the job ended', async () => {
+    const store = new WatchedResultStore({ dir: path.join(home.home, 'jobs') });
+    const h = harness({ store, scripts: [succeeds] });
+    const id = await h.start();
+    store.whileWriting = async () => (await h.supervisor.status({ jobId: id, waitSeconds: 0, progressLimit: 15 })).job.state;
+    expect((await finalState(h, id)).state).toBe('succeeded');
+    expect(store.seen).toEqual(['running']);
+    expect((await h.supervisor.result({ jobId: id, waitSeconds: 0, maxChars: 10_000 })).resultText).toBe(ANSWER);
+  });
+
   it('writes job.json again when a write failed', async () => {
     const store = new FlakyStore({ dir: path.join(home.home, 'jobs') });
     const h = harness({ store, scripts: [{ after: [RESULT_LINE] }] });
@@ -522,5 +532,16 @@ class HeldProgressStore extends JobStore {
 
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+}
+
+/** A store that asks, while it writes a job's answer, what state the supervisor reports for that job. */
+class WatchedResultStore extends JobStore {
+  whileWriting: (() => Promise<JobState>) | null = null;
+  readonly seen: JobState[] = [];
+
+  override async writeResult(id: string, text: string): Promise<void> {
+    if (this.whileWriting) this.seen.push(await this.whileWriting());
+    await super.writeResult(id, text);
   }
 }
