@@ -24,7 +24,7 @@ const fixtureToolModels = (readJsonFixture('models-2026-08.json') as { data: Raw
 const { fake, newHome, connectBridge } = useE2eHomes();
 
 async function callModels(client: Client, args: Record<string, unknown>): Promise<{ report: ModelsReport; text: string }> {
-  const result = await client.callTool({ name: 'openrouter_models', arguments: args });
+  const result = await client.callTool({ name: 'openrouter_models', arguments: { detail: true, ...args } });
   expect(result.isError ?? false).toBe(false);
   const text = (result.content as Array<{ type: string; text: string }>)[0]?.text ?? '';
   return { report: ModelsReportSchema.parse(result.structuredContent), text };
