@@ -21,6 +21,7 @@ import { median, ms, percentile, printTable } from './lib/stats.js';
 import { startOverheadBench, streamingMemoryBench } from './delegation.js';
 import { policyLatencyBench } from './policy-latency.js';
 import { settingsPageBench } from './ui.js';
+import { parentViewBench } from './parent-view.js';
 import { streamReaderBench } from './stream-reader.js';
 import type { BudgetRow } from './lib/stats.js';
 
@@ -170,6 +171,8 @@ async function main(): Promise<void> {
       ...(await policyLatencyBench()),
       // Issue 6: the settings page (bundle size, first paint in headless Chromium).
       ...(await settingsPageBench(fake.baseUrl)),
+      // Issue 12: what the parent model reads, through the real CLI, against the server it replaces.
+      ...(await parentViewBench()),
     ];
     printTable(rows);
     if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;

@@ -7,7 +7,7 @@ import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../sr
 import { DELEGATE_CANCEL_TOOL, DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { toolCall } from './tool-call.js';
 
-const STATE_WORDS: Record<JobRecord['state'], string> = {
+export const STATE_WORDS: Record<JobRecord['state'], string> = {
   queued: 'queued',
   running: 'running',
   succeeded: 'succeeded',
@@ -114,19 +114,21 @@ export function renderJobResult(result: JobResult): string {
   return lines.join('\n');
 }
 
-export function renderJobList(list: JobList): string {
+/** Every job, newest first, by conversation; `detail` adds each conversation's directory and the unreadable folders' paths. */
+export function renderJobList(list: JobList, detail = true): string {
   if (list.totalJobs === 0) return `No delegated jobs yet. Spent today: ${formatUsd(list.spentTodayUsd)} of ${formatUsd(list.dailyBudgetUsd)}.`;
   const lines = [
     `${list.shownJobs} of ${list.totalJobs} jobs (newest first), ${list.running} running, ${list.queued} queued. Shown cost ${formatUsd(list.totalCostUsd)}; spent today ${formatUsd(list.spentTodayUsd)} of ${formatUsd(list.dailyBudgetUsd)}.`,
   ];
   for (const c of list.conversations) {
-    lines.push('', `Session ${c.sessionId} — ${c.model}, ${c.cwd}, ${formatUsd(c.costUsd)}`);
+    lines.push('', `Session ${c.sessionId} — ${c.model}${detail ? `, ${c.cwd}` : ''}, ${formatUsd(c.costUsd)}`);
     for (const j of c.jobs) {
       lines.push(
         `  ${j.id}  turn ${j.turn}  ${STATE_WORDS[j.state]}  ${j.createdAt.replace('T', ' ').slice(0, 19)}  ${formatJobCost(j)}  “${j.promptPreview}”`,
       );
     }
   }
-  for (const u of list.unreadable) lines.push(`Unreadable job folder ${u.dir}: ${u.problem}`);
+  if (detail) for (const u of list.unreadable) lines.push(`Unreadable job folder ${u.dir}: ${u.problem}`);
+  else if (list.unreadable.length > 0) lines.push(`${list.unreadable.length} job folder(s) unreadable; detail: true names them.`);
   return lines.join('\n');
 }

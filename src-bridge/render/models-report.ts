@@ -10,6 +10,21 @@ function list(items: string[]): string {
   return items.length === 0 ? 'none' : items.join(', ');
 }
 
+/** The policy in two lines: only what restricts the caller (no empty lists, no caps that are not set). */
+function renderPolicyBrief(p: PolicySummary): string[] {
+  const limits = [
+    p.allowlist.length > 0 ? `allowlist ${list(p.allowlist)}` : null,
+    p.blocklist.length > 0 ? `blocklist ${list(p.blocklist)}` : null,
+    p.maxPriceInputPerM === null ? null : `input ≤ ${formatPriceCapPerM(p.maxPriceInputPerM)}`,
+    p.maxPriceOutputPerM === null ? null : `output ≤ ${formatPriceCapPerM(p.maxPriceOutputPerM)}`,
+    p.minContext === null ? null : `context ≥ ${formatTokens(p.minContext)}`,
+  ].filter((x): x is string => x !== null);
+  return [
+    `Policy: mode ${p.mode}; default model ${p.defaultModel}${limits.length ? `; ${limits.join('; ')}` : ''}`,
+    `  permissions ${p.defaultPermissionMode} (ceiling ${p.permissionCeiling}); allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}; budgets ${formatUsd(p.budgets.perJobUsd)}/job, ${formatUsd(p.budgets.perDayUsd)}/day`,
+  ];
+}
+
 function renderPolicy(p: PolicySummary): string[] {
   const caps = [
     p.maxPriceInputPerM === null ? null : `input ≤ ${formatPriceCapPerM(p.maxPriceInputPerM)}`,
@@ -26,7 +41,7 @@ function renderPolicy(p: PolicySummary): string[] {
   ];
 }
 
-function renderBalance(b: Balance): string[] {
+function renderBalance(b: Balance, detail: boolean): string[] {
   const lines: string[] = [];
   if (b.key) {
     const k = b.key;
@@ -43,7 +58,8 @@ function renderBalance(b: Balance): string[] {
   }
   if (b.credits)
     lines.push(`Account credits: ${formatUsd(b.credits.remainingUsd)} left (${formatUsd(b.credits.usedUsd)} used of ${formatUsd(b.credits.totalUsd)})`);
-  else if (b.creditsNote) lines.push(`Account credits: ${b.creditsNote}`);
+  // Without a management key the note only says why there is no figure: worth a line when asked for detail.
+  else if (b.creditsNote && detail) lines.push(`Account credits: ${b.creditsNote}`);
   return lines;
 }
 
@@ -54,19 +70,22 @@ function renderEnvironment(env: EnvEntry[]): string[] {
   ];
 }
 
-export function renderModelsReport(report: ModelsReport, query: { filter?: string | undefined }): string {
+/** `detail` adds the full policy, the account-credits note and the environment of a delegated session. */
+export function renderModelsReport(report: ModelsReport, query: { filter?: string | undefined }, detail = true): string {
   const shown = report.models.length;
   const scope = query.filter
     ? `${report.matched} of ${report.totalToolModels} tool-capable models match "${query.filter}"`
     : `${report.totalToolModels} tool-capable models`;
   const more = report.matched - shown;
   const lines = [
-    ...renderPolicy(report.policy),
-    ...renderBalance(report.balance),
+    ...(detail ? renderPolicy(report.policy) : renderPolicyBrief(report.policy)),
+    ...renderBalance(report.balance, detail),
     '',
     `${scope}; showing ${shown}${more > 0 ? ` (${more} more: narrow with \`filter\` or raise \`limit\`)` : ''}.`,
   ];
   if (report.catalog.warning) lines.push(`Note: ${report.catalog.warning}`);
-  lines.push('', renderModelsTable(report.models), '', ...renderEnvironment(report.environment));
+  lines.push('', renderModelsTable(report.models));
+  if (detail) lines.push('', ...renderEnvironment(report.environment));
+  else lines.push('', 'detail: true adds the environment a delegated session receives.');
   return lines.join('\n');
 }

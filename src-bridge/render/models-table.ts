@@ -43,18 +43,22 @@ function tierFootnote(rows: readonly ModelRow[]): string | null {
 /** A markdown table whose columns also line up as plain text. */
 export function renderModelsTable(rows: readonly ModelRow[]): string {
   if (rows.length === 0) return 'No models match.';
-  const cells = rows.map((row) => COLUMNS.map((column) => column.cell(row)));
-  const widths = COLUMNS.map((column, i) => Math.max(column.title.length, ...cells.map((rowCells) => rowCells[i]?.length ?? 0)));
+  // A policy column that says "allowed" on every row says nothing: one line under the table says it once.
+  const allAllowed = rows.every((row) => row.allowed);
+  const columns = allAllowed ? COLUMNS.filter((column) => column.title !== 'policy') : COLUMNS;
+  const cells = rows.map((row) => columns.map((column) => column.cell(row)));
+  const widths = columns.map((column, i) => Math.max(column.title.length, ...cells.map((rowCells) => rowCells[i]?.length ?? 0)));
   const lines = [
-    tableLine(COLUMNS.map((column, i) => pad(column.title, widths[i] ?? 0, column.alignRight))),
+    tableLine(columns.map((column, i) => pad(column.title, widths[i] ?? 0, column.alignRight))),
     tableLine(
-      COLUMNS.map((column, i) => {
+      columns.map((column, i) => {
         const dashes = '-'.repeat(widths[i] ?? 0);
         return column.alignRight ? `${dashes.slice(1)}:` : dashes;
       }),
     ),
-    ...cells.map((rowCells) => tableLine(COLUMNS.map((column, i) => pad(rowCells[i] ?? '', widths[i] ?? 0, column.alignRight)))),
+    ...cells.map((rowCells) => tableLine(columns.map((column, i) => pad(rowCells[i] ?? '', widths[i] ?? 0, column.alignRight)))),
   ];
+  if (allAllowed) lines.push('All of these are allowed by the policy.');
   const footnote = tierFootnote(rows);
   if (footnote) lines.push('', footnote);
   return lines.join('\n');

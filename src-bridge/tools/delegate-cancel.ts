@@ -3,13 +3,12 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { CancelRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_CANCEL_TOOL } from '../mcp-names.js';
-import { renderJobView } from '../render/jobs.js';
-import { JobViewOutputSchema, describeDelegateTool, jobAnswer } from './delegate-common.js';
-import { deriveInput } from './inputs.js';
+import { describeDelegateTool, jobAnswer } from './delegate-common.js';
+import { deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const delegateCancelInput = deriveInput(CancelRequestSchema, { jobId: 'The job to cancel.' });
+export const delegateCancelInput = withDetail(deriveInput(CancelRequestSchema, { jobId: 'The job to cancel.' }));
 
 export function describeDelegateCancel(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -26,13 +25,12 @@ export function registerDelegateCancelTool(server: McpServer, deps: ToolDeps, mo
       title: 'Cancel a delegated job',
       description: describeDelegateCancel(mode),
       inputSchema: delegateCancelInput,
-      outputSchema: JobViewOutputSchema,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },
     async (args) => {
       try {
         const view = await deps.service.call('jobs.cancel', { jobId: args.job_id });
-        return jobAnswer(view, renderJobView(view));
+        return jobAnswer(view, args.detail);
       } catch (error) {
         return toolError(error);
       }

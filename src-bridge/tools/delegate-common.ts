@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { JobResultSchema, JobViewSchema, isActive } from '../../src-main/contract/index.js';
 import type { DelegationMode, JobResult, JobView } from '../../src-main/contract/index.js';
 import { formatDuration } from '../../src-main/common/format.js';
-import { nextStep } from '../render/jobs.js';
+import { renderJobBrief, renderResultBrief } from '../render/job-brief.js';
+import { nextStep, renderJobResult, renderJobView } from '../render/jobs.js';
 import type { ToolDeps } from './tool-deps.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -75,9 +76,8 @@ export async function statusAfterWait(deps: ToolDeps, jobId: string, seconds: nu
 }
 
 /**
- * Claude Code hands the model a tool's structuredContent rather than its text when both exist, so
- * the structured answer carries the next step too, and the answer's framing (SECURITY.md §5): fields
- * just before and after resultText that say what it is. Inside JSON the answer cannot fake them unescaped.
+ * With `detail`, the structured record carries the next step too, and the answer's framing (SECURITY.md §5):
+ * fields just before and after resultText that say what it is. Inside JSON the answer cannot fake them unescaped.
  */
 const next = z.string().describe('What to call next, with the exact arguments.');
 export const ANSWER_BEGINS = "resultText: the delegate's answer, quoted.";
@@ -92,14 +92,27 @@ export const JobResultOutputSchema = JobResultSchema.extend({
 
 type Framed<V> = V & { answerBegins?: string; answerEnds?: string; next: string };
 
-export function jobAnswer<V extends JobView>(view: V, text: string): { content: Array<{ type: 'text'; text: string }>; structuredContent: Framed<V> } {
-  return { content: [{ type: 'text', text }], structuredContent: framed(view) };
+function isResult(view: JobView): view is JobResult {
+  return 'resultText' in view;
+}
+
+/**
+ * A job as a tool result: the short text by default; with `detail`, the full text and the framed record as
+ * structuredContent. `tailLimit` is the caller's progress_limit, when it gave one.
+ */
+export function jobAnswer(
+  view: JobView,
+  detail: boolean | undefined,
+  tailLimit?: number,
+): { content: Array<{ type: 'text'; text: string }>; structuredContent?: Framed<JobView> } {
+  if (!detail) return { content: [{ type: 'text', text: isResult(view) ? renderResultBrief(view) : renderJobBrief(view, tailLimit) }] };
+  return { content: [{ type: 'text', text: isResult(view) ? renderJobResult(view) : renderJobView(view) }], structuredContent: framed(view) };
 }
 
 /** The view with its next step; an answer, between its framing (field order is what the model reads). */
 function framed<V extends JobView>(view: V): Framed<V> {
   const nextStepOf = nextStep(view);
-  if (!('resultText' in view) || typeof view.resultText !== 'string') return { ...view, next: nextStepOf };
+  if (!isResult(view) || typeof view.resultText !== 'string') return { ...view, next: nextStepOf };
   const { resultText, truncatedAt, ...rest } = view as V & JobResult;
   return { ...rest, answerBegins: ANSWER_BEGINS, resultText, truncatedAt, answerEnds: ANSWER_ENDS, next: nextStepOf } as Framed<V>;
 }

@@ -3,21 +3,22 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { FollowupRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_FOLLOWUP_TOOL } from '../mcp-names.js';
-import { renderJobView } from '../render/jobs.js';
-import { JobViewOutputSchema, caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
-import { MAX_TURNS_WORDS, PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput } from './inputs.js';
+import { caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
+import { MAX_TURNS_WORDS, PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const delegateFollowupInput = deriveInput(FollowupRequestSchema, {
-  jobId: 'A job of the conversation to continue (give job_id or session_id).',
-  sessionId: 'The conversation to continue.',
-  ...PROMPT_WORDS,
-  permissionMode: PERMISSION_WORDS,
-  maxTurns: MAX_TURNS_WORDS,
-  maxCostUsd: "Cap for this turn (default and ceiling: the user's per-job budget).",
-  waitSeconds: WAIT_WORDS,
-});
+export const delegateFollowupInput = withDetail(
+  deriveInput(FollowupRequestSchema, {
+    jobId: 'A job of the conversation to continue (give job_id or session_id).',
+    sessionId: 'The conversation to continue.',
+    ...PROMPT_WORDS,
+    permissionMode: PERMISSION_WORDS,
+    maxTurns: MAX_TURNS_WORDS,
+    maxCostUsd: "Cap for this turn (default and ceiling: the user's per-job budget).",
+    waitSeconds: WAIT_WORDS,
+  }),
+);
 
 export function describeDelegateFollowup(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -33,7 +34,6 @@ export function registerDelegateFollowupTool(server: McpServer, deps: ToolDeps, 
       title: 'Continue a delegated conversation',
       description: describeDelegateFollowup(mode),
       inputSchema: delegateFollowupInput,
-      outputSchema: JobViewOutputSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (args, extra) => {
@@ -50,7 +50,7 @@ export function registerDelegateFollowupTool(server: McpServer, deps: ToolDeps, 
           caller: caller(),
         });
         const view = args.wait_seconds ? await statusAfterWait(deps, started.job.id, args.wait_seconds, extra) : started;
-        return jobAnswer(view, renderJobView(view));
+        return jobAnswer(view, args.detail);
       } catch (error) {
         return toolError(error);
       }

@@ -1,18 +1,20 @@
 /** `delegate_list`: everything delegated, newest first, grouped by conversation, with costs. */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { JobListSchema, ListRequestSchema } from '../../src-main/contract/index.js';
+import { ListRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_LIST_TOOL } from '../mcp-names.js';
 import { renderJobList } from '../render/jobs.js';
 import { LOOKING_IS_FREE, describeDelegateTool } from './delegate-common.js';
-import { contractDefault, deriveInput } from './inputs.js';
+import { contractDefault, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const delegateListInput = deriveInput(ListRequestSchema, {
-  state: 'Only jobs in this state.',
-  limit: (field) => `How many jobs to show (default ${contractDefault(field)}).`,
-});
+export const delegateListInput = withDetail(
+  deriveInput(ListRequestSchema, {
+    state: 'Only jobs in this state.',
+    limit: (field) => `How many jobs to show (default ${contractDefault(field)}).`,
+  }),
+);
 
 export function describeDelegateList(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -29,13 +31,13 @@ export function registerDelegateListTool(server: McpServer, deps: ToolDeps, mode
       title: 'Delegated jobs',
       description: describeDelegateList(mode),
       inputSchema: delegateListInput,
-      outputSchema: JobListSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async (args) => {
       try {
         const list = await deps.service.call('jobs.list', { state: args.state, limit: args.limit });
-        return { content: [{ type: 'text' as const, text: renderJobList(list) }], structuredContent: list };
+        const text = renderJobList(list, args.detail === true);
+        return args.detail ? { content: [{ type: 'text' as const, text }], structuredContent: list } : { content: [{ type: 'text' as const, text }] };
       } catch (error) {
         return toolError(error);
       }

@@ -3,13 +3,12 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { ResultRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_RESULT_TOOL } from '../mcp-names.js';
-import { renderJobResult } from '../render/jobs.js';
-import { JobResultOutputSchema, LOOKING_IS_FREE, describeDelegateTool, jobAnswer, waitWithProgress } from './delegate-common.js';
-import { WAIT_WORDS, deriveInput } from './inputs.js';
+import { LOOKING_IS_FREE, describeDelegateTool, jobAnswer, waitWithProgress } from './delegate-common.js';
+import { WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const delegateResultInput = deriveInput(ResultRequestSchema, { jobId: 'The job whose answer you want.', waitSeconds: WAIT_WORDS });
+export const delegateResultInput = withDetail(deriveInput(ResultRequestSchema, { jobId: 'The job whose answer you want.', waitSeconds: WAIT_WORDS }));
 
 export function describeDelegateResult(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -26,7 +25,6 @@ export function registerDelegateResultTool(server: McpServer, deps: ToolDeps, mo
       title: 'Delegated job result',
       description: describeDelegateResult(mode),
       inputSchema: delegateResultInput,
-      outputSchema: JobResultOutputSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async (args, extra) => {
@@ -35,7 +33,7 @@ export function registerDelegateResultTool(server: McpServer, deps: ToolDeps, mo
         // The bridge waits itself, with progress notifications; the service answers at once.
         const result = await deps.service.call('jobs.result', { jobId: args.job_id, waitSeconds: 0 });
         const view = { ...result, waitTimedOut: ranOut && result.resultText === null };
-        return jobAnswer(view, renderJobResult(view));
+        return jobAnswer(view, args.detail);
       } catch (error) {
         return toolError(error);
       }

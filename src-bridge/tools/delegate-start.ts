@@ -3,26 +3,27 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { StartJobRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL, DELEGATE_START_TOOL, DELEGATE_STATUS_TOOL, OPENROUTER_MODELS_TOOL } from '../mcp-names.js';
-import { renderJobView } from '../render/jobs.js';
-import { JobViewOutputSchema, caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
-import { MAX_TURNS_WORDS, PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput } from './inputs.js';
+import { caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
+import { MAX_TURNS_WORDS, PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const delegateStartInput = deriveInput(StartJobRequestSchema, {
-  ...PROMPT_WORDS,
-  model: `OpenRouter model id (see ${OPENROUTER_MODELS_TOOL}); default: the user's default model.`,
-  cwd: 'Directory the delegate works in (default: this project).',
-  permissionMode: PERMISSION_WORDS,
-  allowedTools: `Tools the delegate may use without asking, e.g. ["Read", "Grep"]; file tools stay inside cwd and add_dirs (narrow them with a path relative to cwd: "Read(src/**)"). Only tools the user lets callers pre-approve (${OPENROUTER_MODELS_TOOL} lists them); others are refused.`,
-  disallowedTools: 'Tools the delegate may not use.',
-  appendSystemPrompt: 'Extra system instructions for the delegate.',
-  maxTurns: MAX_TURNS_WORDS,
-  addDirs: 'More directories the delegate may access.',
-  maxCostUsd: "Stop the job when its estimated cost passes this (default and ceiling: the user's per-job budget).",
-  timeoutMinutes: "Stop the job after this many minutes (at most the user's limit).",
-  waitSeconds: WAIT_WORDS,
-});
+export const delegateStartInput = withDetail(
+  deriveInput(StartJobRequestSchema, {
+    ...PROMPT_WORDS,
+    model: `OpenRouter model id (see ${OPENROUTER_MODELS_TOOL}); default: the user's default model.`,
+    cwd: 'Directory the delegate works in (default: this project).',
+    permissionMode: PERMISSION_WORDS,
+    allowedTools: `Tools the delegate may use without asking, e.g. ["Read", "Grep"]; file tools stay inside cwd and add_dirs (narrow them with a path relative to cwd: "Read(src/**)"). Only tools the user lets callers pre-approve (${OPENROUTER_MODELS_TOOL} lists them); others are refused.`,
+    disallowedTools: 'Tools the delegate may not use.',
+    appendSystemPrompt: 'Extra system instructions for the delegate.',
+    maxTurns: MAX_TURNS_WORDS,
+    addDirs: 'More directories the delegate may access.',
+    maxCostUsd: "Stop the job when its estimated cost passes this (default and ceiling: the user's per-job budget).",
+    timeoutMinutes: "Stop the job after this many minutes (at most the user's limit).",
+    waitSeconds: WAIT_WORDS,
+  }),
+);
 
 export function describeDelegateStart(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -38,7 +39,6 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
       title: 'Delegate a task to an OpenRouter model',
       description: describeDelegateStart(mode),
       inputSchema: delegateStartInput,
-      outputSchema: JobViewOutputSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async (args, extra) => {
@@ -60,7 +60,7 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
           caller: caller(),
         });
         const view = args.wait_seconds ? await statusAfterWait(deps, started.job.id, args.wait_seconds, extra) : started;
-        return jobAnswer(view, renderJobView(view));
+        return jobAnswer(view, args.detail);
       } catch (error) {
         return toolError(error);
       }

@@ -3,17 +3,18 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { StatusRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_STATUS_TOOL } from '../mcp-names.js';
-import { renderJobView } from '../render/jobs.js';
-import { JobViewOutputSchema, LOOKING_IS_FREE, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
-import { WAIT_WORDS, deriveInput, rangeAndDefault } from './inputs.js';
+import { LOOKING_IS_FREE, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
+import { WAIT_WORDS, deriveInput, withDetail, rangeAndDefault } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const delegateStatusInput = deriveInput(StatusRequestSchema, {
-  jobId: 'The job to look at.',
-  waitSeconds: WAIT_WORDS,
-  progressLimit: (field) => `How many recent tool calls, results and messages to show (${rangeAndDefault(field)}).`,
-});
+export const delegateStatusInput = withDetail(
+  deriveInput(StatusRequestSchema, {
+    jobId: 'The job to look at.',
+    waitSeconds: WAIT_WORDS,
+    progressLimit: (field) => `How many recent tool calls, results and messages to show (${rangeAndDefault(field)}).`,
+  }),
+);
 
 export function describeDelegateStatus(mode: DelegationMode): string {
   return describeDelegateTool(
@@ -30,13 +31,12 @@ export function registerDelegateStatusTool(server: McpServer, deps: ToolDeps, mo
       title: 'Delegated job status',
       description: describeDelegateStatus(mode),
       inputSchema: delegateStatusInput,
-      outputSchema: JobViewOutputSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async (args, extra) => {
       try {
         const view = await statusAfterWait(deps, args.job_id, args.wait_seconds, extra, args.progress_limit);
-        return jobAnswer(view, renderJobView(view));
+        return jobAnswer(view, args.detail, args.progress_limit);
       } catch (error) {
         return toolError(error);
       }

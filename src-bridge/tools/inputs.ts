@@ -64,3 +64,15 @@ export const WAIT_WORDS = (field: z.ZodDefault<z.ZodNumber>): string =>
 export const PERMISSION_WORDS = "Claude Code permission mode for the delegate; capped by the user's ceiling. Default: the user's default.";
 
 export const MAX_TURNS_WORDS = 'Stop after this many agent turns.';
+
+/**
+ * `detail`, which every tool offers: the bridge's own field, not the contract's. The pinned Claude Code hands
+ * its model a tool's structuredContent instead of its text whenever there is one, so the tools return the
+ * record as structuredContent only when asked; by default the model reads a short text (docs/ARCHITECTURE.md §3).
+ */
+export const DETAIL_FIELD = 'detail';
+const detail = z.boolean().optional().describe('true: also the whole record (paths, tokens, session, settings) as JSON. Default: a short summary.');
+
+export function withDetail<Input extends Record<string, z.ZodType>>(input: Input): Input & { detail: typeof detail } {
+  return { ...input, [DETAIL_FIELD]: detail } as Input & { detail: typeof detail };
+}

@@ -4,11 +4,11 @@
  */
 import type { z } from 'zod';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CONTRACT, ModelsReportSchema } from '../../src-main/contract/index.js';
+import { CONTRACT } from '../../src-main/contract/index.js';
 import type { DelegationMode, ModelSort } from '../../src-main/contract/index.js';
 import { OPENROUTER_MODELS_TOOL } from '../mcp-names.js';
 import { renderModelsReport } from '../render/models-report.js';
-import { contractDefault, deriveInput } from './inputs.js';
+import { contractDefault, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
@@ -23,12 +23,14 @@ function describeSorts(field: z.ZodDefault<z.ZodEnum<{ [S in ModelSort]: S }>>):
   return `${words.slice(0, -1).join(', ')}, or ${words[words.length - 1]}.`;
 }
 
-export const openRouterModelsInput = deriveInput(CONTRACT['models.list'].request, {
-  filter: 'Words to match in the model id or name, e.g. "deepseek" or "qwen coder". Every word must match.',
-  limit: (field) => `How many models to show (default ${contractDefault(field)}).`,
-  sort: describeSorts,
-  refresh: 'Fetch the model list and balance from OpenRouter now instead of the cached copy.',
-});
+export const openRouterModelsInput = withDetail(
+  deriveInput(CONTRACT['models.list'].request, {
+    filter: 'Words to match in the model id or name, e.g. "deepseek" or "qwen coder". Every word must match.',
+    limit: (field) => `How many models to show (default ${contractDefault(field)}).`,
+    sort: describeSorts,
+    refresh: 'Fetch the model list and balance from OpenRouter now instead of the cached copy.',
+  }),
+);
 
 const MODE_LINES: Record<DelegationMode, string> = {
   off: "Delegation is OFF in the user's settings: no work can be delegated until the user turns it on (`openrouter-delegate` settings; only the user can change them).",
@@ -39,7 +41,7 @@ const MODE_LINES: Record<DelegationMode, string> = {
 export function describeOpenRouterModels(mode: DelegationMode): string {
   return [
     'List the OpenRouter models this user allows for delegated Claude Code sessions: tool-capable models with $/M input and output tokens, context window, and whether the policy allows each (and why not).',
-    "Also shows the user's delegation policy (mode, default model, allow/block lists, price caps, permission ceiling, budgets), the OpenRouter balance, and the environment a delegated session receives (secrets hidden).",
+    "Also shows the user's delegation policy (mode, default model, allow/block lists, price caps, permission ceiling, budgets), the OpenRouter balance, and, with detail: true, the environment a delegated session receives (secrets hidden).",
     MODE_LINES[mode],
     'Free and read-only: it changes nothing and spends nothing. Settings belong to the user; no tool changes them.',
   ].join(' ');
@@ -52,16 +54,13 @@ export function registerOpenRouterModelsTool(server: McpServer, deps: ToolDeps, 
       title: 'OpenRouter models, policy and balance',
       description: describeOpenRouterModels(mode),
       inputSchema: openRouterModelsInput,
-      outputSchema: ModelsReportSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     async (args) => {
       try {
         const report = await deps.service.call('models.list', { filter: args.filter, limit: args.limit, sort: args.sort, refresh: args.refresh });
-        return {
-          content: [{ type: 'text' as const, text: renderModelsReport(report, { filter: args.filter }) }],
-          structuredContent: report,
-        };
+        const text = renderModelsReport(report, { filter: args.filter }, args.detail === true);
+        return args.detail ? { content: [{ type: 'text' as const, text }], structuredContent: report } : { content: [{ type: 'text' as const, text }] };
       } catch (error) {
         return toolError(error);
       }

@@ -281,10 +281,14 @@ describe('supervision', () => {
     const client = await world.bridge();
     const started = await callOk<ViewShape>(client, 'delegate_start', { prompt: `${m('steady')} go`, allowed_tools: ['Bash'] });
     const progress: string[] = [];
-    const result = await client.callTool({ name: 'delegate_result', arguments: { job_id: started.structured.job.id, wait_seconds: 60 } }, undefined, {
-      timeout: 120_000,
-      onprogress: (p) => progress.push(p.message ?? ''),
-    });
+    const result = await client.callTool(
+      { name: 'delegate_result', arguments: { job_id: started.structured.job.id, wait_seconds: 60, detail: true } },
+      undefined,
+      {
+        timeout: 120_000,
+        onprogress: (p) => progress.push(p.message ?? ''),
+      },
+    );
     expect((result.structuredContent as { resultText: string }).resultText).toBe('worked');
     expect(progress.length).toBeGreaterThan(0);
     expect(progress[0]).toMatch(/^running \d+s, \d+ tool calls/);

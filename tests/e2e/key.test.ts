@@ -51,7 +51,7 @@ async function bridgeReport(env: NodeJS.ProcessEnv) {
   const client = new Client({ name: 'key-test', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [BRIDGE], env: env as Record<string, string>, stderr: 'pipe' }));
   try {
-    const result = await client.callTool({ name: 'openrouter_models', arguments: { limit: 3, refresh: true } });
+    const result = await client.callTool({ name: 'openrouter_models', arguments: { limit: 3, refresh: true, detail: true } });
     const text = (result.content as Array<{ text: string }>)[0]?.text ?? '';
     return { report: ModelsReportSchema.parse(result.structuredContent), text };
   } finally {

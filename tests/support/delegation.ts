@@ -131,8 +131,12 @@ export class DelegationWorld {
   }
 }
 
+/**
+ * A tool call as a program makes it: with `detail: true`, so the record comes back as structuredContent (a model
+ * reads the short text by default; tests/e2e/parent-view.test.ts checks that). Pass `detail: false` for the text alone.
+ */
 export async function call<T = Record<string, unknown>>(client: Client, name: string, args: Record<string, unknown>): Promise<ToolAnswer<T>> {
-  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000 });
+  const result = await client.callTool({ name, arguments: { detail: true, ...args } }, undefined, { timeout: 120_000 });
   const text = (result.content as Array<{ type: string; text?: string }>).map((c) => c.text ?? '').join('\n');
   return { isError: result.isError === true, text, structured: (result.structuredContent ?? {}) as T };
 }

@@ -67,6 +67,12 @@ describe('renderModelsTable', () => {
     expect(text.split('\n').slice(-2)).toEqual(['', '* base price; long prompts cost more (from 32k–272k tokens, depending on the model).']);
   });
 
+  it('drops the policy column when every model shown is allowed, and says so once', () => {
+    const lines = renderModelsTable([row({}), row({ id: 'acme/other' })]).split('\n');
+    expect(lines[0]).toBe('| model      |   input |  output | context |');
+    expect(lines.at(-1)).toBe('All of these are allowed by the policy.');
+  });
+
   it('says so when no model matches', () => {
     expect(renderModelsTable([])).toBe('No models match.');
   });

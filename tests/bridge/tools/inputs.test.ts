@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CONTRACT, StatusRequestSchema } from '../../../src-main/contract/index.js';
 import type { MethodName } from '../../../src-main/contract/index.js';
 import { TOOL_OF_METHOD, mcpFieldName } from '../../../src-bridge/mcp-names.js';
-import { contractDefault, deriveInput, rangeAndDefault } from '../../../src-bridge/tools/inputs.js';
+import { DETAIL_FIELD, contractDefault, deriveInput, rangeAndDefault } from '../../../src-bridge/tools/inputs.js';
 import { registerTools } from '../../../src-bridge/tools/registry.js';
 import type { ToolDeps } from '../../../src-bridge/tools/tool-deps.js';
 
@@ -54,7 +54,9 @@ describe("every tool advertises its method's request fields as the contract stat
     const contract = z.toJSONSchema(CONTRACT[method].request, { io: 'input' }) as JsonSchema;
     const byMcpName = new Map(Object.keys(contract.properties ?? {}).map((field) => [mcpFieldName(field), field]));
     expect(Object.keys(advertised.properties ?? {}).length).toBeGreaterThan(0);
-    for (const [name, schema] of Object.entries(advertised.properties ?? {})) {
+    // `detail` is the bridge's own field (how much to show), offered by every tool; the rest is the contract's.
+    expect(advertised.properties?.[DETAIL_FIELD]).toMatchObject({ type: 'boolean' });
+    for (const [name, schema] of Object.entries(advertised.properties ?? {}).filter(([name]) => name !== DETAIL_FIELD)) {
       const field = byMcpName.get(name);
       expect(field, `${name} is no field of ${method}`).toBeDefined();
       // Everything but the words (the bridge's) and the default (the service applies it).
