@@ -36,6 +36,7 @@ function renderPolicy(p: PolicySummary): string[] {
     `  allowlist: ${p.allowlist.length === 0 ? 'all tool-capable models' : list(p.allowlist)}; blocklist: ${list(p.blocklist)}`,
     `  price caps: ${caps.length === 0 ? 'none' : caps.join(', ')}`,
     `  permissions: default ${p.defaultPermissionMode}, ceiling ${p.permissionCeiling}`,
+    `  delegate profile: ${p.delegateProfile}, the default and the most a delegation may ask for (minimal < lean < full)`,
     `  allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}`,
     `  budgets: ${formatUsd(p.budgets.perJobUsd)} per job, ${formatUsd(p.budgets.perDayUsd)} per day, keep ${formatUsd(p.budgets.reserveUsd)} in reserve; ${p.concurrency} at a time, ${p.jobTimeoutMinutes} min timeout`,
   ];

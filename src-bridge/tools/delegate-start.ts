@@ -1,6 +1,6 @@
 /** `delegate_start`: start a headless Claude Code session on an OpenRouter model. */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StartJobRequestSchema } from '../../src-main/contract/index.js';
+import { DELEGATE_PROFILES, PROFILE_TOOLS, StartJobRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL, DELEGATE_START_TOOL, DELEGATE_STATUS_TOOL, OPENROUTER_MODELS_TOOL } from '../mcp-names.js';
 import { caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
@@ -14,6 +14,7 @@ export const delegateStartInput = withDetail(
     model: `OpenRouter model id (see ${OPENROUTER_MODELS_TOOL}); default: the user's default model.`,
     cwd: 'Directory the delegate works in (default: this project).',
     permissionMode: PERMISSION_WORDS,
+    profile: `The delegate's tools: ${DELEGATE_PROFILES.map((p) => `${p} = ${PROFILE_TOOLS[p]?.join(', ') ?? "Claude Code's whole default set (sub-agents, skills …; over twice the tokens per request)"}`).join('; ')}. minimal suits text tasks (no CLAUDE.md or project context). Default and ceiling: the user's profile (see ${OPENROUTER_MODELS_TOOL}). A follow-up keeps it.`,
     allowedTools: `Tools the delegate may use without asking, e.g. ["Read", "Grep"]; file tools stay inside cwd and add_dirs (narrow them with a path relative to cwd: "Read(src/**)"). Only tools the user lets callers pre-approve (${OPENROUTER_MODELS_TOOL} lists them); others are refused.`,
     disallowedTools: 'Tools the delegate may not use.',
     appendSystemPrompt: 'Extra system instructions for the delegate.',
@@ -49,6 +50,7 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
           model: args.model,
           cwd: args.cwd,
           permissionMode: args.permission_mode,
+          profile: args.profile,
           allowedTools: args.allowed_tools,
           disallowedTools: args.disallowed_tools,
           appendSystemPrompt: args.append_system_prompt,

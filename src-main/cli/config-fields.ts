@@ -6,7 +6,7 @@
  */
 import { formatPriceCapPerM, formatTokens, formatUsd } from '../common/format.js';
 import { settingHelpLine } from '../common/setting-help.js';
-import { DELEGATION_MODES, PERMISSION_MODES, SETTING_META, settingValue } from '../contract/index.js';
+import { DELEGATE_PROFILES, DELEGATION_MODES, PERMISSION_MODES, SETTING_META, settingValue } from '../contract/index.js';
 import type { SettingPath, SettingUnit, Settings, SettingsPatch } from '../contract/index.js';
 
 export type ListField = 'allowlist' | 'blocklist' | 'approvableTools';
@@ -95,6 +95,7 @@ export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
   numberFlag('budgets.reserveUsd', '--reserve'),
   otherFlag('permissionCeiling', '--max-permission', 'MODE', 'choice', PERMISSION_MODES),
   otherFlag('defaultPermissionMode', '--permission-mode', 'MODE', 'choice', PERMISSION_MODES),
+  otherFlag('delegateProfile', '--profile', DELEGATE_PROFILES.join('|'), 'choice', DELEGATE_PROFILES),
   numberFlag('concurrency', '--concurrency'),
   numberFlag('jobTimeoutMinutes', '--timeout'),
   numberFlag('retentionDays', '--retention-days'),

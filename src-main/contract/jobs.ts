@@ -3,7 +3,7 @@
  * requests that start, follow, continue, cancel and list them.
  */
 import { z } from 'zod';
-import { PermissionModeSchema } from './settings.js';
+import { DelegateProfileSchema, PermissionModeSchema } from './settings.js';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'budget_exceeded', 'lost'] as const;
 export const JobStateSchema = z.enum(JOB_STATES);
@@ -56,6 +56,8 @@ export const JobRecordSchema = z.object({
   state: JobStateSchema,
   model: z.string(),
   permissionMode: PermissionModeSchema,
+  /** The tools the delegate was given; a conversation keeps its first turn's. Records from before profiles ran Claude Code's defaults. */
+  profile: DelegateProfileSchema.default('full'),
   cwd: z.string(),
   addDirs: z.array(z.string()),
   allowedTools: z.array(z.string()),
@@ -157,6 +159,7 @@ export const StartJobRequestSchema = z
     model: z.string().min(1).max(200).optional(),
     cwd: path.optional(),
     permissionMode: PermissionModeSchema.optional(),
+    profile: DelegateProfileSchema.optional(),
     allowedTools: toolNames.optional(),
     disallowedTools: toolNames.optional(),
     appendSystemPrompt: z.string().min(1).max(MAX_SYSTEM_PROMPT_CHARS).optional(),

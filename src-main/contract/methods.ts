@@ -18,7 +18,7 @@ import {
 } from './jobs.js';
 import { ErrorCodeSchema } from './protocol.js';
 import type { NextCall } from './protocol.js';
-import { DelegationModeSchema, PermissionModeSchema, SettingsPatchSchema, SettingsSchema } from './settings.js';
+import { DelegateProfileSchema, DelegationModeSchema, PermissionModeSchema, SettingsPatchSchema, SettingsSchema } from './settings.js';
 import { DoctorReportSchema, SetupActionSchema, SetupStatusSchema } from './setup.js';
 
 export const MODEL_SORTS = ['price', 'context', 'newest', 'name'] as const;
@@ -57,6 +57,8 @@ export const PolicySummarySchema = z.object({
   minContext: z.number().nullable(),
   permissionCeiling: PermissionModeSchema,
   defaultPermissionMode: PermissionModeSchema,
+  /** The tools a delegate gets by default, and the most a caller may ask for. */
+  delegateProfile: DelegateProfileSchema,
   /** What a caller may pre-approve with allowed_tools. */
   approvableTools: z.array(z.string()),
   budgets: z.object({ perJobUsd: z.number(), perDayUsd: z.number(), reserveUsd: z.number() }),

@@ -20,6 +20,32 @@ export type PermissionMode = z.infer<typeof PermissionModeSchema>;
 
 export const DEFAULT_MODEL = 'deepseek/deepseek-v4-flash-0731';
 
+/**
+ * What a delegate's Claude Code is given (README "Delegate profiles"), ordered from least to most: the
+ * order is the ceiling order. Every turn sends every tool's schema again, so fewer tools cost less.
+ */
+export const DELEGATE_PROFILES = ['minimal', 'lean', 'full'] as const;
+export const DelegateProfileSchema = z.enum(DELEGATE_PROFILES);
+export type DelegateProfile = z.infer<typeof DelegateProfileSchema>;
+
+/**
+ * The built-in tools each profile gives a delegate, as the pinned Claude Code names them; null for Claude
+ * Code's own default set. `lean` is what a coding task needs, nothing to start sub-agents, workflows,
+ * schedules or skills; `minimal` is for text tasks (and runs Claude Code with --bare).
+ */
+export const PROFILE_TOOLS: Readonly<Record<DelegateProfile, readonly string[] | null>> = {
+  minimal: ['Read'],
+  lean: ['Bash', 'Read', 'Edit', 'Write', 'Glob', 'Grep'],
+  full: null,
+};
+
+/** What each profile gives a delegate, in the words the CLI and the settings page both use. */
+export const PROFILE_EXPLANATIONS: Record<DelegateProfile, string> = {
+  minimal: 'text tasks: only Read, no CLAUDE.md, hooks or project context (Claude Code --bare)',
+  lean: 'coding tasks: Bash, Read, Edit, Write, Glob, Grep; no sub-agents, workflows, schedules or skills',
+  full: "Claude Code's whole default tool set: more than twice the bytes on every request",
+};
+
 /** A model id (`vendor/name`, optionally `~` alias or `:variant`) or a `vendor/*` pattern. */
 export const ModelPatternSchema = z
   .string()
@@ -101,6 +127,8 @@ const settingsShape = {
     .max(100)
     .default([...DEFAULT_APPROVABLE_TOOLS]),
   defaultPermissionMode: PermissionModeSchema.default('acceptEdits'),
+  /** The tools a delegate gets when a delegation names no profile, and the most it may ask for. */
+  delegateProfile: DelegateProfileSchema.default('lean'),
   budgets: BudgetsSchema.default({ perJobUsd: 0.5, perDayUsd: 5, reserveUsd: 0.5 }),
   concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
   jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
@@ -231,6 +259,10 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
       'A bare name also covers its narrower rules: Bash covers Bash(npm test:*). Anything that runs programs (Bash) can do whatever you can',
   },
   defaultPermissionMode: { label: 'Default permission mode', help: 'what a delegated session gets when the call names none (at most the ceiling)' },
+  delegateProfile: {
+    label: 'Delegate profile',
+    help: 'the tools a delegate gets when the call names no profile, and the most a call may ask for (minimal < lean < full)',
+  },
   'budgets.perJobUsd': { label: 'Budget per job', help: "one job's spending cap (its default and its ceiling)", unit: 'usd', bounds: SETTING_BOUNDS.usd },
   'budgets.perDayUsd': { label: 'Budget per day', help: 'spending across all jobs in one day', unit: 'usd', bounds: SETTING_BOUNDS.usd },
   'budgets.reserveUsd': { label: 'Reserve', help: "no job starts when the key's remaining balance is below this", unit: 'usd', bounds: SETTING_BOUNDS.usd },

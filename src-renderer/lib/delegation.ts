@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import {
+  DELEGATE_PROFILES,
   ModelPatternSchema,
   PERMISSION_MODES,
   SETTING_META,
@@ -12,7 +13,7 @@ import {
   ToolRuleSchema,
   applySettingsPatch,
 } from '../../src-main/contract/settings.js';
-import type { DelegationMode, PermissionMode, SettingPath, SettingUnit, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
+import type { DelegateProfile, DelegationMode, PermissionMode, SettingPath, SettingUnit, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
 
 /** What Claude Code sees in each mode (the bridge's tool list and descriptions follow it). */
 export const MODES: ReadonlyArray<{ value: DelegationMode; label: string; explanation: string }> = [
@@ -37,6 +38,16 @@ export const PERMISSION_LABELS: Record<PermissionMode, string> = {
 };
 
 export { PERMISSION_MODES };
+
+export { PROFILE_EXPLANATIONS } from '../../src-main/contract/settings.js';
+
+export const PROFILE_LABELS: Record<DelegateProfile, string> = {
+  minimal: 'minimal — text only (Read)',
+  lean: 'lean — coding tools',
+  full: "full — Claude Code's default set",
+};
+
+export { DELEGATE_PROFILES };
 
 /** How a field's text is read. `OrNone`: empty means "no limit". */
 export type NumberKind = 'usd' | 'usdOrNone' | 'whole' | 'wholeOrNone';

@@ -40,6 +40,7 @@ const record: JobRecord = {
   state: 'running',
   model: 'deepseek/deepseek-v4-flash',
   permissionMode: 'manual',
+  profile: 'lean',
   cwd: '/tmp/project',
   addDirs: [],
   allowedTools: [],

@@ -94,7 +94,8 @@ describe('openrouter_models through bridge → service → OpenRouter', () => {
     const { env } = await newHome();
     const { client } = await connectBridge({ ...env, ANTHROPIC_API_KEY: 'sk-ant-parent-secret', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-parent' });
     const { report, text } = await callModels(client, { limit: 1 });
-    expect(report.policy).toMatchObject({ mode: 'ondemand', defaultModel: 'deepseek/deepseek-v4-flash-0731' });
+    expect(report.policy).toMatchObject({ mode: 'ondemand', defaultModel: 'deepseek/deepseek-v4-flash-0731', delegateProfile: 'lean' });
+    expect(text).toContain('delegate profile: lean, the default and the most a delegation may ask for (minimal < lean < full)');
     const envByName = new Map(report.environment.map((e) => [e.name, e]));
     expect(envByName.get('ANTHROPIC_BASE_URL')?.value).toBe(fake.baseUrl);
     expect(envByName.get('ANTHROPIC_API_KEY')?.value).toBe('');

@@ -67,6 +67,14 @@ describe('delegate_start refuses, starting nothing', () => {
     refused('delegate_start', { prompt: 'a', model: 'deepseek/no-such-model' }, /OpenRouter has no model "deepseek\/no-such-model"/));
   it('a permission mode above the ceiling', () =>
     refused('delegate_start', { prompt: 'a', permission_mode: 'bypassPermissions' }, /above the user's ceiling "acceptEdits"/));
+  it('a profile above the policy', () => refused('delegate_start', { prompt: 'a', profile: 'full' }, /profile "full" is above the user's profile "lean"/));
+  it('a profile that does not exist', () => refused('delegate_start', { prompt: 'a', profile: 'huge' }, /profile/));
+  it('an allowed tool the profile lacks', () =>
+    refused(
+      'delegate_start',
+      { prompt: 'a', profile: 'minimal', allowed_tools: ['Grep'] },
+      /"Grep" is not in profile "minimal", which gives the delegate only Read/,
+    ));
 });
 
 describe('ids that do not exist', () => {

@@ -306,6 +306,7 @@ describe('supervision', () => {
           previousJobId: null,
           model: MODEL,
           permissionMode: 'acceptEdits',
+          profile: 'lean',
           cwd: world.project,
           addDirs: [],
           allowedTools: [],

@@ -259,6 +259,7 @@ describe('notifications', () => {
             previousJobId: null,
             model: MODEL,
             permissionMode: 'acceptEdits',
+            profile: 'lean',
             cwd: world.project,
             addDirs: [],
             allowedTools: [],

@@ -276,6 +276,19 @@ describe('the Delegation page', () => {
     await context.close();
   });
 
+  it('sets the delegate profile, explaining what each gives a delegate', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const select = page.getByLabel('Delegate profile');
+    expect(await select.inputValue()).toBe('lean');
+    expect(await page.locator('#delegate-profile-hint').textContent()).toContain('Coding tasks: Bash, Read, Edit, Write, Glob, Grep');
+    await select.selectOption('minimal');
+    await expect.poll(async () => (await shownSettings()).delegateProfile).toBe('minimal');
+    expect(await page.locator('#delegate-profile-hint').textContent()).toContain('Text tasks: only Read');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("shows the service's refusal when the settings file is broken", async () => {
     await world.start();
     await writeFile(path.join(world.home, 'config', 'settings.json'), '{ "mode": "auto", ');

@@ -198,7 +198,9 @@ describe('the Jobs page', () => {
         { toolUse: { name: 'Read', input: { file_path: `${world.project}/missing-notes.txt` } } },
         { text: 'The helper is done: one file was missing.' },
       ]);
-      const { job } = await startJob('lead', 'Check the project with a helper.', { allowedTools: ['Bash', 'Agent', 'Read'] });
+      // Sub-agents come with Claude Code's full tool set only.
+      await (await contract()).call('settings.update', { patch: { delegateProfile: 'full' } });
+      const { job } = await startJob('lead', 'Check the project with a helper.', { allowedTools: ['Bash', 'Agent', 'Read'], profile: 'full' });
 
       const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`));
       const failed = page.locator('[data-testid="tail-entry"][data-kind="error"]');

@@ -96,6 +96,7 @@ describe("the delegate's command line, on the real claude CLI", () => {
       sessionId: randomUUID(),
       model: MODEL,
       permissionMode: 'acceptEdits',
+      profile: 'lean',
       allowedTools: [],
       disallowedTools: [],
       appendSystemPrompt: null,

@@ -171,6 +171,8 @@ export interface ModelRequest {
   messageId: string | null;
   usage: Usage | null;
   body: Record<string, unknown>;
+  /** The request body's size as sent, in bytes (what every turn pays). */
+  bytes: number;
 }
 
 export interface ScriptedModelOptions {
@@ -443,6 +445,7 @@ export class ScriptedModel {
       messageId: null,
       usage: null,
       body,
+      bytes: Buffer.byteLength(request.body),
     };
   }
 

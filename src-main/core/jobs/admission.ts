@@ -13,12 +13,14 @@ import { estimateCostUsd } from './cost.js';
 import { newJobRecord } from './job-record.js';
 import type { JobRequestFields } from './job-record.js';
 import {
+  assertToolsInProfile,
   promptPreview,
   resolveAllowedTools,
   resolveDirectory,
   resolveMaxCost,
   resolveModel,
   resolvePermission,
+  resolveProfile,
   resolvePrompt,
   resolveTimeout,
 } from './job-request.js';
@@ -63,8 +65,11 @@ export async function resolveJobRequest(
   const prompt = await resolvePrompt(request, callerCwd, { workDirs, serviceDirs: deps.serviceDirs ?? [] });
   const model = resolveModel(previous ? previous.model : request.model, await deps.models(), settings);
   const permissionMode = resolvePermission(request.permissionMode ?? previous?.permissionMode, settings);
+  // A follow-up keeps its conversation's profile (its tools), checked against the policy as it is now.
+  const profile = resolveProfile(previous ? previous.profile : request.profile, settings, previous !== null);
   // A follow-up's are checked again: the user may have narrowed what callers may pre-approve since the first turn.
   const allowedTools = resolveAllowedTools(previous ? previous.allowedTools : request.allowedTools, settings, workDirs);
+  if (!previous) assertToolsInProfile(request.allowedTools, profile);
   const timeoutMinutes = previous ? Math.min(previous.timeoutMinutes, settings.jobTimeoutMinutes) : resolveTimeout(request.timeoutMinutes, settings);
   const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
   const key = requireKey(registry);
@@ -78,6 +83,7 @@ export async function resolveJobRequest(
       previousJobId: previous ? previous.id : null,
       model: model.id,
       permissionMode,
+      profile,
       cwd,
       addDirs,
       allowedTools,

@@ -4,7 +4,22 @@
  * nor this service again. Settings come from the app-owned config dir only, so a project folder's
  * .claude/settings.json cannot widen permissions or add hooks.
  */
-import type { JobRecord } from '../../contract/index.js';
+import { PROFILE_TOOLS } from '../../contract/index.js';
+import type { DelegateProfile, JobRecord } from '../../contract/index.js';
+
+/**
+ * The flags that give a delegate its profile's tools (README "Delegate profiles"), checked against the pinned
+ * Claude Code (tests/e2e/profiles.test.ts). `full` passes nothing: Claude Code's own default set. `lean` names
+ * its tools; `minimal` adds --bare, which drops CLAUDE.md discovery, hooks, LSP, plugins, attribution and
+ * auto-memory and sends a short system prompt, while stream-json, --session-id/--resume, --setting-sources,
+ * --strict-mcp-config, deny rules and the key in ANTHROPIC_AUTH_TOKEN keep working. One `--tools=a,b`
+ * argument: the flag is variadic, and `=` keeps the list one value.
+ */
+export function profileArgs(profile: DelegateProfile): string[] {
+  const tools = PROFILE_TOOLS[profile];
+  if (tools === null) return [];
+  return [...(profile === 'minimal' ? ['--bare'] : []), `--tools=${tools.join(',')}`];
+}
 
 /**
  * Deny rules that keep a delegate's file tools out of the service's own folders (its token, job files, the
@@ -20,12 +35,16 @@ export function serviceFolderDenyRules(serviceDirs: readonly string[]): string[]
 }
 
 export function claudeArgs(
-  job: Pick<JobRecord, 'turn' | 'sessionId' | 'model' | 'permissionMode' | 'allowedTools' | 'disallowedTools' | 'appendSystemPrompt' | 'maxTurns' | 'addDirs'>,
+  job: Pick<
+    JobRecord,
+    'turn' | 'sessionId' | 'model' | 'permissionMode' | 'profile' | 'allowedTools' | 'disallowedTools' | 'appendSystemPrompt' | 'maxTurns' | 'addDirs'
+  >,
   serviceDirs: readonly string[] = [],
 ): string[] {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', job.model, '--permission-mode', job.permissionMode];
   args.push(job.turn === 1 ? '--session-id' : '--resume', job.sessionId);
   args.push('--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', '--setting-sources', 'user');
+  args.push(...profileArgs(job.profile));
   // Variadic flags take each value as its own argument; `=` keeps a value that starts with "-" a value.
   for (const tool of job.allowedTools) args.push(`--allowedTools=${tool}`);
   for (const tool of [...job.disallowedTools, ...serviceFolderDenyRules(serviceDirs)]) args.push(`--disallowedTools=${tool}`);

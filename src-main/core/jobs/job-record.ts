@@ -9,6 +9,7 @@ export type JobRequestFields = Pick<
   | 'previousJobId'
   | 'model'
   | 'permissionMode'
+  | 'profile'
   | 'cwd'
   | 'addDirs'
   | 'allowedTools'

@@ -6,8 +6,8 @@ import { constants } from 'node:fs';
 import { open, readlink, realpath, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { PERMISSION_MODES, ServiceError, isApprovableTool } from '../../contract/index.js';
-import type { PermissionMode, Settings } from '../../contract/index.js';
+import { DELEGATE_PROFILES, PERMISSION_MODES, PROFILE_TOOLS, ServiceError, isApprovableTool } from '../../contract/index.js';
+import type { DelegateProfile, PermissionMode, Settings } from '../../contract/index.js';
 import { formatPricePerM } from '../../common/format.js';
 import type { CatalogModel } from '../catalog/parse.js';
 import { evaluateModel } from '../catalog/policy.js';
@@ -149,6 +149,57 @@ export function resolvePermission(requested: PermissionMode | undefined, setting
     );
   }
   return mode;
+}
+
+/**
+ * The profile a job runs with: the caller's, at most the user's (`delegateProfile` is the default and the
+ * ceiling, like the permission ceiling). A follow-up passes its conversation's, checked against the policy as
+ * it is now.
+ */
+export function resolveProfile(requested: DelegateProfile | undefined, settings: Settings, followup = false): DelegateProfile {
+  const profile = requested ?? settings.delegateProfile;
+  const ceiling = settings.delegateProfile;
+  if (DELEGATE_PROFILES.indexOf(profile) > DELEGATE_PROFILES.indexOf(ceiling)) {
+    const allowed = DELEGATE_PROFILES.slice(0, DELEGATE_PROFILES.indexOf(ceiling) + 1).join(', ');
+    throw new ServiceError(
+      'policy_refused',
+      followup
+        ? `This conversation runs with profile "${profile}", above the user's profile "${ceiling}" now, and a follow-up cannot change its tools. Start a new delegation (profile ${allowed}), or ask the user to allow "${profile}": \`openrouter-mcp-config --profile ${profile}\` or Settings → Delegation.`
+        : `profile "${profile}" is above the user's profile "${ceiling}". Use one of: ${allowed}; or ask the user to allow "${profile}": \`openrouter-mcp-config --profile ${profile}\` or Settings → Delegation.`,
+    );
+  }
+  return profile;
+}
+
+/** The tool a permission rule is about: `Bash` of `Bash(npm test:*)`; null for `*` (any tool). */
+function ruleTool(rule: string): string | null {
+  const trimmed = rule.trim();
+  if (trimmed === '*') return null;
+  const open = trimmed.indexOf('(');
+  return open < 0 ? trimmed : trimmed.slice(0, open);
+}
+
+/**
+ * A caller's allowed_tools against the job's profile: pre-approving a tool the profile does not give the
+ * delegate would do nothing, so it is refused with what the profile has. `full` (Claude Code's own set) is
+ * not checked.
+ */
+export function assertToolsInProfile(requested: readonly string[] | undefined, profile: DelegateProfile): void {
+  const tools = PROFILE_TOOLS[profile];
+  if (tools === null) return;
+  const missing = (requested ?? []).filter((rule) => {
+    const tool = ruleTool(rule);
+    return tool !== null && !tools.some((name) => name.toLowerCase() === tool.toLowerCase());
+  });
+  if (missing.length === 0) return;
+  const wider = DELEGATE_PROFILES.slice(DELEGATE_PROFILES.indexOf(profile) + 1)
+    .map((p) => `"${p}"`)
+    .join(' or ');
+  throw new ServiceError(
+    'policy_refused',
+    `allowed_tools ${missing.map((r) => `"${r}"`).join(', ')} ${missing.length === 1 ? 'is' : 'are'} not in profile "${profile}", which gives the delegate only ${tools.join(', ')}. ` +
+      `Leave ${missing.length === 1 ? 'it' : 'them'} out, or ask for profile ${wider} (if the user's policy allows it).`,
+  );
 }
 
 /**

@@ -79,6 +79,7 @@ export function policySummary(s: Settings): PolicySummary {
     minContext: s.minContext,
     permissionCeiling: s.permissionCeiling,
     defaultPermissionMode: s.defaultPermissionMode,
+    delegateProfile: s.delegateProfile,
     approvableTools: s.approvableTools,
     budgets: s.budgets,
     concurrency: s.concurrency,

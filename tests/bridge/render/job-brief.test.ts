@@ -11,6 +11,7 @@ const record: JobRecord = {
   state: 'running',
   model: 'deepseek/deepseek-v4-flash',
   permissionMode: 'manual',
+  profile: 'lean',
   cwd: '/home/user/project',
   addDirs: [],
   allowedTools: [],

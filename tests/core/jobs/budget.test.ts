@@ -25,6 +25,7 @@ const record = (createdAtMs: number, estimated: number, billed: number | null) =
       previousJobId: null,
       model: 'm/m',
       permissionMode: 'acceptEdits',
+      profile: 'lean',
       cwd: '/',
       addDirs: [],
       allowedTools: [],

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { claudeArgs } from '../../../src-main/core/jobs/claude-args.js';
+import type { DelegateProfile } from '../../../src-main/contract/settings.js';
 
 const job = {
   turn: 1,
   sessionId: '3ffdc202-a70e-411b-bf58-59da5dff5b08',
   model: 'qwen/qwen3-coder',
   permissionMode: 'acceptEdits' as const,
+  profile: 'lean' as const,
   allowedTools: ['Read', 'Bash(npm test:*)'],
   disallowedTools: ['WebFetch'],
   appendSystemPrompt: null,
@@ -45,6 +47,31 @@ describe('the claude command line', () => {
     expect(claudeArgs({ ...job, appendSystemPrompt: 'Be brief.', maxTurns: 5 })).toEqual(
       expect.arrayContaining(['--append-system-prompt', 'Be brief.', '--max-turns', '5']),
     );
+  });
+});
+
+describe('the profile', () => {
+  const profileArgs = (profile: DelegateProfile) => claudeArgs({ ...job, profile }).filter((arg) => arg === '--bare' || arg.startsWith('--tools'));
+
+  it("full: no --tools, so the delegate has Claude Code's default set", () => {
+    expect(profileArgs('full')).toEqual([]);
+  });
+
+  it('lean: the coding tools, as one --tools= argument', () => {
+    expect(profileArgs('lean')).toEqual(['--tools=Bash,Read,Edit,Write,Glob,Grep']);
+  });
+
+  it('minimal: --bare and only Read', () => {
+    expect(profileArgs('minimal')).toEqual(['--bare', '--tools=Read']);
+  });
+
+  it('keeps everything else the service relies on, and a follow-up resumes with the same tools', () => {
+    for (const profile of ['full', 'lean', 'minimal'] as const) {
+      const args = claudeArgs({ ...job, profile, turn: 2 }, ['/run/user/1000/openrouter-delegate']);
+      expect(args).toEqual(expect.arrayContaining(['--strict-mcp-config', '--setting-sources', 'user', '--resume', job.sessionId]));
+      expect(args).toContain('--disallowedTools=Read(//run/user/1000/openrouter-delegate/**)');
+      expect(args.filter((arg) => arg === '--bare' || arg.startsWith('--tools'))).toEqual(profileArgs(profile));
+    }
   });
 });
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings, isApprovableTool } from '../../../src-main/contract/index.js';
-import { resolveAllowedTools, resolvePrompt } from '../../../src-main/core/jobs/job-request.js';
+import { assertToolsInProfile, resolveAllowedTools, resolveProfile, resolvePrompt } from '../../../src-main/core/jobs/job-request.js';
 import type { JobFolders } from '../../../src-main/core/jobs/job-request.js';
 import { makeTempHome } from '../../support/temp-home.js';
 
@@ -105,6 +105,60 @@ describe('resolveAllowedTools', () => {
         message: expect.stringMatching(/"Bash", "Write" are not among .*\(Read, Glob, Grep, .*\).*--approve-tool/),
       }),
     );
+  });
+});
+
+describe('resolveProfile', () => {
+  it("gives the user's profile when the call names none, and any profile at or below it", () => {
+    const settings = defaultSettings();
+    expect(settings.delegateProfile).toBe('lean');
+    expect(resolveProfile(undefined, settings)).toBe('lean');
+    expect(resolveProfile('lean', settings)).toBe('lean');
+    expect(resolveProfile('minimal', settings)).toBe('minimal');
+    expect(resolveProfile('full', { ...settings, delegateProfile: 'full' })).toBe('full');
+  });
+
+  it("refuses a profile above the user's, saying what is allowed and how the user can allow more", () => {
+    const settings = { ...defaultSettings(), delegateProfile: 'minimal' as const };
+    for (const profile of ['lean', 'full'] as const) {
+      expect(() => resolveProfile(profile, settings)).toThrow(
+        expect.objectContaining({
+          code: 'policy_refused',
+          message: expect.stringMatching(/above the user's profile "minimal"\. Use one of: minimal;.*--profile/),
+        }),
+      );
+    }
+  });
+
+  it('refuses a follow-up whose conversation now runs above the policy, since a follow-up cannot change its tools', () => {
+    expect(() => resolveProfile('full', defaultSettings(), true)).toThrow(
+      /runs with profile "full", above the user's profile "lean" now.*Start a new delegation/,
+    );
+  });
+});
+
+describe('assertToolsInProfile', () => {
+  it('lets through the tools the profile has, narrowed rules and "*" included', () => {
+    expect(() => assertToolsInProfile(['Read', 'Bash(npm test:*)', 'Edit', 'Grep(src/**)', '*'], 'lean')).not.toThrow();
+    expect(() => assertToolsInProfile(['Read(docs/**)'], 'minimal')).not.toThrow();
+    expect(() => assertToolsInProfile(undefined, 'minimal')).not.toThrow();
+  });
+
+  it('refuses a tool the profile lacks, naming the profile and what it has', () => {
+    expect(() => assertToolsInProfile(['Read', 'Agent'], 'lean')).toThrow(
+      expect.objectContaining({
+        code: 'policy_refused',
+        message:
+          'allowed_tools "Agent" is not in profile "lean", which gives the delegate only Bash, Read, Edit, Write, Glob, Grep. Leave it out, or ask for profile "full" (if the user\'s policy allows it).',
+      }),
+    );
+    expect(() => assertToolsInProfile(['Grep', 'Bash(npm test:*)'], 'minimal')).toThrow(
+      /"Grep", "Bash\(npm test:\*\)" are not in profile "minimal", which gives the delegate only Read\. .*"lean" or "full"/,
+    );
+  });
+
+  it("checks nothing under full: that is Claude Code's own set", () => {
+    expect(() => assertToolsInProfile(['Agent', 'Task', 'NotebookEdit'], 'full')).not.toThrow();
   });
 });
 

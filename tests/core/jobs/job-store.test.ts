@@ -36,6 +36,7 @@ function record(id: string, overrides: Partial<JobRecord> = {}): JobRecord {
     previousJobId: null,
     model: 'qwen/qwen3-coder',
     permissionMode: 'acceptEdits',
+    profile: 'lean',
     cwd: '/home/dev/project',
     addDirs: [],
     allowedTools: [],

@@ -365,6 +365,40 @@ describe('a follow-up', () => {
   });
 });
 
+describe('the profile', () => {
+  it("runs a job with the user's profile unless it asks for less, and a follow-up keeps the conversation's", async () => {
+    const h = harness();
+    const first = await h.start({ profile: 'minimal' });
+    expect(await finalState(h, first)).toMatchObject({ state: 'succeeded', profile: 'minimal' });
+    expect(h.spawned[0]?.args).toEqual(expect.arrayContaining(['--bare', '--tools=Read']));
+    const view = await h.supervisor.followup({ jobId: first, prompt: 'And the next file.', caller: { cwd: home.home }, waitSeconds: 20 }, 'test');
+    expect(view.job).toMatchObject({ turn: 2, profile: 'minimal' });
+    expect(h.spawned[1]?.args).toEqual(expect.arrayContaining(['--bare', '--tools=Read']));
+    const second = await h.start();
+    expect(await finalState(h, second)).toMatchObject({ profile: 'lean' });
+  });
+
+  it('refuses, before anything starts, a profile above the policy and an allowed tool the profile lacks', async () => {
+    const h = harness();
+    await expect(h.start({ profile: 'full' })).rejects.toMatchObject({ code: 'policy_refused', message: expect.stringMatching(/profile "full" is above/) });
+    await expect(h.start({ allowedTools: ['Agent'] })).rejects.toMatchObject({
+      code: 'policy_refused',
+      message: expect.stringMatching(/not in profile "lean"/),
+    });
+    expect(h.spawned).toHaveLength(0);
+  });
+
+  it("refuses a follow-up once the user has lowered the profile below the conversation's", async () => {
+    const h = harness();
+    const first = await h.start();
+    expect((await finalState(h, first)).profile).toBe('lean');
+    h.settings.delegateProfile = 'minimal';
+    const refused = h.supervisor.followup({ jobId: first, prompt: 'Go on.', caller: { cwd: home.home }, waitSeconds: 0 }, 'test');
+    await expect(refused).rejects.toMatchObject({ code: 'policy_refused', message: expect.stringMatching(/runs with profile "lean"/) });
+    expect(h.spawned).toHaveLength(1);
+  });
+});
+
 describe('recovery at start', () => {
   it('adopts a queued job whose process carries its marker instead of spawning it again', async () => {
     const clock = new FakeClock();
@@ -377,6 +411,7 @@ describe('recovery at start', () => {
         previousJobId: null,
         model: MODEL,
         permissionMode: 'plan',
+        profile: 'lean',
         cwd: home.home,
         addDirs: [],
         allowedTools: [],

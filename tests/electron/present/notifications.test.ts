@@ -17,6 +17,7 @@ function ended(state: JobState, overrides: Partial<JobRecord> = {}): JobRecord {
     state,
     model: 'deepseek/deepseek-v4-flash',
     permissionMode: 'acceptEdits',
+    profile: 'lean',
     cwd: '/home/dev/project',
     addDirs: [],
     allowedTools: [],
