@@ -21,7 +21,7 @@ function renderPolicyBrief(p: PolicySummary): string[] {
   ].filter((x): x is string => x !== null);
   return [
     `Policy: mode ${p.mode}; default model ${p.defaultModel}${limits.length ? `; ${limits.join('; ')}` : ''}`,
-    `  permissions ${p.defaultPermissionMode} (ceiling ${p.permissionCeiling}); allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}; budgets ${formatUsd(p.budgets.perJobUsd)}/job, ${formatUsd(p.budgets.perDayUsd)}/day`,
+    `  permissions ${p.defaultPermissionMode} (ceiling ${p.permissionCeiling}); profile ${p.delegateProfile} (at most); allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}; budgets ${formatUsd(p.budgets.perJobUsd)}/job, ${formatUsd(p.budgets.perDayUsd)}/day`,
   ];
 }
 
