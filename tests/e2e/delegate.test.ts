@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { DelegationWorld, KEY, MODEL, alive, call, callOk, processesRunning, waitForEnd } from '../support/delegation.js';
 import type { ViewShape } from '../support/delegation.js';
+import { jobFields } from '../support/job-fields.js';
 
 const m = ScriptedModel.marker;
 let world: DelegationWorld;
@@ -298,28 +299,7 @@ describe('supervision', () => {
     await world.start();
     const store = new JobStore({ dir: resolveLocations(world.env).jobsDir });
     const record = (id: string) => ({
-      ...newJobRecord(
-        id,
-        {
-          sessionId: crypto.randomUUID(),
-          turn: 1,
-          previousJobId: null,
-          model: MODEL,
-          permissionMode: 'acceptEdits',
-          profile: 'lean',
-          cwd: world.project,
-          addDirs: [],
-          allowedTools: [],
-          disallowedTools: [],
-          appendSystemPrompt: null,
-          maxTurns: null,
-          maxCostUsd: 0.5,
-          timeoutMinutes: 30,
-          promptPreview: 'left running',
-          client: 'test',
-        },
-        Date.now(),
-      ),
+      ...newJobRecord(id, jobFields({ sessionId: crypto.randomUUID(), model: MODEL, cwd: world.project, promptPreview: 'left running' }), Date.now()),
       // As the last service left it: running, with a process that no longer exists.
       state: 'running' as const,
       startedAt: new Date().toISOString(),

@@ -16,6 +16,7 @@ import { IpcClient } from '../../src-main/ipc/client.js';
 import { KEY, MODEL, alive, processesRunning } from '../support/delegation.js';
 import { DesktopWorld, ICONS, SOON, iconExists, sleeper } from './desktop-world.js';
 import { FakeBrowserWindow, FakeNotification, FakeTray } from './fake-electron.js';
+import { jobFields } from '../support/job-fields.js';
 
 let world: DesktopWorld;
 beforeEach(() => {
@@ -253,24 +254,7 @@ describe('notifications', () => {
       {
         ...newJobRecord(
           id,
-          {
-            sessionId: crypto.randomUUID(),
-            turn: 1,
-            previousJobId: null,
-            model: MODEL,
-            permissionMode: 'acceptEdits',
-            profile: 'lean',
-            cwd: world.project,
-            addDirs: [],
-            allowedTools: [],
-            disallowedTools: [],
-            appendSystemPrompt: null,
-            maxTurns: null,
-            maxCostUsd: 5,
-            timeoutMinutes: 30,
-            promptPreview: 'big job',
-            client: 'test',
-          },
+          jobFields({ sessionId: crypto.randomUUID(), model: MODEL, cwd: world.project, maxCostUsd: 5, promptPreview: 'big job' }),
           now - 60_000,
         ),
         state: 'succeeded',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
 import { checkBudget, jobCostUsd, localDayKey, reservationOf, spentOnDay } from '../../../src-main/core/jobs/budget.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { jobFields } from '../../support/job-fields.js';
 
 const settings = { ...defaultSettings(), budgets: { perJobUsd: 0.5, perDayUsd: 2, reserveUsd: 1 } };
 
@@ -17,28 +18,7 @@ function refusal(input: Parameters<typeof checkBudget>[0]): string {
 }
 
 const record = (createdAtMs: number, estimated: number, billed: number | null) => ({
-  ...newJobRecord(
-    'job_20261130T000000Z_aaaaaa',
-    {
-      sessionId: 's',
-      turn: 1,
-      previousJobId: null,
-      model: 'm/m',
-      permissionMode: 'acceptEdits',
-      profile: 'lean',
-      cwd: '/',
-      addDirs: [],
-      allowedTools: [],
-      disallowedTools: [],
-      appendSystemPrompt: null,
-      maxTurns: null,
-      maxCostUsd: 0.5,
-      timeoutMinutes: 30,
-      promptPreview: '',
-      client: 't',
-    },
-    createdAtMs,
-  ),
+  ...newJobRecord('job_20261130T000000Z_aaaaaa', jobFields({ sessionId: 's', model: 'm/m', cwd: '/', promptPreview: '', client: 't' }), createdAtMs),
   estimatedCostUsd: estimated,
   billedCostUsd: billed,
 });

@@ -9,6 +9,7 @@ import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import type { JobRequestFields } from '../../../src-main/core/jobs/job-record.js';
 import { ServiceError } from '../../../src-main/contract/protocol.js';
 import { InvalidJobIdError, JobNotFoundError, JobStore, UnreadableJobError } from '../../../src-main/core/jobs/job-store.js';
+import { jobFields } from '../../support/job-fields.js';
 
 const posix = process.platform !== 'win32';
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -30,24 +31,7 @@ afterEach(async () => {
 });
 
 function record(id: string, overrides: Partial<JobRecord> = {}): JobRecord {
-  const fields: JobRequestFields = {
-    sessionId: '6f1c2a8e-4b1d-4c8e-9a51-0d2f3e4a5b6c',
-    turn: 1,
-    previousJobId: null,
-    model: 'qwen/qwen3-coder',
-    permissionMode: 'acceptEdits',
-    profile: 'lean',
-    cwd: '/home/dev/project',
-    addDirs: [],
-    allowedTools: [],
-    disallowedTools: [],
-    appendSystemPrompt: null,
-    maxTurns: null,
-    maxCostUsd: 0.5,
-    timeoutMinutes: 30,
-    promptPreview: 'Fix the failing test',
-    client: 'test',
-  };
+  const fields: JobRequestFields = jobFields({ sessionId: '6f1c2a8e-4b1d-4c8e-9a51-0d2f3e4a5b6c', model: 'qwen/qwen3-coder' });
   return { ...newJobRecord(id, fields, NOW), ...overrides };
 }
 

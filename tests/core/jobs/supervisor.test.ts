@@ -22,6 +22,7 @@ import { Supervisor } from '../../../src-main/core/jobs/supervisor.js';
 import type { SupervisorDeps } from '../../../src-main/core/jobs/supervisor.js';
 import { readJsonFixture } from '../../support/fake-openrouter.js';
 import { makeTempHome } from '../../support/temp-home.js';
+import { jobFields } from '../../support/job-fields.js';
 
 const MODELS = parseModelsBody(readJsonFixture('models-2026-08.json'));
 const MODEL = 'deepseek/deepseek-v4-flash-0731';
@@ -403,28 +404,7 @@ describe('recovery at start', () => {
   it('adopts a queued job whose process carries its marker instead of spawning it again', async () => {
     const clock = new FakeClock();
     const store = new JobStore({ dir: path.join(home.home, 'jobs'), now: clock.now });
-    const record = newJobRecord(
-      store.newJobId(),
-      {
-        sessionId: '5d0c7a52-3f7e-4d8e-9a51-0b4f1f2a9c11',
-        turn: 1,
-        previousJobId: null,
-        model: MODEL,
-        permissionMode: 'plan',
-        profile: 'lean',
-        cwd: home.home,
-        addDirs: [],
-        allowedTools: [],
-        disallowedTools: [],
-        appendSystemPrompt: null,
-        maxTurns: null,
-        maxCostUsd: 0.5,
-        timeoutMinutes: 30,
-        promptPreview: 'Fix it.',
-        client: 'test',
-      },
-      clock.now(),
-    );
+    const record = newJobRecord(store.newJobId(), jobFields({ model: MODEL, permissionMode: 'plan', cwd: home.home, promptPreview: 'Fix it.' }), clock.now());
     const paths = await store.create(record, 'Fix it.');
     // The last service spawned it and died before it could record that.
     const gate = gateFile('adopted');
