@@ -32,6 +32,7 @@ const UNIT = [
   'tests/platform/**/*.test.ts',
   'tests/renderer/format.test.ts',
   'tests/resources/**/*.test.ts',
+  'tests/support/prompt-cache.test.ts',
 ];
 
 export default defineConfig({

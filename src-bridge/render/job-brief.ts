@@ -4,7 +4,7 @@
  * No paths, no nulls, no settings it did not ask for; `detail: true` adds the whole record (render/jobs.ts).
  * Pure functions of contract data.
  */
-import { formatDuration } from '../../src-main/common/format.js';
+import { formatDuration, formatUsage, promptTokens } from '../../src-main/common/format.js';
 import type { JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive } from '../../src-main/contract/jobs.js';
 import { DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL } from '../mcp-names.js';
@@ -51,12 +51,14 @@ export function briefNext(view: JobView, answerShown: boolean): string {
   return `Next, ${why}: ${toolCall(DELEGATE_FOLLOWUP_TOOL, { job_id: id, prompt: '…' })}`;
 }
 
-function header(view: JobView): string[] {
+/** The job and its money; with `tokens`, what it sent and received and what the provider's cache served. */
+function header(view: JobView, tokens = false): string[] {
   const j = view.job;
   const queued = view.queuePosition ? ` (#${view.queuePosition} in queue)` : '';
   const turn = j.turn > 1 ? `, turn ${j.turn}` : '';
   const calls = `${j.toolCalls} tool call${j.toolCalls === 1 ? '' : 's'}`;
   const lines = [`Job ${j.id}: ${STATE_WORDS[j.state]}${queued} — ${j.model}${turn}`, `${formatDuration(view.elapsedSeconds)}, ${calls}; ${formatJobCost(j)}`];
+  if (tokens && promptTokens(j.usage) > 0) lines.push(`Tokens: ${formatUsage(j.usage)}`);
   if (j.endReason) lines.push(j.endReason);
   if (view.unverified && j.state === 'succeeded') lines.push('Unverified: no tool calls, so nothing was checked against a file or command.');
   if (view.waitTimedOut) lines.push('Still running when the wait ended.');
@@ -79,7 +81,7 @@ export function renderJobBrief(view: JobView, tailLimit = BRIEF_TAIL): string {
 
 /** delegate_result: the job, the answer between the bridge's own lines, the next call. */
 export function renderResultBrief(result: JobResult): string {
-  const lines = header(result);
+  const lines = header(result, true);
   if (result.resultText !== null) {
     lines.push(ANSWER_OPENS, ...quote(result.resultText), ANSWER_CLOSES);
     // The one path worth showing: without it the rest of a cut answer is out of reach.

@@ -2,7 +2,7 @@
  * Jobs as text: what the delegate tools answer. Pure functions of contract data; each answer ends with
  * what to call next, with exact arguments. Numbers go through src-main/common/format.ts, as on every surface.
  */
-import { formatDuration, formatTokens, formatUsd } from '../../src-main/common/format.js';
+import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { DELEGATE_CANCEL_TOOL, DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { toolCall } from './tool-call.js';
@@ -25,12 +25,6 @@ export function formatJobCost(job: Pick<JobRecord, 'estimatedCostUsd' | 'billedC
   else if (job.billing === 'pending') parts.push('billed: pending');
   if (withCap) parts.push(`cap ${formatUsd(job.maxCostUsd)}`);
   return parts.join(', ');
-}
-
-export function formatUsage(job: Pick<JobRecord, 'usage'>): string {
-  const u = job.usage;
-  const cache = u.cacheReadTokens || u.cacheWriteTokens ? `, cache ${formatTokens(u.cacheReadTokens)} read / ${formatTokens(u.cacheWriteTokens)} written` : '';
-  return `${formatTokens(u.inputTokens)} in / ${formatTokens(u.outputTokens)} out${cache}`;
 }
 
 function tailLine(entry: TailEntry): string {
@@ -64,7 +58,7 @@ export function renderJobHeader(view: JobView): string[] {
   const j = view.job;
   const lines = [
     `Job ${j.id}: ${STATE_WORDS[j.state]}${view.queuePosition ? ` (#${view.queuePosition} in the queue)` : ''} — ${j.model}, turn ${j.turn} of session ${j.sessionId}`,
-    `  ${formatDuration(view.elapsedSeconds)}, ${j.toolCalls} tool call${j.toolCalls === 1 ? '' : 's'}, ${formatUsage(j)}; cost ${formatJobCost(j, true)}`,
+    `  ${formatDuration(view.elapsedSeconds)}, ${j.toolCalls} tool call${j.toolCalls === 1 ? '' : 's'}, ${formatUsage(j.usage)}; cost ${formatJobCost(j, true)}`,
     `  cwd ${j.cwd}; permission mode ${j.permissionMode}${j.allowedTools.length ? `; allowed tools ${j.allowedTools.join(', ')}` : ''}`,
   ];
   if (j.endReason) lines.push(`  ${j.endReason}`);
@@ -120,6 +114,7 @@ export function renderJobList(list: JobList, detail = true): string {
   const lines = [
     `${list.shownJobs} of ${list.totalJobs} jobs (newest first), ${list.running} running, ${list.queued} queued. Shown cost ${formatUsd(list.totalCostUsd)}; spent today ${formatUsd(list.spentTodayUsd)} of ${formatUsd(list.dailyBudgetUsd)}.`,
   ];
+  if (promptTokens(list.totalUsage) > 0) lines.push(`Shown tokens: ${formatUsage(list.totalUsage)}.`);
   for (const c of list.conversations) {
     lines.push('', `Session ${c.sessionId} — ${c.model}${detail ? `, ${c.cwd}` : ''}, ${formatUsd(c.costUsd)}`);
     for (const j of c.jobs) {

@@ -96,6 +96,44 @@ export function formatDuration(seconds: number | null | undefined): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
+/** A job's tokens as its stream reported them; `inputTokens` is the prompt sent uncached (Anthropic's `input_tokens`). */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/** Every prompt token: sent plain, read from the provider's cache, or written to it. */
+export function promptTokens(usage: TokenUsage): number {
+  return usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens;
+}
+
+/** The share of the prompt read from the provider's cache, 0–1; null when no prompt was sent. */
+export function cacheShare(usage: TokenUsage): number | null {
+  const prompt = promptTokens(usage);
+  return prompt > 0 ? usage.cacheReadTokens / prompt : null;
+}
+
+/** A share as a whole percentage that never rounds a little to nothing or nearly all to all: "<1%", "92%", ">99%". */
+export function formatShare(share: number): string {
+  const percent = Math.round(share * 100);
+  if (percent === 0 && share > 0) return '<1%';
+  if (percent === 100 && share < 1) return '>99%';
+  return `${percent}%`;
+}
+
+/**
+ * Tokens in and out, and what the cache did when it was used: "41.2k in / 950 out" or
+ * "41.2k in / 950 out; 92% of input from cache (38.1k read, 2k written)". "in" counts every prompt token.
+ */
+export function formatUsage(usage: TokenUsage): string {
+  const base = `${formatTokens(promptTokens(usage))} in / ${formatTokens(usage.outputTokens)} out`;
+  if (!usage.cacheReadTokens && !usage.cacheWriteTokens) return base;
+  const share = formatShare(cacheShare(usage) ?? 0);
+  return `${base}; ${share} of input from cache (${formatTokens(usage.cacheReadTokens)} read, ${formatTokens(usage.cacheWriteTokens)} written)`;
+}
+
 function counted(n: number, unit: string): string {
   return `${n} ${unit}${n === 1 ? '' : 's'}`;
 }

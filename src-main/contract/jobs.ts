@@ -19,6 +19,12 @@ export const UsageSchema = z.object({
 });
 export type Usage = z.infer<typeof UsageSchema>;
 export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+export const addUsage = (a: Usage, b: Usage): Usage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+  cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+  cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+});
 
 export const BILLING_STATES = ['pending', 'complete', 'partial', 'unavailable'] as const;
 export const BillingStateSchema = z.enum(BILLING_STATES);
@@ -132,6 +138,8 @@ export const JobListSchema = z.object({
   shownJobs: z.number(),
   totalJobs: z.number(),
   totalCostUsd: z.number(),
+  /** The shown jobs' tokens together: what the provider's cache did for them shows here. */
+  totalUsage: UsageSchema,
   spentTodayUsd: z.number(),
   dailyBudgetUsd: z.number(),
   running: z.number(),

@@ -3,7 +3,7 @@
  * tests/renderer/jobs.test.ts). Types only from the contract: its runtime values would pull zod into the page.
  */
 import type { JobList, JobRecord, JobState, TailEntry } from '../../src-main/contract/index.js';
-import { formatTokens, formatDateTime, formatTime, formatUsd } from './format.js';
+import { formatDateTime, formatTime, formatUsd } from './format.js';
 
 /** While a job is queued or running it can be followed and cancelled. */
 export function isActiveState(state: JobState): boolean {
@@ -139,14 +139,6 @@ export function startedText(iso: string | null, now: number): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return '—';
   return date.toDateString() === new Date(now).toDateString() ? formatTime(iso) : formatDateTime(iso);
-}
-
-/** Input and output tokens, with the cache when it was used: "12.3k in / 950 out". */
-export function tokensText(usage: JobRecord['usage']): string {
-  const base = `${formatTokens(usage.inputTokens)} in / ${formatTokens(usage.outputTokens)} out`;
-  return usage.cacheReadTokens || usage.cacheWriteTokens
-    ? `${base}, cache ${formatTokens(usage.cacheReadTokens)} read / ${formatTokens(usage.cacheWriteTokens)} written`
-    : base;
 }
 
 /** A time limit in minutes: "30 min", "2 h", "1 h 30 min". */

@@ -1,6 +1,16 @@
 /** Numbers for people and models: the one family every surface prints. */
 import { describe, expect, it } from 'vitest';
-import { formatDuration, formatPriceCapPerM, formatPricePerM, formatTokens, formatUsd } from '../../src-main/common/format.js';
+import {
+  cacheShare,
+  formatDuration,
+  formatPriceCapPerM,
+  formatPricePerM,
+  formatShare,
+  formatTokens,
+  formatUsage,
+  formatUsd,
+  promptTokens,
+} from '../../src-main/common/format.js';
 
 describe('formatUsd', () => {
   it('shows cents for sums of a cent or more, with thousands separators', () => {
@@ -125,5 +135,34 @@ describe('formatUsd', () => {
     [-0.5, '-$0.50'],
   ])('shows %s as %s', (usd, text) => {
     expect(formatUsd(usd)).toBe(text);
+  });
+});
+
+describe('usage and the prompt cache', () => {
+  const cached = { inputTokens: 1_200, outputTokens: 950, cacheReadTokens: 38_100, cacheWriteTokens: 2_000 };
+  const plain = { inputTokens: 12_300, outputTokens: 950, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+  it('counts every prompt token as input, and the share read from the cache', () => {
+    expect(promptTokens(cached)).toBe(41_300);
+    expect(cacheShare(cached)).toBeCloseTo(38_100 / 41_300, 10);
+    expect(cacheShare(plain)).toBe(0);
+    expect(cacheShare({ ...plain, inputTokens: 0, outputTokens: 0 })).toBeNull();
+  });
+
+  it('says what the cache did only when it was used', () => {
+    expect(formatUsage(plain)).toBe('12.3k in / 950 out');
+    expect(formatUsage(cached)).toBe('41.3k in / 950 out; 92% of input from cache (38.1k read, 2k written)');
+    // Written but not yet read: the first turn of a conversation.
+    expect(formatUsage({ ...cached, cacheReadTokens: 0 })).toBe('3.2k in / 950 out; 0% of input from cache (0 read, 2k written)');
+  });
+
+  it.each([
+    [0, '0%'],
+    [0.004, '<1%'],
+    [0.5, '50%'],
+    [0.996, '>99%'],
+    [1, '100%'],
+  ])('reads a share of %s as %s', (share, text) => {
+    expect(formatShare(share)).toBe(text);
   });
 });

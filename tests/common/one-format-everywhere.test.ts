@@ -14,8 +14,7 @@ import { evaluateModel } from '../../src-main/core/catalog/policy.js';
 import { checkBudget } from '../../src-main/core/jobs/budget.js';
 import { presentJobEnded } from '../../src-main/electron/present/notifications.js';
 import { presentTray } from '../../src-main/electron/present/tray.js';
-import { formatDuration, formatPricePerM, formatTokens, formatUsd } from '../../src-renderer/lib/format.js';
-import { tokensText } from '../../src-renderer/lib/jobs.js';
+import { formatDuration, formatPricePerM, formatTokens, formatUsage, formatUsd } from '../../src-renderer/lib/format.js';
 import { renderJobView } from '../../src-bridge/render/jobs.js';
 import { renderModelsTable } from '../../src-bridge/render/models-table.js';
 
@@ -160,7 +159,7 @@ const surfaces: Record<string, Partial<Record<keyof typeof READS, string>>> = {
   },
   'settings page': {
     price: formatPricePerM(PRICE_PER_M),
-    tokens: tokensText(usage),
+    tokens: formatUsage(usage),
     duration: formatDuration(SECONDS),
     sum: formatUsd(SMALL_SUM),
   },

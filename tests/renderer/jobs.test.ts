@@ -292,11 +292,15 @@ describe('the Jobs page', () => {
   });
 
   describe('a finished job', () => {
-    it('shows its answer, its tokens, both its estimated and its billed cost (each labelled), and its files to copy', async () => {
+    it('shows its answer, its tokens and what the cache served, both its estimated and its billed cost (each labelled), and its files to copy', async () => {
       await world.startService();
+      // Turn 1 writes the prompt cache, turn 2 reads it back (as a provider reports it).
       world.model.script('answer', [
-        { toolUse: { name: 'Bash', input: { command: 'echo forty-$((40+2))', description: 'Compute' } } },
-        { text: 'The answer is 42.' },
+        {
+          toolUse: { name: 'Bash', input: { command: 'echo forty-$((40+2))', description: 'Compute' } },
+          usage: { input_tokens: 300, cache_creation_input_tokens: 6_000, output_tokens: 40 },
+        },
+        { text: 'The answer is 42.', usage: { input_tokens: 200, cache_read_input_tokens: 6_000, cache_creation_input_tokens: 400, output_tokens: 12 } },
       ]);
       const started = await startJob('answer', 'What is 40+2? Use Bash.', { waitSeconds: 90 });
       expect(started.job.state).toBe('succeeded');
@@ -313,7 +317,8 @@ describe('the Jobs page', () => {
       expect(await page.getByTestId('detail-billed-cost').textContent()).toBe(formatUsd(record.billedCostUsd));
       const stats = page.locator('.stat .label');
       expect(await stats.allTextContents()).toEqual(expect.arrayContaining(['Estimated cost', 'Billed cost']));
-      expect(await page.getByTestId('tokens').textContent()).toMatch(/^\d[\d.]*k? in \/ \d[\d.]*k? out/);
+      expect(record.usage).toEqual({ inputTokens: 500, outputTokens: 52, cacheReadTokens: 6_000, cacheWriteTokens: 6_400 });
+      expect(await page.getByTestId('tokens').textContent()).toBe('12.9k in / 52 out; 47% of input from cache (6k read, 6.4k written)');
       expect((await tailTexts(page)).some((t) => t.includes('forty-42'))).toBe(true);
       expect(await page.getByRole('button', { name: 'Cancel job' }).count()).toBe(0);
       await screenshot(page, 'jobs-finished', 'light');
@@ -331,6 +336,9 @@ describe('the Jobs page', () => {
       await expect.poll(() => row.getByTestId('billed-cost').textContent()).toBe(formatUsd(record.billedCostUsd));
       expect(await row.getByTestId('estimated-cost').textContent()).toBe(formatUsd(record.estimatedCostUsd));
       expect(await page.getByRole('columnheader').allTextContents()).toEqual(expect.arrayContaining(['Estimated cost', 'Billed cost']));
+      // And the listed jobs' share of input served from the cache.
+      expect(await page.getByTestId('cache-share').textContent()).toBe('47%');
+      expect(await page.getByTestId('cache-tokens').textContent()).toBe('6k read, 6.4k written');
       expect(errors).toEqual([]);
       await context.close();
     });

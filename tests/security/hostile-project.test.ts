@@ -91,9 +91,10 @@ describe("the delegate's command line, on the real claude CLI", () => {
       },
       { text: 'finished' },
     ]);
+    const sessionId = randomUUID();
     const args = claudeArgs({
       turn: 1,
-      sessionId: randomUUID(),
+      sessionId,
       model: MODEL,
       permissionMode: 'acceptEdits',
       profile: 'lean',
@@ -110,6 +111,7 @@ describe("the delegate's command line, on the real claude CLI", () => {
       model: MODEL,
       claudeConfigDir: path.join(dir, 'claude-config'),
       attribution: { url: 'https://example.invalid/app', title: 'test' },
+      sessionId,
     });
     const child = spawn(CLAUDE_CLI, adjust(args), { cwd: project, env, stdio: ['pipe', 'ignore', 'ignore'] });
     child.stdin.end(`${m(name)} go`);

@@ -80,6 +80,7 @@ interface RunOptions {
 
 /** One delegate turn, the way docs/ARCHITECTURE.md §4 runs it: prompt on stdin, stream-json on stdout. */
 async function runClaude(prompt: string, options: RunOptions = {}): Promise<Run> {
+  const sessionId = options.resume ?? options.sessionId ?? randomUUID();
   const env = {
     ...buildChildEnv({
       parentEnv: { ...process.env, TMPDIR: path.join(dir, 'tmp') },
@@ -88,11 +89,12 @@ async function runClaude(prompt: string, options: RunOptions = {}): Promise<Run>
       model: MODEL,
       claudeConfigDir: configDir,
       attribution: ATTRIBUTION,
+      sessionId,
     }),
     ...options.env,
   };
   for (const name of options.unset ?? []) delete env[name];
-  const session = options.resume ? ['--resume', options.resume] : ['--session-id', options.sessionId ?? randomUUID()];
+  const session = options.resume ? ['--resume', options.resume] : ['--session-id', sessionId];
   const args = [
     '-p',
     '--output-format',
@@ -220,6 +222,8 @@ describe('the real claude -p against the scripted model', () => {
     expect(request.headers.anthropicVersion).toBe('2023-06-01');
     expect(request.headers.httpReferer).toBe(ATTRIBUTION.url);
     expect(request.headers.xTitle).toBe(ATTRIBUTION.title);
+    // OpenRouter's sticky-routing key is the session Claude Code runs (its own header says the same).
+    expect(request.headers.xSessionId).toBe(request.headers.sessionId);
     expect(request.tools).toContain('Bash');
   });
 
@@ -290,6 +294,8 @@ describe('the real claude -p against the scripted model', () => {
     const resumed = model.lastRequestFor('conversation');
     expect(resumed.step).toBe(1);
     expect(resumed.headers.sessionId).toBe(sessionId);
+    // The resumed turn keeps OpenRouter's sticky-routing key: the same provider, its cache still warm.
+    expect(model.requestsFor('conversation').map((r) => r.headers.xSessionId)).toEqual([sessionId, sessionId]);
     expect(resumed.messages.map((m) => m.role)).toEqual(['user', 'system', 'assistant', 'user']);
     expect(messageText(resumed.messages[0] as AnthropicMessage)).toContain('[[script:conversation]]');
     expect(messageText(resumed.messages[2] as AnthropicMessage)).toBe('first answer');

@@ -20,6 +20,10 @@
  * Requests without any marker are Claude Code's own side requests (none are made by 2.1.332 in `-p` mode
  * with the delegate environment, see the tests): they get a short text and are kept in `sideRequests`.
  *
+ * Usage: a step's `usage`, else DEFAULT_USAGE; with `options.promptCache`, the prompt's tokens are measured
+ * from the request and split into plain input, cache reads and cache writes by that model of OpenRouter's
+ * routing and the provider's cache (prompt-cache.ts), unless the step names its own.
+ *
  * Cost: every answered message is registered with the fake as a generation whose `total_cost` is
  * `usage × DEFAULT_TOKEN_PRICES` (USD per token; override with `options.prices`), see `costOf`.
  */
@@ -27,6 +31,7 @@ import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { FakeOpenRouter, RecordedRequest } from './fake-openrouter.js';
+import type { PromptCacheSim } from './prompt-cache.js';
 
 /** The real Claude Code CLI, a devDependency (docs/ARCHITECTURE.md §8). */
 export const CLAUDE_CLI = fileURLToPath(new URL('../../node_modules/.bin/claude', import.meta.url));
@@ -149,6 +154,8 @@ export interface ModelRequest {
     userAgent: string | null;
     /** `x-claude-code-session-id`: the session the CLI is running. */
     sessionId: string | null;
+    /** `x-session-id`: OpenRouter's sticky-routing key. */
+    xSessionId: string | null;
   };
   rawHeaders: http.IncomingHttpHeaders;
   /** The key sent as `Authorization: Bearer …` (null when absent). */
@@ -170,6 +177,8 @@ export interface ModelRequest {
   /** The `gen-…` id answered (null when an error was answered). */
   messageId: string | null;
   usage: Usage | null;
+  /** With `options.promptCache`: the provider endpoint that answered (null otherwise, and for errors). */
+  provider: number | null;
   body: Record<string, unknown>;
   /** The request body's size as sent, in bytes (what every turn pays). */
   bytes: number;
@@ -188,6 +197,8 @@ export interface ScriptedModelOptions {
    * in `message_delta`). Default 1.
    */
   startOutputTokens?: number;
+  /** Measure each prompt and serve it through this model of OpenRouter's routing and the provider's cache. */
+  promptCache?: PromptCacheSim;
 }
 
 export interface RecordedGeneration {
@@ -429,6 +440,7 @@ export class ScriptedModel {
         xTitle: header(request.headers, 'x-title'),
         userAgent: header(request.headers, 'user-agent'),
         sessionId: header(request.headers, 'x-claude-code-session-id'),
+        xSessionId: header(request.headers, 'x-session-id'),
       },
       rawHeaders: request.headers,
       bearer: authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : null,
@@ -444,6 +456,7 @@ export class ScriptedModel {
       status: 200,
       messageId: null,
       usage: null,
+      provider: null,
       body,
       bytes: Buffer.byteLength(request.body),
     };
@@ -525,7 +538,9 @@ export class ScriptedModel {
   private sendMessage(request: ModelRequest, response: http.ServerResponse, step: TextStep | ToolUseStep, kind: AnswerKind): void {
     if (response.destroyed || response.headersSent) return;
     const id = generationId();
-    const usage: Usage = { ...DEFAULT_USAGE, ...step.usage };
+    const cached = this.options.promptCache?.serve(request);
+    const usage: Usage = { ...DEFAULT_USAGE, ...cached?.usage, ...step.usage };
+    request.provider = cached?.provider ?? null;
     const model = request.model ?? 'unknown';
     const content: AnthropicBlock[] = [];
     if (step.text !== undefined) content.push({ type: 'text', text: step.text });

@@ -48,6 +48,9 @@ const INHERITED = new Set([
 ]);
 const INHERITED_PREFIXES = ['LC_'];
 
+/** What the environment preview shows where a job's session id goes. */
+export const SESSION_PLACEHOLDER = '<the conversation’s session id>';
+
 /** Variables whose values are secrets: never shown, never logged. */
 export const SECRET_VARIABLES = new Set(['ANTHROPIC_AUTH_TOKEN']);
 
@@ -60,6 +63,12 @@ export interface ChildEnvInput {
   /** App-owned Claude Code config dir: the user's own login is never used, and --resume finds sessions. */
   claudeConfigDir: string;
   attribution: { url: string; title: string };
+  /**
+   * The conversation's Claude Code session id, sent as OpenRouter's `x-session-id`: every request of the
+   * conversation, follow-ups included, then goes to the provider endpoint whose prompt cache it warmed
+   * (OpenRouter's provider sticky routing), and OpenRouter's Logs group them as one session.
+   */
+  sessionId: string;
   /** Claude Code's CLAUDE_CODE_MAX_RETRIES for OpenRouter requests. */
   maxRetries?: number;
 }
@@ -82,7 +91,7 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
     ANTHROPIC_DEFAULT_HAIKU_MODEL: input.model,
     ANTHROPIC_SMALL_FAST_MODEL: input.model,
     CLAUDE_CODE_SUBAGENT_MODEL: input.model,
-    ANTHROPIC_CUSTOM_HEADERS: `HTTP-Referer: ${input.attribution.url}\nX-Title: ${input.attribution.title}`,
+    ANTHROPIC_CUSTOM_HEADERS: `HTTP-Referer: ${input.attribution.url}\nX-Title: ${input.attribution.title}\nx-session-id: ${input.sessionId}`,
     CLAUDE_CONFIG_DIR: input.claudeConfigDir,
     DISABLE_TELEMETRY: '1',
     DISABLE_AUTOUPDATER: '1',

@@ -26,8 +26,8 @@ export interface SupervisorDeps {
   apiKey: () => { value: string; source: string } | null;
   balance: (options: { refresh: boolean }) => Promise<Balance>;
   getGeneration: (key: string, id: string) => Promise<GenerationRecord | null>;
-  /** The environment of a delegate on this model (the key inside; see child-env.ts). */
-  childEnv: (model: string, apiKey: string, callerPath: string | undefined) => Record<string, string>;
+  /** The environment of a delegate on this model in this conversation (the key inside; see child-env.ts). */
+  childEnv: (model: string, apiKey: string, callerPath: string | undefined, sessionId: string) => Record<string, string>;
   locateClaude: (callerPath: string | undefined) => Promise<string>;
   onChange?: (job: JobRecord) => void;
   log?: (line: string) => void;

@@ -68,7 +68,7 @@ export class JobLifecycle {
         command,
         args: claudeArgs(record, deps.serviceDirs ?? []),
         cwd: record.cwd,
-        env: { ...deps.childEnv(record.model, job.apiKey, job.callerPath), [ENV.job]: record.id },
+        env: { ...deps.childEnv(record.model, job.apiKey, job.callerPath, record.sessionId), [ENV.job]: record.id },
         stdinFile: paths.prompt,
         stdoutFile: paths.stream,
         stderrFile: paths.stderr,

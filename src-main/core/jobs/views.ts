@@ -3,7 +3,7 @@
  * its place in the queue, its files), its result, and the list grouped by conversation. A view may wait
  * for the job to end first; a wait that runs out says so instead of failing.
  */
-import { isActive } from '../../contract/index.js';
+import { ZERO_USAGE, addUsage, isActive } from '../../contract/index.js';
 import type { JobList, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
 import { jobCostUsd } from './budget.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
@@ -79,6 +79,7 @@ export class JobViews {
       shownJobs: shown.length,
       totalJobs: matching.length,
       totalCostUsd: shown.reduce((sum, r) => sum + jobCostUsd(r), 0),
+      totalUsage: shown.reduce((sum, r) => addUsage(sum, r.usage), ZERO_USAGE),
       spentTodayUsd: registry.spentToday(),
       dailyBudgetUsd: settings.budgets.perDayUsd,
       running: all.filter((r) => r.state === 'running').length,

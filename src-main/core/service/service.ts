@@ -19,7 +19,7 @@ import type {
   Settings,
 } from '../../contract/index.js';
 import type { Locations } from '../../platform/locations.js';
-import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
+import { SESSION_PLACEHOLDER, buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
@@ -144,7 +144,7 @@ export class Service {
       apiKey: () => this.apiKey(),
       balance: (o) => this.balance.get(o),
       getGeneration: (key, id) => this.client.getGeneration(key, id),
-      childEnv: (model, apiKey, callerPath) => this.childEnv(model, apiKey, callerPath),
+      childEnv: (model, apiKey, callerPath, sessionId) => this.childEnv(model, apiKey, callerPath, sessionId),
       locateClaude: (callerPath) => locateClaude({ env: options.env, setting: this.settings.current.claudePath, callerPath }),
       onChange: (job) => {
         this.emit('job.changed', { job });
@@ -282,8 +282,9 @@ export class Service {
     return status;
   }
 
-  private childEnv(model: string, apiKey: string, callerPath: string | undefined): Record<string, string> {
+  private childEnv(model: string, apiKey: string, callerPath: string | undefined, sessionId: string): Record<string, string> {
     return buildChildEnv({
+      sessionId,
       parentEnv: callerPath ? { ...this.options.env, PATH: callerPath } : this.options.env,
       baseUrl: this.baseUrl,
       apiKey,
@@ -303,7 +304,7 @@ export class Service {
     } catch {
       note = 'not available: the keychain could not be read';
     }
-    return describeChildEnv(this.childEnv(settings.defaultModel, '', undefined), note);
+    return describeChildEnv(this.childEnv(settings.defaultModel, '', undefined, SESSION_PLACEHOLDER), note);
   }
 
   private handlers(): Handlers {

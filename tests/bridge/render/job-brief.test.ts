@@ -86,6 +86,17 @@ describe('renderResultBrief', () => {
     expect(renderResultBrief(result('Seven', 5))).toContain('the whole answer is in /home/user/.jobs/j/result.txt');
   });
 
+  it('gives the tokens, and what the provider cache served, only with the result', () => {
+    const usage = { inputTokens: 1_200, outputTokens: 950, cacheReadTokens: 38_100, cacheWriteTokens: 2_000 };
+    const cached = { ...running, job: { ...succeeded, usage }, resultText: 'ok', truncatedAt: null };
+    expect(renderResultBrief(cached)).toContain('Tokens: 41.3k in / 950 out; 92% of input from cache (38.1k read, 2k written)');
+    expect(renderJobBrief(cached)).not.toContain('Tokens');
+    // A job that has sent nothing yet has no token line at all.
+    expect(
+      renderResultBrief({ ...cached, job: { ...cached.job, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } } }),
+    ).not.toContain('Tokens');
+  });
+
   it('says when there is no answer yet', () => {
     expect(renderResultBrief({ ...running, resultText: null, truncatedAt: null })).toContain('No answer yet.');
   });

@@ -24,6 +24,7 @@ const input = {
   model: 'qwen/qwen3-coder',
   claudeConfigDir: '/data/claude-config',
   attribution: { url: 'https://example.org/app', title: 'OpenRouter Delegate' },
+  sessionId: '0b6d9f7e-2c1a-4e55-9a31-6f2d8c4b7e10',
 };
 
 describe('the delegate environment', () => {
@@ -57,10 +58,12 @@ describe('the delegate environment', () => {
     }
   });
 
-  it('turns telemetry and the updater off and sends attribution headers', () => {
+  it("turns telemetry and the updater off, sends attribution headers and the conversation's session for sticky routing", () => {
     const env = buildChildEnv(input);
     expect(env).toMatchObject({ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
-    expect(env.ANTHROPIC_CUSTOM_HEADERS).toBe('HTTP-Referer: https://example.org/app\nX-Title: OpenRouter Delegate');
+    expect(env.ANTHROPIC_CUSTOM_HEADERS).toBe(
+      'HTTP-Referer: https://example.org/app\nX-Title: OpenRouter Delegate\nx-session-id: 0b6d9f7e-2c1a-4e55-9a31-6f2d8c4b7e10',
+    );
   });
 
   it('marks the depth, one deeper than the parent', () => {
