@@ -22,6 +22,7 @@ import { startOverheadBench, streamingMemoryBench } from './delegation.js';
 import { policyLatencyBench } from './policy-latency.js';
 import { settingsPageBench } from './ui.js';
 import { parentViewBench } from './parent-view.js';
+import { delegateEconomyBench } from './delegate-economy.js';
 import { streamReaderBench } from './stream-reader.js';
 import type { BudgetRow } from './lib/stats.js';
 
@@ -173,6 +174,8 @@ async function main(): Promise<void> {
       ...(await settingsPageBench(fake.baseUrl)),
       // Issue 12: what the parent model reads, through the real CLI, against the server it replaces.
       ...(await parentViewBench()),
+      // Issue 12: what a delegate's coding task sends the model, against the server it replaces.
+      ...(await delegateEconomyBench()),
     ];
     printTable(rows);
     if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;

@@ -81,13 +81,15 @@ describe(`the jobs folder on a full file system${skipReason}`, { timeout: 90_000
 });
 
 describe(`the jobs folder filling up under a running job${skipReason}`, { timeout: 90_000 }, () => {
-  /** A job held at a Bash call while the disk fills; its delegate then has output it cannot write. */
+  /**
+   * A job held at a Bash call while the disk fills; its delegate then has output it cannot write. The call
+   * prints 16 KiB after the gate: a full tmpfs still lets a file fill the rest of its last 4 KiB page, and a
+   * short tool result fitted there once (a CI run saw the job succeed).
+   */
   async function jobOnFullDisk(): Promise<{ end: JobView; filler: string }> {
     const gate = world.gate('full');
-    world.model.script('full', [
-      { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait' } } },
-      { text: 'Said to a full disk.' },
-    ]);
+    const command = `${gate.command('gate-passed')}; head -c 16384 /dev/zero | tr '\\0' x`;
+    world.model.script('full', [{ toolUse: { name: 'Bash', input: { command, description: 'Wait' } } }, { text: 'Said to a full disk.' }]);
     const started = await world.startJob(client, { prompt: `${m('full')} go`, allowedTools: ['Bash'] });
     await world.waitForRunning(client, started.job.id);
     await expect.poll(() => world.model.requestsFor('full').length, { timeout: 30_000 }).toBe(1);

@@ -13,6 +13,7 @@ import { resolveLocations } from '../../src-main/platform/locations.js';
 import type { Locations } from '../../src-main/platform/locations.js';
 import { BRIDGE, runCli, testEnv } from './built.js';
 import { CLAUDE_CLI, ScriptedModel } from './fake-anthropic.js';
+import type { ScriptedModelOptions } from './fake-anthropic.js';
 import { FakeOpenRouter } from './fake-openrouter.js';
 import type { FakeKey } from './fake-openrouter.js';
 import { makeTempHome } from './temp-home.js';
@@ -62,6 +63,8 @@ export interface WorldOptions {
   prefix?: string;
   /** What the fake OpenRouter says of KEY (/v1/key). */
   balance?: Partial<FakeKey>;
+  /** More options for the scripted model (e.g. its prompt cache). */
+  model?: Omit<ScriptedModelOptions, 'apiKey'>;
 }
 
 /**
@@ -80,7 +83,7 @@ export class DelegationWorld {
 
   constructor(options: WorldOptions = {}) {
     this.options = options;
-    this.model = new ScriptedModel(this.fake, { apiKey: KEY });
+    this.model = new ScriptedModel(this.fake, { ...options.model, apiKey: KEY });
   }
 
   /** Starts the fake and makes a home whose settings.json holds `settings`. */
