@@ -4,8 +4,8 @@
  * No paths, no nulls, no settings it did not ask for; `detail: true` adds the whole record (render/jobs.ts).
  * Pure functions of contract data.
  */
-import { formatDuration, formatUsage, promptTokens } from '../../src-main/common/format.js';
-import type { JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
+import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
+import type { JobList, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive } from '../../src-main/contract/jobs.js';
 import { DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL } from '../mcp-names.js';
 import { STATE_WORDS, formatJobCost } from './jobs.js';
@@ -92,5 +92,30 @@ export function renderResultBrief(result: JobResult): string {
     lines.push('The delegate left no answer.', ...stderrLines(result));
   }
   lines.push(briefNext(result, result.resultText !== null));
+  return lines.join('\n');
+}
+
+/** Characters of a job's prompt a list line shows. */
+const LIST_PROMPT_CHARS = 60;
+
+/**
+ * delegate_list: the counts and today's spend, then each conversation (model, cost) with its jobs — id, turn,
+ * state, money, the prompt's start. No session ids, paths or times: `detail: true` has them (render/jobs.ts).
+ */
+export function renderListBrief(list: JobList): string {
+  const counts = `${list.running} running, ${list.queued} queued; spent today ${formatUsd(list.spentTodayUsd)} of ${formatUsd(list.dailyBudgetUsd)}.`;
+  if (list.totalJobs === 0) return `No jobs to list. ${counts}`;
+  const shown = list.shownJobs === list.totalJobs ? `${list.totalJobs} job${list.totalJobs === 1 ? '' : 's'}` : `${list.shownJobs} of ${list.totalJobs} jobs`;
+  const lines = [`${shown}, ${counts}`];
+  if (promptTokens(list.totalUsage) > 0) lines.push(`Tokens: ${formatUsage(list.totalUsage)}.`);
+  for (const c of list.conversations) {
+    lines.push(`${c.model} conversation, ${formatUsd(c.costUsd)}:`);
+    for (const j of c.jobs) {
+      const prompt = j.promptPreview.replace(/\s+/g, ' ').trim();
+      const cut = prompt.length > LIST_PROMPT_CHARS ? `${prompt.slice(0, LIST_PROMPT_CHARS - 1).trimEnd()}…` : prompt;
+      lines.push(`  ${j.id} turn ${j.turn} ${STATE_WORDS[j.state]}, ${formatJobCost(j)}: “${cut}”`);
+    }
+  }
+  if (list.unreadable.length > 0) lines.push(`${list.unreadable.length} job folder(s) unreadable; detail: true names them.`);
   return lines.join('\n');
 }

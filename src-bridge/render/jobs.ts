@@ -108,22 +108,21 @@ export function renderJobResult(result: JobResult): string {
   return lines.join('\n');
 }
 
-/** Every job, newest first, by conversation; `detail` adds each conversation's directory and the unreadable folders' paths. */
-export function renderJobList(list: JobList, detail = true): string {
+/** Every job, newest first, by conversation, with directories, times and unreadable folders' paths (`detail: true`; job-brief.ts has the short list). */
+export function renderJobList(list: JobList): string {
   if (list.totalJobs === 0) return `No delegated jobs yet. Spent today: ${formatUsd(list.spentTodayUsd)} of ${formatUsd(list.dailyBudgetUsd)}.`;
   const lines = [
     `${list.shownJobs} of ${list.totalJobs} jobs (newest first), ${list.running} running, ${list.queued} queued. Shown cost ${formatUsd(list.totalCostUsd)}; spent today ${formatUsd(list.spentTodayUsd)} of ${formatUsd(list.dailyBudgetUsd)}.`,
   ];
-  if (promptTokens(list.totalUsage) > 0) lines.push(`Shown tokens: ${formatUsage(list.totalUsage)}.`);
+  if (promptTokens(list.totalUsage) > 0) lines.push(`Tokens: ${formatUsage(list.totalUsage)}.`);
   for (const c of list.conversations) {
-    lines.push('', `Session ${c.sessionId} — ${c.model}${detail ? `, ${c.cwd}` : ''}, ${formatUsd(c.costUsd)}`);
+    lines.push('', `Session ${c.sessionId} — ${c.model}, ${c.cwd}, ${formatUsd(c.costUsd)}`);
     for (const j of c.jobs) {
       lines.push(
         `  ${j.id}  turn ${j.turn}  ${STATE_WORDS[j.state]}  ${j.createdAt.replace('T', ' ').slice(0, 19)}  ${formatJobCost(j)}  “${j.promptPreview}”`,
       );
     }
   }
-  if (detail) for (const u of list.unreadable) lines.push(`Unreadable job folder ${u.dir}: ${u.problem}`);
-  else if (list.unreadable.length > 0) lines.push(`${list.unreadable.length} job folder(s) unreadable; detail: true names them.`);
+  for (const u of list.unreadable) lines.push(`Unreadable job folder ${u.dir}: ${u.problem}`);
   return lines.join('\n');
 }

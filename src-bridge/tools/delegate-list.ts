@@ -3,6 +3,7 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { ListRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_LIST_TOOL } from '../mcp-names.js';
+import { renderListBrief } from '../render/job-brief.js';
 import { renderJobList } from '../render/jobs.js';
 import { LOOKING_IS_FREE, describeDelegateTool } from './delegate-common.js';
 import { contractDefault, deriveInput, withDetail } from './inputs.js';
@@ -36,7 +37,7 @@ export function registerDelegateListTool(server: McpServer, deps: ToolDeps, mode
     async (args) => {
       try {
         const list = await deps.service.call('jobs.list', { state: args.state, limit: args.limit });
-        const text = renderJobList(list, args.detail === true);
+        const text = args.detail ? renderJobList(list) : renderListBrief(list);
         return args.detail ? { content: [{ type: 'text' as const, text }], structuredContent: list } : { content: [{ type: 'text' as const, text }] };
       } catch (error) {
         return toolError(error);

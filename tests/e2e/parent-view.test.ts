@@ -33,36 +33,58 @@ function jobIdIn(text: string): string {
   return /job_\d{8}T\d{6}Z_[a-z0-9]+/.exec(text)?.[0] ?? /job_id:\s+([0-9a-f-]{36})/.exec(text)?.[1] ?? 'no-job-id-seen';
 }
 
-/** Scripts the outer model through the plan on `model` and returns, once the CLI has run, what each call handed it. */
+/** One call of a plan: the tool, and its arguments given the job id the plan last saw started. */
+type PlanCall = [tool: string, input: (jobId: string) => Record<string, unknown>];
+
+/**
+ * Scripts the outer model through `calls` on `model` and returns, once the CLI has run, what each call handed
+ * it. A call that starts or follows up a job gives the job id the next calls use.
+ */
+function scriptCalls(model: ScriptedModel, calls: readonly PlanCall[]): () => string[] {
+  const seen: string[] = [];
+  let jobId = '';
+  const step = (index: number) => ({
+    dynamic: (request: ModelRequest) => {
+      if (index > 0) {
+        const last = lastToolResult(request);
+        if (/start|followup/.test(calls[index - 1]?.[0] ?? '')) jobId = jobIdIn(last);
+        seen.push(last);
+      }
+      // After the last call, one to a tool nobody offers, only to read the last result; the script then ends with "done".
+      const [tool, input] = calls[index] ?? ['done', () => ({})];
+      return { toolUse: { name: `mcp__d__${tool}`, input: input(jobId) } };
+    },
+  });
+  model.script(
+    'outer',
+    Array.from({ length: calls.length + 1 }, (_, i) => step(i)),
+  );
+  return () => seen;
+}
+
+/** The plan both servers run; the inner model answers the two turns. */
 function scriptPlan(model: ScriptedModel): () => string[] {
   model.script(
     'inner',
     ANSWERS.map((text) => ({ text })),
   );
-  const seen: string[] = [];
-  let jobId = '';
-  const tool = (name: string, input: (request: ModelRequest) => Record<string, unknown>) => ({
-    dynamic: (request: ModelRequest) => {
-      const last = lastToolResult(request);
-      // A start or a follow-up gives the job the next calls are about.
-      if (/start|followup/.test(PLAN[seen.length] ?? '')) jobId = jobIdIn(last);
-      seen.push(last);
-      return { toolUse: { name: `mcp__d__${name}`, input: input(request) } };
-    },
-  });
-  model.script('outer', [
-    { toolUse: { name: 'mcp__d__delegate_start', input: { prompt: `${ScriptedModel.marker('inner')} Count the files.` } } },
-    tool('delegate_status', () => ({ job_id: jobId, wait_seconds: 60 })),
-    tool('delegate_result', () => ({ job_id: jobId })),
-    tool('delegate_followup', () => ({ job_id: jobId, prompt: 'And the directories?' })),
-    tool('delegate_result', () => ({ job_id: jobId, wait_seconds: 60 })),
-    tool('done', () => ({})),
+  return scriptCalls(model, [
+    ['delegate_start', () => ({ prompt: `${ScriptedModel.marker('inner')} Count the files.` })],
+    ['delegate_status', (job_id) => ({ job_id, wait_seconds: 60 })],
+    ['delegate_result', (job_id) => ({ job_id })],
+    ['delegate_followup', (job_id) => ({ job_id, prompt: 'And the directories?' })],
+    ['delegate_result', (job_id) => ({ job_id, wait_seconds: 60 })],
   ]);
-  // The last step calls a tool nobody offers (only to read the last result); the script then ends with "done".
-  return () => seen;
 }
 
-async function runOuter(cwd: string, home: string, tmp: string, baseUrl: string, server: { command: string; args: string[]; env: Record<string, string> }) {
+async function runOuter(
+  cwd: string,
+  home: string,
+  tmp: string,
+  baseUrl: string,
+  server: { command: string; args: string[]; env: Record<string, string> },
+  tools: readonly string[] = PLAN,
+) {
   const config = path.join(home, 'outer-claude-config');
   await mkdir(config, { recursive: true });
   const env: NodeJS.ProcessEnv = {
@@ -82,7 +104,7 @@ async function runOuter(cwd: string, home: string, tmp: string, baseUrl: string,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   };
   const mcpConfig = JSON.stringify({ mcpServers: { d: { type: 'stdio', ...server } } });
-  const allowed = [...new Set(PLAN)].map((name) => `--allowedTools=mcp__d__${name}`);
+  const allowed = [...new Set(tools)].map((name) => `--allowedTools=mcp__d__${name}`);
   return runProcess(CLAUDE_CLI, ['-p', '--output-format', 'json', '--model', MODEL, '--strict-mcp-config', '--mcp-config', mcpConfig, ...allowed], {
     env,
     cwd,
@@ -90,22 +112,28 @@ async function runOuter(cwd: string, home: string, tmp: string, baseUrl: string,
   });
 }
 
-async function ours(): Promise<string[]> {
+type Plan = { script: (model: ScriptedModel) => () => string[]; tools: readonly string[] };
+const MAIN_PLAN: Plan = { script: scriptPlan, tools: PLAN };
+
+async function ours(plan: Plan = MAIN_PLAN): Promise<string[]> {
   const world = new DelegationWorld({ prefix: 'ord-view-' });
   stops.push(() => world.stop());
   await world.start();
-  const seen = scriptPlan(world.model);
+  const seen = plan.script(world.model);
   const env = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const outer = await runOuter(world.project, world.env.HOME ?? '', world.env.TMPDIR ?? '', world.fake.baseUrl, {
-    command: process.execPath,
-    args: [BRIDGE],
-    env,
-  });
+  const outer = await runOuter(
+    world.project,
+    world.env.HOME ?? '',
+    world.env.TMPDIR ?? '',
+    world.fake.baseUrl,
+    { command: process.execPath, args: [BRIDGE], env },
+    plan.tools,
+  );
   expect(outer.code, outer.stderr).toBe(0);
   return seen();
 }
 
-async function twin(): Promise<string[]> {
+async function twin(plan: Plan = MAIN_PLAN): Promise<string[]> {
   // The twin's "Ollama": the same fake, which speaks the Messages API and lists models; plus Ollama's version probe.
   const fake = new FakeOpenRouter();
   const model = new ScriptedModel(fake);
@@ -128,8 +156,8 @@ async function twin(): Promise<string[]> {
     OLLAMA_MCP_CLAUDE_BIN: CLAUDE_CLI,
     OLLAMA_MCP_STATE_DIR: path.join(world.home, 'twin-state'),
   };
-  const seen = scriptPlan(model);
-  const outer = await runOuter(world.project, home, world.env.TMPDIR ?? '', fake.baseUrl, { command: process.execPath, args: [TWIN], env });
+  const seen = plan.script(model);
+  const outer = await runOuter(world.project, home, world.env.TMPDIR ?? '', fake.baseUrl, { command: process.execPath, args: [TWIN], env }, plan.tools);
   expect(outer.code, outer.stderr).toBe(0);
   return seen();
 }
@@ -159,4 +187,53 @@ it('the parent model reads no more than from the server it replaces, call by cal
   expect(mine[4]).toContain(`> ${ANSWERS[1]}\nEnd of answer.`);
   // The follow-up call names the job just read, the one that follows it.
   expect(mine[2]).toContain(`delegate_followup {"job_id":"${jobIdIn(mine[0] ?? '')}","prompt":"…"}`);
+}, 240_000);
+
+/** A job that is still running when it is cancelled: its model answers only after two minutes. */
+function slowJob(model: ScriptedModel): PlanCall {
+  model.script('slow', [{ text: 'late', delayMs: 120_000 }]);
+  return ['delegate_start', () => ({ prompt: `${ScriptedModel.marker('slow')} Take your time.` })];
+}
+const cancelAndList: PlanCall[] = [
+  ['delegate_cancel', (job_id) => ({ job_id })],
+  ['delegate_list', () => ({})],
+];
+
+it('the other tools read short too: openrouter_models, and delegate_cancel and delegate_list no longer than the twin’s', async () => {
+  const theirs = await twin({
+    script: (model) => scriptCalls(model, [slowJob(model), ...cancelAndList]),
+    tools: ['delegate_start', 'delegate_cancel', 'delegate_list'],
+  });
+  const mine = await ours({
+    script: (model) => scriptCalls(model, [['openrouter_models', () => ({})], slowJob(model), ...cancelAndList]),
+    tools: ['openrouter_models', 'delegate_start', 'delegate_cancel', 'delegate_list'],
+  });
+  const [models, started, cancelled, listed] = mine;
+  expect(theirs).toHaveLength(3);
+  expect(theirs[1]).toMatch(/Cancelled job/);
+  console.log(
+    `openrouter_models ${models?.length} chars; delegate_cancel ${cancelled?.length} (twin ${theirs[1]?.length}); delegate_list ${listed?.length} (twin ${theirs[2]?.length})`,
+  );
+  for (const [name, text] of [
+    ['openrouter_models', models],
+    ['delegate_start', started],
+    ['delegate_cancel', cancelled],
+    ['delegate_list', listed],
+  ] as const) {
+    expect(() => JSON.parse(text ?? ''), name).toThrow();
+    expect(text, name).not.toContain('null');
+    expect(text, name).not.toMatch(/(^|[\s"'(=])\/[A-Za-z]/);
+  }
+  // openrouter_models: the models the user allows, with prices, and the policy a caller must stay within.
+  expect(models).toContain(MODEL);
+  expect(models).toMatch(/\$[\d.]+\/M/);
+  expect(models).toMatch(/profile lean/);
+  // delegate_cancel: the job, its new state, its money, no longer than the twin's.
+  expect(cancelled).toMatch(/^Job job_\d{8}T\d{6}Z_[a-z0-9]+: cancelled — /);
+  expect(cancelled).toMatch(/est\. \$[\d.]+/);
+  expect(cancelled?.length ?? Infinity).toBeLessThanOrEqual(theirs[1]?.length ?? 0);
+  // delegate_list: the one job with its state; no longer than the twin's.
+  expect(listed).toContain(jobIdIn(started ?? ''));
+  expect(listed).toMatch(/cancelled/);
+  expect(listed?.length ?? Infinity).toBeLessThanOrEqual(theirs[2]?.length ?? 0);
 }, 240_000);

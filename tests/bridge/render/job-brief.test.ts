@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord, JobResult, JobView } from '../../../src-main/contract/jobs.js';
-import { ANSWER_CLOSES, ANSWER_OPENS, QUOTE, renderJobBrief, renderResultBrief } from '../../../src-bridge/render/job-brief.js';
+import type { JobList } from '../../../src-main/contract/jobs.js';
+import { ANSWER_CLOSES, ANSWER_OPENS, QUOTE, renderJobBrief, renderListBrief, renderResultBrief } from '../../../src-bridge/render/job-brief.js';
+import { renderJobList } from '../../../src-bridge/render/jobs.js';
 
 const record: JobRecord = {
   version: 1,
@@ -99,5 +101,44 @@ describe('renderResultBrief', () => {
 
   it('says when there is no answer yet', () => {
     expect(renderResultBrief({ ...running, resultText: null, truncatedAt: null })).toContain('No answer yet.');
+  });
+});
+
+describe('renderListBrief', () => {
+  const follow = { ...succeeded, id: 'job_20261130T121000Z_def456', turn: 2, promptPreview: `And now ${'the directories, '.repeat(8)}` };
+  const list: JobList = {
+    conversations: [{ sessionId: record.sessionId, model: record.model, cwd: record.cwd, jobs: [follow, succeeded], costUsd: 0.0022 }],
+    shownJobs: 2,
+    totalJobs: 2,
+    totalCostUsd: 0.0022,
+    totalUsage: { inputTokens: 500, outputTokens: 100, cacheReadTokens: 1500, cacheWriteTokens: 0 },
+    spentTodayUsd: 0.0022,
+    dailyBudgetUsd: 5,
+    running: 0,
+    queued: 0,
+    unreadable: [{ dir: '/home/user/.jobs/broken', problem: 'not JSON' }],
+  };
+
+  it('lists each job on one line by conversation, with the tokens and no session id, path or null', () => {
+    const text = renderListBrief(list);
+    expect(text.split('\n')).toEqual([
+      '2 jobs, 0 running, 0 queued; spent today $0.0022 of $5.00.',
+      'Tokens: 2k in / 100 out; 75% of input from cache (1.5k read, 0 written).',
+      'deepseek/deepseek-v4-flash conversation, $0.0022:',
+      `  job_20261130T121000Z_def456 turn 2 succeeded, est. $0.0012, billed $0.0011: “And now the directories, the directories, the directories,…”`,
+      '  job_20261130T120000Z_abc123 turn 1 succeeded, est. $0.0012, billed $0.0011: “Count the files”',
+      '1 job folder(s) unreadable; detail: true names them.',
+    ]);
+    expect(text).not.toMatch(/\/home|null|11111111/);
+    // The detailed list keeps what the brief one leaves out.
+    expect(renderJobList(list)).toContain('/home/user/.jobs/broken: not JSON');
+    expect(renderJobList(list)).toContain(record.sessionId);
+  });
+
+  it('says when there is nothing to list, and what is running anyway', () => {
+    expect(renderListBrief({ ...list, conversations: [], shownJobs: 0, totalJobs: 0, running: 2, unreadable: [] })).toBe(
+      'No jobs to list. 2 running, 0 queued; spent today $0.0022 of $5.00.',
+    );
+    expect(renderListBrief({ ...list, shownJobs: 2, totalJobs: 9 }).split('\n')[0]).toBe('2 of 9 jobs, 0 running, 0 queued; spent today $0.0022 of $5.00.');
   });
 });
