@@ -16,15 +16,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, expect, it } from 'vitest';
 import { formatUsage } from '../../src-main/common/format.js';
-import { ROOT } from '../support/built.js';
-import { CLAUDE_CLI, ScriptedModel, costOf, toolResults } from '../support/fake-anthropic.js';
+import { ScriptedModel, costOf, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest, ToolCall } from '../support/fake-anthropic.js';
-import { FakeOpenRouter } from '../support/fake-openrouter.js';
-import { DelegationWorld, MODEL, call, callOk } from '../support/delegation.js';
+import { DelegationWorld, call, callOk } from '../support/delegation.js';
 import type { ViewShape } from '../support/delegation.js';
 import { PromptCacheSim } from '../support/prompt-cache.js';
+import { TWIN, startTwin } from '../support/twin.js';
 
-const TWIN = path.join(ROOT, 'node_modules/claude-ollama-delegate-mcp/dist/index.js');
 const m = ScriptedModel.marker;
 const BUGGY = 'module.exports = (a, b) => a - b;\n';
 const FIXED = 'module.exports = (a, b) => a + b;\n';
@@ -113,33 +111,15 @@ async function ours(): Promise<{
 }
 
 async function twin(): Promise<ModelRequest[]> {
-  // The twin's "Ollama" is a fake of its own that speaks the Messages API; plus Ollama's version probe.
-  const fake = new FakeOpenRouter();
-  const model = new ScriptedModel(fake, { promptCache: new PromptCacheSim(2) });
-  fake.route('GET', '/api/api/version', (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":"0.12.0"}'));
-  await fake.start();
-  stops.push(async () => {
-    model.stop();
-    await fake.stop();
-  });
-  const world = new DelegationWorld({ prefix: 'ord-economy-twin-' });
-  stops.push(() => world.stop());
-  await world.start();
+  const { model, world, env, stop } = await startTwin('ord-economy-twin-', { promptCache: new PromptCacheSim(2) });
+  stops.push(stop);
   await writeFile(path.join(world.project, 'sum.js'), BUGGY);
   scriptTask(model, world.project);
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [TWIN],
     cwd: world.project,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: world.env.HOME ?? '',
-      TMPDIR: world.env.TMPDIR ?? '',
-      OLLAMA_MCP_BASE_URL: fake.baseUrl,
-      OLLAMA_MCP_DEFAULT_MODEL: MODEL,
-      OLLAMA_MCP_CLAUDE_BIN: CLAUDE_CLI,
-      OLLAMA_MCP_STATE_DIR: path.join(world.home, 'twin-state'),
-    },
+    env,
     stderr: 'pipe',
   });
   const client = new Client({ name: 'economy-test', version: '1.0.0' });

@@ -9,13 +9,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { BRIDGE, ROOT, runProcess } from '../support/built.js';
+import { BRIDGE, runProcess } from '../support/built.js';
 import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest } from '../support/fake-anthropic.js';
-import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import { DelegationWorld, KEY, MODEL } from '../support/delegation.js';
+import { TWIN, startTwin } from '../support/twin.js';
 
-const TWIN = path.join(ROOT, 'node_modules/claude-ollama-delegate-mcp/dist/index.js');
 export const PLAN = ['delegate_start', 'delegate_status', 'delegate_result', 'delegate_followup', 'delegate_result'] as const;
 const ANSWERS = ['Seven files: three in src, four in test.', 'Two directories: src and test.'] as const;
 
@@ -134,30 +133,11 @@ async function ours(plan: Plan = MAIN_PLAN): Promise<string[]> {
 }
 
 async function twin(plan: Plan = MAIN_PLAN): Promise<string[]> {
-  // The twin's "Ollama": the same fake, which speaks the Messages API and lists models; plus Ollama's version probe.
-  const fake = new FakeOpenRouter();
-  const model = new ScriptedModel(fake);
-  fake.route('GET', '/api/api/version', (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":"0.12.0"}'));
-  await fake.start();
-  stops.push(async () => {
-    model.stop();
-    await fake.stop();
-  });
-  const world = new DelegationWorld({ prefix: 'ord-view-twin-' });
-  stops.push(() => world.stop());
-  await world.start();
-  const home = world.env.HOME ?? '';
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: home,
-    TMPDIR: world.env.TMPDIR ?? '',
-    OLLAMA_MCP_BASE_URL: fake.baseUrl,
-    OLLAMA_MCP_DEFAULT_MODEL: MODEL,
-    OLLAMA_MCP_CLAUDE_BIN: CLAUDE_CLI,
-    OLLAMA_MCP_STATE_DIR: path.join(world.home, 'twin-state'),
-  };
+  // The outer model and the twin's delegates both play on the twin's fake.
+  const { fake, model, world, env, stop } = await startTwin('ord-view-twin-');
+  stops.push(stop);
   const seen = plan.script(model);
-  const outer = await runOuter(world.project, home, world.env.TMPDIR ?? '', fake.baseUrl, { command: process.execPath, args: [TWIN], env }, plan.tools);
+  const outer = await runOuter(world.project, env.HOME ?? '', env.TMPDIR ?? '', fake.baseUrl, { command: process.execPath, args: [TWIN], env }, plan.tools);
   expect(outer.code, outer.stderr).toBe(0);
   return seen();
 }
