@@ -18,6 +18,7 @@ const UNIT = [
   'tests/core/jobs/**/*.test.ts',
   'tests/core/openrouter/**/*.test.ts',
   'tests/core/secrets/redact.test.ts',
+  'tests/core/secrets/secret-cache.test.ts',
   'tests/core/service/**/*.test.ts',
   'tests/core/settings/**/*.test.ts',
   'tests/core/setup/claude-registration.test.ts',

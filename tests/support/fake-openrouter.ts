@@ -169,6 +169,11 @@ export class FakeOpenRouter {
     });
   }
 
+  /** Revokes a key: from now on OpenRouter answers it 401. */
+  removeKey(key: string): void {
+    this.keys.delete(key);
+  }
+
   addGeneration(generation: FakeGeneration): void {
     this.generations.set(generation.id, { ...generation, addedAt: this.now() });
   }

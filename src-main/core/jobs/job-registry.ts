@@ -30,6 +30,8 @@ export interface SupervisorDeps {
   childEnv: (model: string, apiKey: string, callerPath: string | undefined, sessionId: string) => Record<string, string>;
   locateClaude: (callerPath: string | undefined) => Promise<string>;
   onChange?: (job: JobRecord) => void;
+  /** Told when a delegate's request was refused for its key (401), so the key is read afresh. */
+  onKeyRejected?: () => void;
   log?: (line: string) => void;
   now?: () => number;
   /**

@@ -243,6 +243,7 @@ export class JobLifecycle {
       Object.assign(record, { exitCode: exit.code, signal: exit.signal, endedAt: new Date(registry.now()).toISOString() });
       const termination = job.terminating ? { state: job.terminating, reason: job.terminationReason } : null;
       const outcome = lostReason ? { state: 'lost' as const, endReason: lostReason } : jobOutcome(termination, job.parser?.result, exit, stderrTail);
+      if (job.parser?.result?.apiErrorStatus === 401) registry.deps.onKeyRejected?.();
       const raw = job.parser?.result?.text ?? job.parser?.lastAssistantText ?? null;
       const text = raw === null ? null : registry.redact(raw);
       // The answer is on disk before the job says it has ended: a caller who sees the final state and asks for

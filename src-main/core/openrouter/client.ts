@@ -26,6 +26,8 @@ export interface OpenRouterClientDeps {
   appUrl?: string;
   /** Clock for HTTP-date Retry-After values. */
   now?: () => number;
+  /** Told when OpenRouter refuses a key (401): the service then reads its keys afresh. */
+  onUnauthorized?: () => void;
 }
 
 export interface AccountCredits {
@@ -145,6 +147,7 @@ export class OpenRouterClient {
   private readonly appTitle: string;
   private readonly appUrl: string;
   private readonly now: () => number;
+  private readonly onUnauthorized: (() => void) | undefined;
 
   constructor(deps: OpenRouterClientDeps) {
     this.baseUrl = deps.baseUrl.replace(/\/+$/, '');
@@ -154,6 +157,7 @@ export class OpenRouterClient {
     this.appTitle = deps.appTitle ?? DEFAULT_APP_TITLE;
     this.appUrl = deps.appUrl ?? DEFAULT_APP_URL;
     this.now = deps.now ?? Date.now;
+    this.onUnauthorized = deps.onUnauthorized;
   }
 
   /** The raw `GET /v1/models` body; parsing is the catalog's job. No key needed. */
@@ -243,6 +247,7 @@ export class OpenRouterClient {
       if (body === undefined) throw badResponse(path, 'it is not JSON');
       return { status, body };
     }
+    if (status === 401) this.onUnauthorized?.();
     throw this.statusError(path, status, openRouterMessage(body, key), retryAfter);
   }
 

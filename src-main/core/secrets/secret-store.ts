@@ -10,6 +10,13 @@
  * Key values never appear in an error message: native messages are redacted before they are quoted,
  * and native errors are not attached as causes.
  *
+ * With `cache` (the service's store), each key is read from the keychain once and then kept in memory:
+ * every keychain read is a synchronous round trip (on Linux over D-Bus, to a daemon that can crash), and the
+ * service needs the key for every job, balance and answer it scrubs. The cache follows this store's own
+ * writes, and `forget` drops it (the service does on a 401, so a key fixed elsewhere is read again). A
+ * failed read is answered with the same error for 10 s, then tried again. Short-lived stores (the CLI's) read
+ * every time.
+ *
  * The management key comes from the keychain only. It can read the whole account's credits, and
  * docs/ARCHITECTURE.md §7 defines no variable for it, so no environment variable silently supplies it.
  */
@@ -39,7 +46,14 @@ export interface SecretStoreDeps {
   keyring?: KeyringEntryFactory;
   /** Decides the backend name and Linux-specific advice (default process.platform). */
   platform?: NodeJS.Platform;
+  /** Keep what the keychain said in memory (the long-running service); default false. */
+  cache?: boolean;
+  /** Clock for how long a failed read is remembered (default Date.now). */
+  now?: () => number;
 }
+
+/** How long a store with `cache` answers a failed keychain read with the same error before it asks again. */
+export const FAILED_READ_MS = 10_000;
 
 export type KeychainStatus = SecretsStatus['keychain'];
 
@@ -47,6 +61,8 @@ export const KEYCHAIN_ACCOUNTS: Record<SecretKind, string> = {
   api: 'openrouter-api-key',
   management: 'openrouter-management-key',
 };
+
+const KINDS = Object.keys(KEYCHAIN_ACCOUNTS) as SecretKind[];
 
 const KIND_LABELS: Record<SecretKind, string> = { api: 'OpenRouter key', management: 'OpenRouter management key' };
 
@@ -77,12 +93,26 @@ export class SecretStore {
   private readonly env: NodeJS.ProcessEnv;
   private readonly keyring: KeyringEntryFactory;
   private readonly platform: NodeJS.Platform;
+  /** What the keychain holds for each kind (null: nothing), when `cache` is on and it has been read. */
+  private readonly cached: Map<SecretKind, string | null> | null;
+  private readonly failed = new Map<SecretKind, { error: unknown; at: number }>();
+  private readonly now: () => number;
 
   constructor(deps: SecretStoreDeps) {
     this.service = deps.service;
     this.env = deps.env ?? process.env;
     this.keyring = deps.keyring ?? osKeyring;
     this.platform = deps.platform ?? process.platform;
+    this.cached = deps.cache ? new Map() : null;
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Drops what is kept in memory (one kind, or both), so the next read asks the keychain. */
+  forget(kind?: SecretKind): void {
+    for (const k of kind ? [kind] : KINDS) {
+      this.cached?.delete(k);
+      this.failed.delete(k);
+    }
   }
 
   /**
@@ -92,22 +122,45 @@ export class SecretStore {
   get(kind: SecretKind): { value: string; source: KeySource } | null {
     const fromEnvironment = this.environmentValue(kind);
     if (fromEnvironment !== undefined) return { value: fromEnvironment, source: 'environment' };
-    const value = this.withEntry(kind, 'read', (entry) => entry.getPassword());
+    const value = this.stored(kind);
     return value ? { value, source: 'keychain' } : null;
+  }
+
+  /** The keychain's value for `kind` (null: none), from memory when it is kept; throws when the keychain cannot answer. */
+  private stored(kind: SecretKind): string | null {
+    if (this.cached === null) return this.withEntry(kind, 'read', (entry) => entry.getPassword()) || null;
+    const known = this.cached.get(kind);
+    if (known !== undefined) return known;
+    const failure = this.failed.get(kind);
+    if (failure && this.now() - failure.at < FAILED_READ_MS) throw failure.error;
+    try {
+      const value = this.withEntry(kind, 'read', (entry) => entry.getPassword()) || null;
+      this.cached.set(kind, value);
+      this.failed.delete(kind);
+      return value;
+    } catch (error) {
+      this.failed.set(kind, { error, at: this.now() });
+      throw error;
+    }
   }
 
   /** Stores the key in the keychain (even when the environment overrides it: the override may go away). */
   set(kind: SecretKind, value: string): void {
     const trimmed = value.trim();
     if (trimmed === '') throw new ServiceError('invalid_params', `The ${KIND_LABELS[kind]} is empty; nothing was stored.`);
+    // Whatever happens, the keychain is asked again next time: a failed write may have half-happened.
+    this.forget(kind);
     this.withEntry(kind, 'store', (entry) => entry.setPassword(trimmed), trimmed);
+    this.cached?.set(kind, trimmed);
   }
 
   /** Removes the key from the keychain; removing a key that is not there is fine. */
   remove(kind: SecretKind): void {
+    this.forget(kind);
     this.withEntry(kind, 'remove', (entry) => {
       entry.deleteCredential();
     });
+    this.cached?.set(kind, null);
   }
 
   /** Which keys are present and where from. Never contains a key, and never throws for keychain trouble. */
@@ -116,7 +169,7 @@ export class SecretStore {
     const presence = (kind: SecretKind): SecretsStatus['apiKey'] => {
       if (this.environmentValue(kind) !== undefined) return { present: true, source: 'environment' };
       try {
-        return this.withEntry(kind, 'read', (entry) => entry.getPassword()) ? { present: true, source: 'keychain' } : { present: false, source: 'none' };
+        return this.stored(kind) ? { present: true, source: 'keychain' } : { present: false, source: 'none' };
       } catch (error) {
         noteProblem(keychain, error);
         return { present: false, source: 'none' };
@@ -127,7 +180,7 @@ export class SecretStore {
     return { keychain, apiKey, managementKey };
   }
 
-  /** Whether the keychain can be used right now, asked by reading (not writing) this service's entry. */
+  /** Whether the keychain can be used right now, asked by reading (not writing) this service's entry; never from memory. */
   keychainStatus(): KeychainStatus {
     const keychain: KeychainStatus = { available: true, backend: keychainBackendName(this.platform) };
     try {

@@ -29,6 +29,7 @@ import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
 import { ModelsCache } from '../openrouter/models-cache.js';
 import { scrubDeep, scrubError, scrubSecrets } from '../secrets/redact.js';
 import { SecretStore } from '../secrets/secret-store.js';
+import type { KeyringEntryFactory } from '../secrets/secret-store.js';
 import { SettingsStore } from '../settings/store.js';
 import { updateSettings } from '../settings/update.js';
 import { BalanceMonitor } from './balance.js';
@@ -59,6 +60,8 @@ export interface ServiceOptions {
   fetch?: typeof fetch;
   now?: () => number;
   log?: (line: string) => void;
+  /** Replaces the OS keychain (tests that count its reads); the real one by default. */
+  keyring?: KeyringEntryFactory;
   /** How often the balance is read while the service runs (default 5 minutes). */
   balancePollMs?: number;
   /**
@@ -103,7 +106,6 @@ export class Service {
   private readonly transports: ServiceTransport[] = [];
   private readonly baseUrl: string;
   private startedAt = 0;
-  private scrubKeyCache: { value: string | undefined; readAt: number } | null = null;
   private readonly eventListeners = new Set<(event: EventName, data: unknown) => void>();
   private balanceTimer: NodeJS.Timeout | null = null;
   private stopping: Promise<void> | null = null;
@@ -113,7 +115,13 @@ export class Service {
     this.options = options;
     this.locations = options.locations;
     this.now = options.now ?? Date.now;
-    this.secrets = new SecretStore({ service: this.locations.keychainService, env: options.env });
+    // Read once and kept in memory: jobs, the balance and every scrubbed answer need the key (secret-store.ts).
+    this.secrets = new SecretStore({
+      service: this.locations.keychainService,
+      env: options.env,
+      cache: true,
+      ...(options.keyring ? { keyring: options.keyring } : {}),
+    });
     const writeLog = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
     // Log lines quote what clients sent (their names, their paths) and what delegates wrote.
     this.log = (line) => writeLog(scrubSecrets(line, this.scrubKey()));
@@ -129,6 +137,7 @@ export class Service {
       appTitle: ATTRIBUTION.title,
       appUrl: ATTRIBUTION.url,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      onUnauthorized: () => this.secrets.forget(),
     });
     this.models = new ModelsCache({
       client: this.client,
@@ -146,6 +155,7 @@ export class Service {
       getGeneration: (key, id) => this.client.getGeneration(key, id),
       childEnv: (model, apiKey, callerPath, sessionId) => this.childEnv(model, apiKey, callerPath, sessionId),
       locateClaude: (callerPath) => locateClaude({ env: options.env, setting: this.settings.current.claudePath, callerPath }),
+      onKeyRejected: () => this.secrets.forget('api'),
       onChange: (job) => {
         this.emit('job.changed', { job });
         // A job that ended has spent money: read the balance again.
@@ -209,21 +219,17 @@ export class Service {
 
   /** Every event leaves through here, without the key (job.changed carries what callers and delegates wrote). */
   private emit<E extends EventName>(event: E, data: EventOf<E>): void {
-    if (event === 'secrets.changed') this.scrubKeyCache = null;
     const clean = scrubDeep(data, this.scrubKey());
     for (const transport of this.transports) transport.broadcast(event, clean);
     for (const listener of this.eventListeners) listener(event, clean);
   }
 
   /**
-   * The key to scrub by value from what leaves the service. Read at most every 10 s — on Linux every keychain
-   * read is a synchronous D-Bus round trip, and this runs for every answer, event and log line — and afresh
-   * after a key change here (secrets.changed). Anything shaped like an OpenRouter key is scrubbed regardless.
+   * The key to scrub by value from what leaves the service: from memory (the store keeps it), so every answer,
+   * event and log line can ask. Anything shaped like an OpenRouter key is scrubbed regardless.
    */
   private scrubKey(): string | undefined {
-    const now = this.now();
-    if (this.scrubKeyCache === null || now - this.scrubKeyCache.readAt > 10_000) this.scrubKeyCache = { value: this.apiKey()?.value, readAt: now };
-    return this.scrubKeyCache.value;
+    return this.apiKey()?.value;
   }
 
   /** The key, or null when there is none or the keychain cannot say (anything shaped like a key is scrubbed anyway). */

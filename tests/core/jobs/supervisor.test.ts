@@ -244,6 +244,17 @@ describe('a job', () => {
     expect(prompt).not.toContain(KEY);
     expect(prompt).toContain('to call the API.');
   });
+  it('has the key read afresh when OpenRouter refused it to the delegate (401), and not otherwise', async () => {
+    const rejected = JSON.stringify({ type: 'result', subtype: 'success', is_error: true, api_error_status: 401, result: 'Invalid API key', session_id: 's' });
+    let told = 0;
+    const h = harness({ scripts: [{ after: [rejected], exitCode: 1 }, succeeds], deps: { onKeyRejected: () => told++ } });
+    const refused = await finalState(h, await h.start());
+    expect(refused.state).toBe('failed');
+    expect(refused.endReason).toContain('rejected the key (401)');
+    expect(told).toBe(1);
+    await finalState(h, await h.start());
+    expect(told).toBe(1);
+  });
 });
 
 describe('the queue', () => {
