@@ -138,8 +138,8 @@ export const JobListSchema = z.object({
   shownJobs: z.number(),
   totalJobs: z.number(),
   totalCostUsd: z.number(),
-  /** The shown jobs' tokens together: what the provider's cache did for them shows here. */
-  totalUsage: UsageSchema,
+  /** The shown jobs' tokens together: what the provider's cache did for them shows here (zero from a service older than it). */
+  totalUsage: UsageSchema.default(ZERO_USAGE),
   spentTodayUsd: z.number(),
   dailyBudgetUsd: z.number(),
   running: z.number(),
