@@ -42,13 +42,9 @@ export interface ListSetting {
   noun: string;
 }
 
-export const MODE_EXPLANATIONS: Record<Settings['mode'], string> = {
-  off: 'no delegation: only the model list is offered to Claude Code',
-  ondemand: 'Claude Code delegates only when you ask it to',
-  auto: 'Claude Code may delegate on its own when a cheap model can do the work',
-};
+import { MODE_EXPLANATIONS } from '../contract/index.js';
 
-export { PERMISSION_EXPLANATIONS } from '../contract/index.js';
+export { MODE_EXPLANATIONS, PERMISSION_EXPLANATIONS } from '../contract/index.js';
 
 const VALUE_NAMES: Record<SettingUnit, string> = {
   usd: 'USD',
@@ -158,7 +154,7 @@ export function formatSetting(path: SettingPath | ListField, value: unknown): st
     case 'retentionDays':
       return `${String(value)} days`;
     case 'mode':
-      return `${String(value)} (${MODE_EXPLANATIONS[value as Settings['mode']]})`;
+      return `${String(value)} (${MODE_EXPLANATIONS[value as Settings['mode']].replace(/\.$/, '')})`;
     default:
       return String(value);
   }

@@ -39,6 +39,13 @@ export const PROFILE_TOOLS: Readonly<Record<DelegateProfile, readonly string[] |
   full: null,
 };
 
+/** What Claude Code sees in each delegation mode, in the words the CLI and the settings page both use. */
+export const MODE_EXPLANATIONS: Record<DelegationMode, string> = {
+  off: 'Claude Code sees only the model list: the delegate tools are hidden and no job starts.',
+  ondemand: 'Claude Code sees the delegate tools but uses them only when you ask it to delegate.',
+  auto: 'Claude Code may hand bulk work (summaries, searches, boilerplate) to a cheaper model on its own.',
+};
+
 /** What each profile gives a delegate, in the words the CLI and the settings page both use. */
 export const PROFILE_EXPLANATIONS: Record<DelegateProfile, string> = {
   minimal: 'text tasks: only Read, no CLAUDE.md, hooks or project context (Claude Code --bare)',
@@ -129,7 +136,8 @@ const settingsShape = {
   defaultPermissionMode: PermissionModeSchema.default('acceptEdits'),
   /** The tools a delegate gets when a delegation names no profile, and the most it may ask for. */
   delegateProfile: DelegateProfileSchema.default('lean'),
-  budgets: BudgetsSchema.default({ perJobUsd: 0.5, perDayUsd: 5, reserveUsd: 0.5 }),
+  // An absent `budgets` gets budgetsShape's own defaults (written once, there).
+  budgets: BudgetsSchema.default(() => BudgetsSchema.parse({})),
   concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
   jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
   retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),

@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import {
   DELEGATE_PROFILES,
+  DELEGATION_MODES,
+  MODE_EXPLANATIONS,
   ModelPatternSchema,
   PERMISSION_MODES,
   SETTING_META,
@@ -15,16 +17,14 @@ import {
 } from '../../src-main/contract/settings.js';
 import type { DelegateProfile, DelegationMode, PermissionMode, SettingPath, SettingUnit, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
 
-/** What Claude Code sees in each mode (the bridge's tool list and descriptions follow it). */
-export const MODES: ReadonlyArray<{ value: DelegationMode; label: string; explanation: string }> = [
-  { value: 'off', label: 'Off', explanation: 'Claude Code sees only the model list: the delegate tools are hidden and no job starts.' },
-  { value: 'ondemand', label: 'On demand', explanation: 'Claude Code sees the delegate tools but uses them only when you ask it to delegate.' },
-  {
-    value: 'auto',
-    label: 'Automatic',
-    explanation: 'Claude Code may hand bulk work (summaries, searches, boilerplate) to a cheaper model on its own.',
-  },
-];
+const MODE_LABELS: Record<DelegationMode, string> = { off: 'Off', ondemand: 'On demand', auto: 'Automatic' };
+
+/** What Claude Code sees in each mode (the bridge's tool list and descriptions follow it); the words are the contract's. */
+export const MODES: ReadonlyArray<{ value: DelegationMode; label: string; explanation: string }> = DELEGATION_MODES.map((value) => ({
+  value,
+  label: MODE_LABELS[value],
+  explanation: MODE_EXPLANATIONS[value],
+}));
 
 export { PERMISSION_EXPLANATIONS } from '../../src-main/contract/settings.js';
 

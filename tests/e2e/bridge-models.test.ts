@@ -143,12 +143,15 @@ describe('the bridge and the service', () => {
     const { env } = await newHome();
     const [a, b] = await Promise.all([connectBridge(env), connectBridge(env)]);
     await Promise.all([a.client.listTools(), b.client.listTools()]);
-    const status = await runCli(['status', '--json'], env);
-    expect(status.code).toBe(0);
-    const parsed = JSON.parse(status.stdout) as { service: { pid: number; clients: number } };
-    expect(pidAlive(parsed.service.pid)).toBe(true);
-    // Both bridges and the status command itself are connected to the one service.
-    expect(parsed.service.clients).toBe(3);
+    const status = async () => {
+      const run = await runCli(['status', '--json'], env);
+      expect(run.code).toBe(0);
+      return (JSON.parse(run.stdout) as { service: { pid: number; clients: number } }).service;
+    };
+    expect(pidAlive((await status()).pid)).toBe(true);
+    // Both bridges and the status command itself are connected to the one service. Polled: the bridge that
+    // lost the race to start the service may still be closing its first connection.
+    await expect.poll(async () => (await status()).clients, { timeout: 10_000, interval: 200 }).toBe(3);
   });
 
   it('exits cleanly when stdin closes', async () => {
