@@ -175,12 +175,12 @@ describe('resolvePrompt: prompt_file', () => {
   beforeEach(async () => {
     ({ home: root, cleanup } = await makeTempHome('ord-prompt-file-'));
     project = path.join(root, 'project');
-    shared = path.join(root, 'shared');
+    shared = path.join(root, 'extra');
     outside = path.join(root, 'outside');
     runtime = path.join(root, 'run');
     for (const dir of [project, shared, outside, runtime]) await mkdir(dir);
     await writeFile(path.join(project, 'TASK.md'), 'Do the task.\n');
-    await writeFile(path.join(shared, 'task.md'), 'The shared task.\n');
+    await writeFile(path.join(shared, 'task.md'), 'The extra task.\n');
     await writeFile(path.join(outside, 'secret'), `${SECRET}\n`);
     await writeFile(path.join(runtime, 'token'), `${SECRET}\n`);
     await writeFile(path.join(runtime, 'settings-page.json'), `{"token":"${SECRET}"}\n`);
@@ -205,8 +205,8 @@ describe('resolvePrompt: prompt_file', () => {
   });
 
   it('reads a file in an add_dirs entry', async () => {
-    expect(await file(path.join(shared, 'task.md'))).toBe('The shared task.\n');
-    expect(await file('../shared/task.md')).toBe('The shared task.\n');
+    expect(await file(path.join(shared, 'task.md'))).toBe('The extra task.\n');
+    expect(await file('../extra/task.md')).toBe('The extra task.\n');
   });
 
   it("refuses an absolute path outside the job's folders", () => refused(path.join(outside, 'secret'), /is outside the job's folders/));
