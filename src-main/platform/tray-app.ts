@@ -7,8 +7,8 @@
  *
  * Two layouts carry the tray app:
  * - a source checkout: the bundles are in `<root>/dist/{cli,bridge}`, Electron is the devDependency in
- *   `<root>/node_modules/electron` (its binary is downloaded at install time, which can fail or be
- *   skipped), and the app is `<root>` itself (package.json `main` → dist/electron/main.js);
+ *   `<root>/node_modules/electron` (its binary is downloaded by our postinstall, scripts/postinstall.mjs,
+ *   which can fail or be skipped), and the app is `<root>` itself (package.json `main` → dist/electron/main.js);
  * - the packaged app (electron-builder.yml): the bundles are unpacked from the asar into
  *   `<resources>/app.asar.unpacked/dist/{cli,bridge}` so a plain Node can run them, and the Electron
  *   executable is the app's own, named APP_EXECUTABLE_NAME, which loads `<resources>/app.asar` by itself.
