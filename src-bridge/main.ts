@@ -3,6 +3,8 @@
  * it forwards each tool call to the service and renders the answer. Logs go to stderr only
  * (stdout is the MCP channel). It exits when stdin closes.
  */
+// First: it configures zod before any schema is built.
+import './zod-jitless.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -41,11 +43,12 @@ export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
   // stdin is buffered meanwhile; nothing is lost by connecting first.
   // If the service cannot be reached, still serve: each tool call retries and answers with
   // the reason, which Claude Code shows the user (a bridge that dies only says "failed").
-  let settings: Settings = defaultSettings();
+  let settings: Settings;
   try {
     settings = await service.call('settings.get', {});
   } catch (error) {
     log(error instanceof ServiceError ? error.message : `could not reach the service: ${String(error)}`);
+    settings = defaultSettings();
   }
 
   const server = new McpServer(
