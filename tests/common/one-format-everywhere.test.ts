@@ -12,11 +12,13 @@ import { SettingsSchema } from '../../src-main/contract/settings.js';
 import type { CatalogModel } from '../../src-main/core/catalog/parse.js';
 import { evaluateModel } from '../../src-main/core/catalog/policy.js';
 import { checkBudget } from '../../src-main/core/jobs/budget.js';
+import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
 import { presentJobEnded } from '../../src-main/electron/present/notifications.js';
 import { presentTray } from '../../src-main/electron/present/tray.js';
 import { formatDuration, formatPricePerM, formatTokens, formatUsage, formatUsd } from '../../src-renderer/lib/format.js';
 import { renderJobView } from '../../src-bridge/render/jobs.js';
 import { renderModelsTable } from '../../src-bridge/render/models-table.js';
+import { jobFields } from '../support/job-fields.js';
 
 const PRICE_PER_M = 0.27;
 const TOKENS = 12_345;
@@ -31,43 +33,23 @@ const READS = { price: '$0.27/M', tokens: '12.3k', duration: '1h 4m', sum: '$0.0
 const usage = { inputTokens: TOKENS, outputTokens: 950, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 const record: JobRecord = {
-  version: 1,
-  id: 'j-1',
-  sessionId: 's-1',
-  turn: 1,
-  previousJobId: null,
+  ...newJobRecord(
+    'j-1',
+    jobFields({
+      sessionId: 's-1',
+      model: 'deepseek/deepseek-v4-flash',
+      permissionMode: 'manual',
+      cwd: '/tmp/project',
+      timeoutMinutes: 120,
+      promptPreview: 'Write the tests',
+    }),
+    Date.parse(STARTED),
+  ),
   state: 'running',
-  model: 'deepseek/deepseek-v4-flash',
-  permissionMode: 'manual',
-  profile: 'lean',
-  cwd: '/tmp/project',
-  addDirs: [],
-  allowedTools: [],
-  disallowedTools: [],
-  appendSystemPrompt: null,
-  maxTurns: null,
-  maxCostUsd: 0.5,
-  timeoutMinutes: 120,
-  promptPreview: 'Write the tests',
-  client: 'test',
-  createdAt: STARTED,
   startedAt: STARTED,
-  endedAt: null,
-  claudePath: null,
-  pid: null,
-  pidStartTime: null,
-  exitCode: null,
-  signal: null,
-  endReason: null,
-  resultSubtype: null,
-  isError: null,
   toolCalls: 3,
-  numTurns: null,
   usage,
   estimatedCostUsd: SMALL_SUM,
-  billedCostUsd: null,
-  billing: 'pending',
-  generationIds: [],
 };
 
 const view: JobView = {

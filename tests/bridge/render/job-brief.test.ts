@@ -1,47 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord, JobResult, JobView } from '../../../src-main/contract/jobs.js';
 import type { JobList } from '../../../src-main/contract/jobs.js';
+import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { jobFields } from '../../support/job-fields.js';
 import { ANSWER_CLOSES, ANSWER_OPENS, QUOTE, renderJobBrief, renderListBrief, renderResultBrief } from '../../../src-bridge/render/job-brief.js';
 import { renderJobList } from '../../../src-bridge/render/jobs.js';
 
 const record: JobRecord = {
-  version: 1,
-  id: 'job_20261130T120000Z_abc123',
-  sessionId: '11111111-2222-3333-4444-555555555555',
-  turn: 1,
-  previousJobId: null,
+  ...newJobRecord(
+    'job_20261130T120000Z_abc123',
+    jobFields({
+      sessionId: '11111111-2222-3333-4444-555555555555',
+      model: 'deepseek/deepseek-v4-flash',
+      permissionMode: 'manual',
+      cwd: '/home/user/project',
+      timeoutMinutes: 120,
+      promptPreview: 'Count the files',
+    }),
+    Date.parse('2026-11-30T12:00:00.000Z'),
+  ),
   state: 'running',
-  model: 'deepseek/deepseek-v4-flash',
-  permissionMode: 'manual',
-  profile: 'lean',
-  cwd: '/home/user/project',
-  addDirs: [],
-  allowedTools: [],
-  disallowedTools: [],
-  appendSystemPrompt: null,
-  maxTurns: null,
-  maxCostUsd: 0.5,
-  timeoutMinutes: 120,
-  promptPreview: 'Count the files',
-  client: 'test',
-  createdAt: '2026-11-30T12:00:00.000Z',
   startedAt: '2026-11-30T12:00:00.000Z',
-  endedAt: null,
   claudePath: '/usr/bin/claude',
   pid: 42,
-  pidStartTime: null,
-  exitCode: null,
-  signal: null,
-  endReason: null,
-  resultSubtype: null,
-  isError: null,
   toolCalls: 2,
-  numTurns: null,
   usage: { inputTokens: 1000, outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: 0 },
   estimatedCostUsd: 0.0012,
-  billedCostUsd: null,
-  billing: 'pending',
-  generationIds: [],
 };
 
 const files = { dir: '/home/user/.jobs/j', prompt: '/home/user/.jobs/j/prompt.txt', stream: '/s', stderr: '/e', result: '/home/user/.jobs/j/result.txt' };

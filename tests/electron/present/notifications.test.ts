@@ -1,51 +1,36 @@
 import { describe, expect, it } from 'vitest';
 import type { JobRecord, JobState } from '../../../src-main/contract/jobs.js';
+import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import type { AlertMemory } from '../../../src-main/electron/present/desktop-types.js';
 import type { BalanceAlertInput } from '../../../src-main/electron/present/notifications.js';
 import { MAX_NOTIFICATION_BODY_CHARS, NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from '../../../src-main/electron/present/notifications.js';
+import { jobFields } from '../../support/job-fields.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 function ended(state: JobState, overrides: Partial<JobRecord> = {}): JobRecord {
-  return {
-    version: 1,
-    id: 'job_20261130T115500Z_abc123',
+  const fields = jobFields({
     sessionId: '6f1c2a8e-4b1d-4c8e-9a51-0d2f3e4a5b6c',
-    turn: 1,
-    previousJobId: null,
-    state,
     model: 'deepseek/deepseek-v4-flash',
-    permissionMode: 'acceptEdits',
-    profile: 'lean',
-    cwd: '/home/dev/project',
-    addDirs: [],
-    allowedTools: [],
-    disallowedTools: [],
-    appendSystemPrompt: null,
-    maxTurns: null,
-    maxCostUsd: 0.5,
-    timeoutMinutes: 30,
     promptPreview: 'Write the unit tests for src/parser.ts',
     client: 'bridge/0.1.0',
-    createdAt: iso(NOW - 300_000),
+  });
+  return {
+    ...newJobRecord('job_20261130T115500Z_abc123', fields, NOW - 300_000),
+    state,
     startedAt: iso(NOW - 252_000),
     endedAt: iso(NOW - 60_000),
     claudePath: '/usr/local/bin/claude',
     pid: 4242,
     pidStartTime: '12345',
     exitCode: 0,
-    signal: null,
-    endReason: null,
     resultSubtype: 'success',
     isError: false,
     toolCalls: 12,
     numTurns: 8,
     usage: { inputTokens: 120_000, outputTokens: 4_000, cacheReadTokens: 0, cacheWriteTokens: 0 },
     estimatedCostUsd: 0.0412,
-    billedCostUsd: null,
-    billing: 'pending',
-    generationIds: [],
     ...overrides,
   };
 }
