@@ -3,13 +3,12 @@
  * through --mcp-config; its own model is played by the fake, scripted to call delegate_start and then
  * delegate_result with the job id it was given. Its final answer must carry the delegate's text.
  */
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { BRIDGE, runProcess } from '../support/built.js';
-import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
+import { BRIDGE } from '../support/built.js';
+import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest } from '../support/fake-anthropic.js';
-import { DelegationWorld, KEY, MODEL } from '../support/delegation.js';
+import { DelegationWorld } from '../support/delegation.js';
+import { runOuterClaude } from '../support/outer-claude.js';
 
 let world: DelegationWorld;
 beforeEach(() => {
@@ -50,42 +49,17 @@ it("a real claude -p delegates through the bridge and answers with the delegate'
     },
   ]);
 
-  const outerConfig = path.join(world.home, 'outer-claude-config');
-  await mkdir(outerConfig, { recursive: true });
   const bridgeEnv = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const mcpConfig = JSON.stringify({ mcpServers: { openrouter: { type: 'stdio', command: process.execPath, args: [BRIDGE], env: bridgeEnv } } });
-  const outerEnv: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: world.env.HOME,
-    TMPDIR: world.env.TMPDIR,
-    ANTHROPIC_BASE_URL: world.fake.baseUrl,
-    ANTHROPIC_AUTH_TOKEN: KEY,
-    ANTHROPIC_API_KEY: '',
-    ANTHROPIC_MODEL: MODEL,
-    ANTHROPIC_DEFAULT_OPUS_MODEL: MODEL,
-    ANTHROPIC_DEFAULT_SONNET_MODEL: MODEL,
-    ANTHROPIC_DEFAULT_HAIKU_MODEL: MODEL,
-    CLAUDE_CONFIG_DIR: outerConfig,
-    CLAUDE_CODE_MAX_RETRIES: '0',
-    DISABLE_TELEMETRY: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  };
-  const outer = await runProcess(
-    CLAUDE_CLI,
-    [
-      '-p',
-      '--output-format',
-      'json',
-      '--model',
-      MODEL,
-      '--strict-mcp-config',
-      '--mcp-config',
-      mcpConfig,
-      '--allowedTools=mcp__openrouter__delegate_start',
-      '--allowedTools=mcp__openrouter__delegate_result',
-    ],
-    { env: outerEnv, cwd: world.project, input: `${ScriptedModel.marker('outer')} Delegate counting the files, then tell me what the delegate found.` },
-  );
+  const outer = await runOuterClaude({
+    cwd: world.project,
+    home: world.env.HOME ?? '',
+    tmp: world.env.TMPDIR ?? '',
+    baseUrl: world.fake.baseUrl,
+    serverName: 'openrouter',
+    server: { command: process.execPath, args: [BRIDGE], env: bridgeEnv },
+    tools: ['delegate_start', 'delegate_result'],
+    input: `${ScriptedModel.marker('outer')} Delegate counting the files, then tell me what the delegate found.`,
+  });
   expect(outer.code, outer.stderr).toBe(0);
   const final = JSON.parse(outer.stdout) as { result: string; is_error: boolean };
   expect(final.is_error).toBe(false);

@@ -6,13 +6,13 @@
  * the state, the money and the exact next call, without absolute paths or nulls.
  * With PARENT_VIEW_REPORT set, the measured characters are written there (bench/parent-view.ts prints them).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import { afterEach, expect, it } from 'vitest';
-import { BRIDGE, runProcess } from '../support/built.js';
-import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
+import { BRIDGE } from '../support/built.js';
+import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest } from '../support/fake-anthropic.js';
-import { DelegationWorld, KEY, MODEL } from '../support/delegation.js';
+import { DelegationWorld, MODEL } from '../support/delegation.js';
+import { runOuterClaude } from '../support/outer-claude.js';
 import { TWIN, startTwin } from '../support/twin.js';
 
 export const PLAN = ['delegate_start', 'delegate_status', 'delegate_result', 'delegate_followup', 'delegate_result'] as const;
@@ -76,7 +76,8 @@ function scriptPlan(model: ScriptedModel): () => string[] {
   ]);
 }
 
-async function runOuter(
+/** The outer `claude -p` with `server` registered as "d", through the plan's tools. */
+function runOuter(
   cwd: string,
   home: string,
   tmp: string,
@@ -84,31 +85,8 @@ async function runOuter(
   server: { command: string; args: string[]; env: Record<string, string> },
   tools: readonly string[] = PLAN,
 ) {
-  const config = path.join(home, 'outer-claude-config');
-  await mkdir(config, { recursive: true });
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: home,
-    TMPDIR: tmp,
-    ANTHROPIC_BASE_URL: baseUrl,
-    ANTHROPIC_AUTH_TOKEN: KEY,
-    ANTHROPIC_API_KEY: '',
-    ANTHROPIC_MODEL: MODEL,
-    ANTHROPIC_DEFAULT_OPUS_MODEL: MODEL,
-    ANTHROPIC_DEFAULT_SONNET_MODEL: MODEL,
-    ANTHROPIC_DEFAULT_HAIKU_MODEL: MODEL,
-    CLAUDE_CONFIG_DIR: config,
-    CLAUDE_CODE_MAX_RETRIES: '0',
-    DISABLE_TELEMETRY: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  };
-  const mcpConfig = JSON.stringify({ mcpServers: { d: { type: 'stdio', ...server } } });
-  const allowed = [...new Set(tools)].map((name) => `--allowedTools=mcp__d__${name}`);
-  return runProcess(CLAUDE_CLI, ['-p', '--output-format', 'json', '--model', MODEL, '--strict-mcp-config', '--mcp-config', mcpConfig, ...allowed], {
-    env,
-    cwd,
-    input: `${ScriptedModel.marker('outer')} Delegate counting the files, then ask about the directories.`,
-  });
+  const input = `${ScriptedModel.marker('outer')} Delegate counting the files, then ask about the directories.`;
+  return runOuterClaude({ cwd, home, tmp, baseUrl, serverName: 'd', server, tools, input });
 }
 
 type Plan = { script: (model: ScriptedModel) => () => string[]; tools: readonly string[] };

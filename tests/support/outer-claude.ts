@@ -1,0 +1,52 @@
+/**
+ * The real `claude -p` as users run it with this project: the MCP client, one stdio server registered through
+ * --mcp-config, its own model played by the fake at `baseUrl`. Returns the finished run (its JSON result on stdout).
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { runProcess } from './built.js';
+import type { RunResult } from './built.js';
+import { CLAUDE_CLI } from './fake-anthropic.js';
+import { KEY, MODEL } from './delegation.js';
+
+export interface OuterClaude {
+  cwd: string;
+  /** HOME of the run; its Claude Code config goes to `<home>/outer-claude-config`. */
+  home: string;
+  tmp: string;
+  baseUrl: string;
+  /** The name the server is registered under: its tools are `mcp__<name>__<tool>`. */
+  serverName: string;
+  server: { command: string; args: string[]; env: Record<string, string> };
+  /** The server's tools the run may call without asking. */
+  tools: readonly string[];
+  input: string;
+}
+
+export async function runOuterClaude(run: OuterClaude): Promise<RunResult> {
+  const config = path.join(run.home, 'outer-claude-config');
+  await mkdir(config, { recursive: true });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: run.home,
+    TMPDIR: run.tmp,
+    ANTHROPIC_BASE_URL: run.baseUrl,
+    ANTHROPIC_AUTH_TOKEN: KEY,
+    ANTHROPIC_API_KEY: '',
+    ANTHROPIC_MODEL: MODEL,
+    ANTHROPIC_DEFAULT_OPUS_MODEL: MODEL,
+    ANTHROPIC_DEFAULT_SONNET_MODEL: MODEL,
+    ANTHROPIC_DEFAULT_HAIKU_MODEL: MODEL,
+    CLAUDE_CONFIG_DIR: config,
+    CLAUDE_CODE_MAX_RETRIES: '0',
+    DISABLE_TELEMETRY: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+  const mcpConfig = JSON.stringify({ mcpServers: { [run.serverName]: { type: 'stdio', ...run.server } } });
+  const allowed = [...new Set(run.tools)].map((tool) => `--allowedTools=mcp__${run.serverName}__${tool}`);
+  return runProcess(CLAUDE_CLI, ['-p', '--output-format', 'json', '--model', MODEL, '--strict-mcp-config', '--mcp-config', mcpConfig, ...allowed], {
+    env,
+    cwd: run.cwd,
+    input: run.input,
+  });
+}
