@@ -7,6 +7,7 @@ import { BILLING_RETRY_DELAYS_MS, estimateCostUsd, fetchBilledCost } from '../..
 import { StreamParser } from '../../../src-main/core/jobs/stream-parser.js';
 import { OpenRouterClient } from '../../../src-main/core/openrouter/client.js';
 import type { GenerationRecord } from '../../../src-main/core/openrouter/client.js';
+import { generationRecord } from '../../support/generation-record.js';
 import { FakeOpenRouter, readJsonFixture } from '../../support/fake-openrouter.js';
 
 const catalog = parseModelsBody(readJsonFixture('models-2026-08.json'));
@@ -76,24 +77,6 @@ describe('estimateCostUsd', () => {
   });
 });
 
-function record(id: string, totalCostUsd: number): GenerationRecord {
-  return {
-    id,
-    totalCostUsd,
-    model: null,
-    providerName: null,
-    createdAt: null,
-    tokensPrompt: null,
-    tokensCompletion: null,
-    nativeTokensPrompt: null,
-    nativeTokensCompletion: null,
-    nativeTokensReasoning: null,
-    nativeTokensCached: null,
-    cancelled: null,
-    finishReason: null,
-  };
-}
-
 /** OpenRouter as a table: each id answers null (404) until it has been asked `lateBy` times. */
 function lateGenerations(costs: Record<string, { usd: number; lateBy?: number; failWith?: Error }>) {
   const calls: string[] = [];
@@ -103,7 +86,7 @@ function lateGenerations(costs: Record<string, { usd: number; lateBy?: number; f
     if (!entry) return null;
     if (entry.failWith) throw entry.failWith;
     const asked = calls.filter((c) => c === id).length;
-    return asked > (entry.lateBy ?? 0) ? record(id, entry.usd) : null;
+    return asked > (entry.lateBy ?? 0) ? generationRecord(id, entry.usd) : null;
   };
   return { calls, getGeneration };
 }
@@ -145,7 +128,7 @@ describe('fetchBilledCost', () => {
     let failures = 2;
     const getGeneration = async (id: string) => {
       if (failures-- > 0) throw new Error('OpenRouter had a server error (502)');
-      return record(id, 0.5);
+      return generationRecord(id, 0.5);
     };
     const billed = await fetchBilledCost({ getGeneration, ids: ['gen-a'], delaysMs: [1, 1, 1], sleep: async () => {} });
     expect(billed).toEqual({ billedUsd: 0.5, state: 'complete', missing: [] });

@@ -12,6 +12,7 @@ import { ENV, ServiceError, defaultSettings } from '../../../src-main/contract/i
 import type { Balance, JobRecord, JobState, ParsedRequestOf, Settings } from '../../../src-main/contract/index.js';
 import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
 import type { GenerationRecord } from '../../../src-main/core/openrouter/client.js';
+import { generationRecord } from '../../support/generation-record.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../../src-main/core/jobs/job-store.js';
 import { killTree } from '../../../src-main/core/jobs/kill-tree.js';
@@ -189,23 +190,7 @@ function harness(options: { scripts?: Array<Script | Error>; deps?: Partial<Supe
 }
 
 /** OpenRouter's record of one generation (the captured 200 body's cost). */
-function generation(id: string): GenerationRecord {
-  return {
-    id,
-    totalCostUsd: GENERATION_TEMPLATE.total_cost,
-    model: MODEL,
-    providerName: null,
-    createdAt: null,
-    tokensPrompt: null,
-    tokensCompletion: null,
-    nativeTokensPrompt: null,
-    nativeTokensCompletion: null,
-    nativeTokensReasoning: null,
-    nativeTokensCached: null,
-    cancelled: null,
-    finishReason: null,
-  };
-}
+const generation = (id: string): GenerationRecord => generationRecord(id, GENERATION_TEMPLATE.total_cost, MODEL);
 
 async function finalState(h: Harness, jobId: string): Promise<JobRecord> {
   return (await h.supervisor.status({ jobId, waitSeconds: 20, progressLimit: 15 })).job;
