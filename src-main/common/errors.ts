@@ -8,6 +8,12 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A thrown value's string `code` (Node's errno codes: ENOENT, EADDRINUSE …), or undefined. */
+export function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** A plain object (not null, not an array), whose keys may be read. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

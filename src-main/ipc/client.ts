@@ -12,7 +12,7 @@ import { encodeFrame, FrameDecoder } from './framing.js';
 import type { DecodedFrame } from './framing.js';
 import type { Locations } from '../platform/locations.js';
 import { readToken } from './runtime-dir.js';
-import { describeIssues } from '../common/errors.js';
+import { describeIssues, errorCode } from '../common/errors.js';
 
 const PIPE_PREFIX = '\\\\.\\pipe\\';
 const START_HINT = 'Start the OpenRouter Delegate app, or run `openrouter-delegate serve`.';
@@ -34,10 +34,6 @@ interface PendingCall {
 }
 
 type ClientState = 'handshake' | 'open' | 'closed';
-
-function errnoCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : undefined;
-}
 
 /** Rethrown outside our socket handler: a listener's bug is the listener's, and must not stop the frame loop. */
 function reportListenerError(error: unknown): void {
@@ -110,7 +106,7 @@ export class IpcClient {
         }
       };
       socket.on('error', (error) => {
-        const code = errnoCode(error);
+        const code = errorCode(error);
         const reason =
           code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ENOTSOCK'
             ? new ServiceError('unavailable', `The OpenRouter Delegate service is not running (nothing answers at ${endpoint}). ${START_HINT}`)
@@ -307,7 +303,7 @@ async function resolveEndpoint(socketPath: string): Promise<string> {
   try {
     name = (await readFile(socketPath, 'utf8')).trim();
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') {
+    if (errorCode(error) === 'ENOENT') {
       throw new ServiceError('unavailable', `The OpenRouter Delegate service is not running (no ${socketPath}). ${START_HINT}`);
     }
     throw new ServiceError('unavailable', `Cannot read ${socketPath}: ${(error as Error).message}`);
@@ -320,7 +316,7 @@ async function readServiceToken(tokenFile: string): Promise<string> {
   try {
     return await readToken(tokenFile);
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') {
+    if (errorCode(error) === 'ENOENT') {
       throw new ServiceError('unavailable', `The OpenRouter Delegate service is not running (no token at ${tokenFile}). ${START_HINT}`);
     }
     throw new ServiceError('unauthorized', `Cannot read the service token at ${tokenFile}: ${(error as Error).message}`);

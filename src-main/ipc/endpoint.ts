@@ -25,6 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, link, lstat, mkdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { errorCode } from '../common/errors.js';
 import type { Locations } from '../platform/locations.js';
 import { ensurePrivateDir, readToken, tokensEqual, writePrivateFile, writeToken } from './runtime-dir.js';
 
@@ -153,19 +154,13 @@ export class SocketEndpoint {
         if (await probe(target)) throw new AlreadyRunningError(target);
         this.log(`ipc: taking over ${target}, left by a service that is no longer running`);
         await unlink(target).catch((error: unknown) => {
-          if (errnoCode(error) !== 'ENOENT') throw error;
+          if (errorCode(error) !== 'ENOENT') throw error;
         });
         if (await tryLink(source, target)) return;
       }
       throw new Error(`Could not take over ${target}: something keeps re-creating it. Is another OpenRouter Delegate service starting?`);
     });
   }
-}
-
-/** The errno code of a failed fs or net call (ENOENT, EEXIST, …), if it has one. */
-function errnoCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null | undefined)?.code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 function delay(ms: number): Promise<void> {
@@ -198,7 +193,7 @@ async function tryLink(source: string, target: string): Promise<boolean> {
     await link(source, target);
     return true;
   } catch (error) {
-    if (errnoCode(error) === 'EEXIST') return false;
+    if (errorCode(error) === 'EEXIST') return false;
     throw error;
   }
 }
@@ -211,7 +206,7 @@ async function probe(target: string): Promise<boolean> {
     try {
       name = (await readFile(target, 'utf8')).trim();
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return false;
+      if (errorCode(error) === 'ENOENT') return false;
       throw error;
     }
     if (!name.startsWith(PIPE_PREFIX)) return false;
@@ -233,7 +228,7 @@ function probeEndpoint(endpoint: string): Promise<boolean> {
     const timer = setTimeout(() => finish(true), PROBE_TIMEOUT_MS);
     socket.once('connect', () => finish(true));
     socket.on('error', (error) => {
-      const code = errnoCode(error);
+      const code = errorCode(error);
       if (code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ENOTSOCK') finish(false);
       // A full backlog: someone is listening, just busy.
       else if (code === 'EAGAIN') finish(true);
@@ -251,7 +246,7 @@ async function withLock<T>(dir: string, onWait: () => void, fn: () => Promise<T>
       await mkdir(dir, { mode: 0o700 });
       break;
     } catch (error) {
-      if (errnoCode(error) !== 'EEXIST') throw error;
+      if (errorCode(error) !== 'EEXIST') throw error;
     }
     if (!waiting) {
       waiting = true;
@@ -280,7 +275,7 @@ async function breakStaleLock(dir: string, staleIno: number): Promise<void> {
   try {
     await rename(dir, aside);
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return; // someone else broke it first
+    if (errorCode(error) === 'ENOENT') return; // someone else broke it first
     throw error;
   }
   const moved = await stat(aside).catch(() => null);

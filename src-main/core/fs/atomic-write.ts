@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { errorMessage } from '../../common/errors.js';
+import { errorCode, errorMessage } from '../../common/errors.js';
 
 export interface WriteFileAtomicOptions {
   /** File mode of the result. Without it an existing file keeps its mode, a new one gets 0o600. */
@@ -31,11 +31,6 @@ const REASONS: Record<string, string> = {
   ENOTDIR: 'a parent of it is not a directory',
   EISDIR: 'it is a directory',
 };
-
-function errorCode(error: unknown): string | undefined {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
 
 /** An Error whose message says what to do and which keeps the errno code for callers that branch on it. */
 function fsError(error: unknown, file: string, action: string): NodeJS.ErrnoException {

@@ -15,7 +15,7 @@ import { JobRecordSchema } from '../../contract/jobs.js';
 import { nextCall } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { readFileIfExists, writeFileAtomic } from '../fs/atomic-write.js';
-import { describeIssues, errorMessage } from '../../common/errors.js';
+import { describeIssues, errorCode, errorMessage } from '../../common/errors.js';
 
 export interface JobPaths {
   dir: string;
@@ -356,9 +356,4 @@ function encodeBase32(value: number): string {
 
 function quote(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
-}
-
-function errorCode(error: unknown): string | undefined {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' ? code : undefined;
 }
