@@ -118,6 +118,11 @@ export class ServiceError extends Error {
     this.retryAfterSeconds = options?.retryAfterSeconds;
     this.next = options?.next;
   }
+  /** The error a wire error describes (toWire's inverse). */
+  static fromWire(wire: WireError): ServiceError {
+    const { code, message, retryAfterSeconds, next } = wire;
+    return new ServiceError(code, message, { ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }), ...(next === undefined ? {} : { next }) });
+  }
   toWire(): WireError {
     return {
       code: this.code,

@@ -248,12 +248,7 @@ export class IpcClient {
     if (!call) return;
     this.pending.delete(reply.id);
     if (reply.ok) call.resolve(reply.result);
-    else {
-      const { code, message, retryAfterSeconds, next } = reply.error;
-      call.reject(
-        new ServiceError(code, message, { ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }), ...(next === undefined ? {} : { next }) }),
-      );
-    }
+    else call.reject(ServiceError.fromWire(reply.error));
   }
 
   private emit(event: string, data: unknown): void {

@@ -55,10 +55,7 @@ export function scrubError(error: unknown, key?: string | null): unknown {
   if (message === error.message && stack === error.stack && (!(error instanceof ServiceError) || next === error.next)) return error;
   const clean =
     error instanceof ServiceError
-      ? new ServiceError(error.code, message, {
-          ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
-          ...(next === undefined ? {} : { next: next as NextCall }),
-        })
+      ? ServiceError.fromWire({ ...error.toWire(), message, ...(next === undefined ? {} : { next: next as NextCall }) })
       : new Error(message);
   clean.stack = stack;
   return clean;
