@@ -51,6 +51,46 @@ export const JobPricesSchema = z.object({
   tieredFromPromptTokens: z.number().nullable(),
 });
 
+/**
+ * One request a delegate made through the service's metering gateway (docs/ARCHITECTURE.md §11), as the
+ * job's request log keeps it: what was asked, what OpenRouter answered, what it cost by the list prices.
+ */
+export const GatewayRequestSchema = z.object({
+  at: z.string(),
+  /** The model OpenRouter says served it (the job's model unless OpenRouter routed elsewhere). */
+  model: z.string(),
+  /** The provider, when OpenRouter names it. */
+  provider: z.string().nullable(),
+  /** OpenRouter's generation id (`gen-…`), when it answered with one. */
+  generationId: z.string().nullable(),
+  /** HTTP status returned to the delegate; 0 when the delegate hung up first. */
+  status: z.number().int(),
+  /** `ok`, or why not: refused by a cap, an upstream error, the delegate or OpenRouter breaking off. */
+  outcome: z.enum(['ok', 'refused', 'upstream_error', 'aborted', 'broken']),
+  usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), cacheReadTokens: z.number(), cacheWriteTokens: z.number() }),
+  costUsd: z.number(),
+  /** The most the request could have cost when it was let through (its input and max_tokens at list prices). */
+  ceilingUsd: z.number(),
+  /** max_tokens as sent upstream; `maxTokensAsked` when the gateway lowered it to stay under a cap. */
+  maxTokens: z.number().int().nullable(),
+  maxTokensAsked: z.number().int().nullable(),
+  firstByteMs: z.number().nullable(),
+  durationMs: z.number(),
+  /** A short reason for anything but `ok` (never the key). */
+  note: z.string().nullable(),
+});
+export type GatewayRequest = z.infer<typeof GatewayRequestSchema>;
+
+/** A job's request log in counts, kept on its record (the log itself is `requests.jsonl` in its folder). */
+export const RequestCountsSchema = z.object({
+  total: z.number().int(),
+  failed: z.number().int(),
+  refused: z.number().int(),
+  /** Let through with max_tokens lowered to fit the cap. */
+  clamped: z.number().int(),
+});
+export type RequestCounts = z.infer<typeof RequestCountsSchema>;
+
 /** What is stored in `job.json` and shown by status and list (never the key, never the prompt). */
 export const JobRecordSchema = z.object({
   version: z.literal(1),
@@ -97,6 +137,8 @@ export const JobRecordSchema = z.object({
   billedCostUsd: z.number().nullable(),
   billing: BillingStateSchema,
   generationIds: z.array(z.string()),
+  /** Requests through the metering gateway (absent on jobs from before it). */
+  requests: RequestCountsSchema.optional(),
 });
 export type JobRecord = z.infer<typeof JobRecordSchema>;
 
@@ -207,6 +249,9 @@ export const ResultRequestSchema = z
   .object({ jobId: z.string().min(1).max(200), waitSeconds: waitSeconds.default(0), maxChars: z.number().int().min(100).max(200_000).default(50_000) })
   .strict();
 export const CancelRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
+export const RequestsRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
+export const JobRequestsSchema = z.object({ jobId: z.string(), requests: z.array(GatewayRequestSchema) });
+export type JobRequests = z.infer<typeof JobRequestsSchema>;
 export const ListRequestSchema = z.object({ state: JobStateSchema.optional(), limit: z.number().int().min(1).max(500).default(20) }).strict();
 
 export const JobEventSchema = z.object({ job: JobRecordSchema });

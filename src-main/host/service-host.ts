@@ -6,6 +6,7 @@
  */
 import { APP_VERSION } from '../contract/index.js';
 import type { EventName } from '../contract/index.js';
+import { GatewayServer } from '../ipc/gateway-server.js';
 import { IpcServer } from '../ipc/server.js';
 import { Service } from '../core/service/service.js';
 import type { ServiceOptions } from '../core/service/service.js';
@@ -49,6 +50,17 @@ export class ServiceHost implements HostedService {
         locations: service.locations,
         serverName: `openrouter-delegate/${APP_VERSION}`,
         dispatch: (method, params, client) => service.dispatch(method, params, { client: client.name }),
+        log: service.log,
+      }),
+    );
+    // After the socket (a second instance, refused it, never takes the gateway's port) and before jobs are adopted.
+    service.attach(
+      new GatewayServer({
+        handle: (req, res) => service.gateway.handle(req, res),
+        stateFile: service.locations.gatewayFile,
+        onListening: (url) => {
+          service.gateway.url = url;
+        },
         log: service.log,
       }),
     );

@@ -23,6 +23,8 @@ export interface Locations {
   /** Unix socket path, or the file that names the Windows pipe. */
   socketPath: string;
   lockFile: string;
+  /** The metering gateway's port, kept between runs (docs/ARCHITECTURE.md §11). */
+  gatewayFile: string;
   jobsDir: string;
   modelsCacheFile: string;
   /** Keychain service name: distinct per home so isolated homes never share entries. */
@@ -78,6 +80,7 @@ export function resolveLocations(env: NodeJS.ProcessEnv = process.env): Location
     tokenFile: path.join(runtime, 'token'),
     socketPath,
     lockFile: path.join(runtime, 'service.lock'),
+    gatewayFile: path.join(runtime, 'gateway.json'),
     jobsDir: path.join(data, 'jobs'),
     modelsCacheFile: path.join(cache, 'models.json'),
     keychainService: home ? `${APP_NAME}:${shortHash(home)}` : APP_NAME,

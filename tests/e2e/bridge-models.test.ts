@@ -97,7 +97,9 @@ describe('openrouter_models through bridge → service → OpenRouter', () => {
     expect(report.policy).toMatchObject({ mode: 'ondemand', defaultModel: 'deepseek/deepseek-v4-flash-0731', delegateProfile: 'lean' });
     expect(text).toContain('delegate profile: lean, the default and the most a delegation may ask for (minimal < lean < full)');
     const envByName = new Map(report.environment.map((e) => [e.name, e]));
-    expect(envByName.get('ANTHROPIC_BASE_URL')?.value).toBe(fake.baseUrl);
+    // The service's metering gateway, not OpenRouter: a delegate never holds the key (SECURITY.md §2).
+    expect(envByName.get('ANTHROPIC_BASE_URL')?.value).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(envByName.get('ANTHROPIC_AUTH_TOKEN')?.value).toBe("hidden (the job's own gateway token; the OpenRouter key stays in the service)");
     expect(envByName.get('ANTHROPIC_API_KEY')?.value).toBe('');
     expect(envByName.get('ANTHROPIC_AUTH_TOKEN')?.secret).toBe(true);
     expect(envByName.has('CLAUDE_CODE_OAUTH_TOKEN')).toBe(false);

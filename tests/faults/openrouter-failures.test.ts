@@ -74,7 +74,7 @@ describe('OpenRouter failing around a job', { timeout: 90_000 }, () => {
     expect(world.model.requestsFor('clears').map((r) => r.status)).toEqual([200, 429, 200]);
   });
 
-  it('unreachable mid-job: the job ends failed, saying the connection was refused', async () => {
+  it('unreachable mid-job: the gateway answers 502 and the job ends failed, saying the connection was refused', async () => {
     await world.start();
     const gate = world.gate('unreachable');
     world.model.script('unreachable', [{ toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait' } } }, { text: 'never' }]);
@@ -82,15 +82,19 @@ describe('OpenRouter failing around a job', { timeout: 90_000 }, () => {
     const client = await world.connect();
     const started = await world.startJob(client, { prompt: `${m('unreachable')} go`, allowedTools: ['Bash'] });
     await world.waitForRunning(client, started.job.id);
-    await expect.poll(() => world.model.requestsFor('unreachable').length, { timeout: 30_000 }).toBe(1);
+    await gate.reached();
 
     await world.fake.stop();
     await gate.open();
 
     const end = await client.call('jobs.status', { jobId: started.job.id, waitSeconds: 90, progressLimit: 100 });
     expect(end.job.state).toBe('failed');
-    expect(end.job.endReason).toContain('Connection refused');
-    expect(end.job.endReason).toContain('ECONNREFUSED');
+    expect(end.job.endReason).toContain('502 OpenRouter could not be reached from OpenRouter Delegate: connection refused (ECONNREFUSED)');
+    const log = await client.call('jobs.requests', { jobId: started.job.id });
+    expect(log.requests.map((r) => [r.status, r.outcome])).toEqual([
+      [200, 'ok'],
+      [502, 'upstream_error'],
+    ]);
     // Claude Code calls an errored turn's result "success": the reason must not repeat that.
     expect(end.job.endReason).not.toContain('success');
     expect(end.tail.some((e) => e.kind === 'tool_result' && e.text.includes('gate-passed'))).toBe(true);

@@ -35,7 +35,8 @@ async function heldJobUnderKilledService(name: string, answer: string) {
   const started = await world.startJob(before, { prompt: `${m(name)} go`, allowedTools: ['Bash'] });
   const jobId = started.job.id;
   const running = await world.waitForRunning(before, jobId);
-  await expect.poll(() => world.model.requestsFor(name).length, { timeout: 30_000 }).toBe(1);
+  await gate.reached();
+  expect(world.model.requestsFor(name)).toHaveLength(1);
   process.kill(first.pid, 'SIGKILL');
   const exit = await first.exited;
   return { gate, jobId, running, exit };

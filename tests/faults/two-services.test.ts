@@ -54,6 +54,7 @@ describe('services started at the same moment for one home', { timeout: 90_000 }
     const started = await world.startJob(before, { prompt: `${m('left')} go`, allowedTools: ['Bash'] });
     const jobId = started.job.id;
     await world.waitForRunning(before, jobId);
+    await gate.reached();
     process.kill(crashed.pid, 'SIGKILL');
     await crashed.exited;
 
@@ -82,6 +83,7 @@ describe('services started at the same moment for one home', { timeout: 90_000 }
     await world.waitForRunning(before, ahead.job.id);
     const waiting = await world.startJob(before, { prompt: `${m('waiting')} go` });
     expect(waiting.job.state).toBe('queued');
+    await gate.reached();
     process.kill(crashed.pid, 'SIGKILL');
     await crashed.exited;
 

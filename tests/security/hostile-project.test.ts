@@ -107,11 +107,9 @@ describe("the delegate's command line, on the real claude CLI", () => {
     const env = buildChildEnv({
       parentEnv: { ...process.env, HOME: path.join(dir, 'home'), TMPDIR: path.join(dir, 'tmp') },
       baseUrl: fake.baseUrl,
-      apiKey: KEY,
+      token: KEY,
       model: MODEL,
       claudeConfigDir: path.join(dir, 'claude-config'),
-      attribution: { url: 'https://example.invalid/app', title: 'test' },
-      sessionId,
     });
     const child = spawn(CLAUDE_CLI, adjust(args), { cwd: project, env, stdio: ['pipe', 'ignore', 'ignore'] });
     child.stdin.end(`${m(name)} go`);

@@ -1,12 +1,16 @@
 /**
  * Where the OpenRouter key goes when a delegate runs, tried with the real service and the real `claude -p`:
- * it is in the delegate's environment (that is how Claude Code reaches OpenRouter), never on a command
- * line; a delegate can print it, and then everything the service hands back has it redacted, while the
- * raw stream stays in the job's private folder. SECURITY.md §2.
+ * nowhere near the delegate. Its Claude Code holds a token of the job's own for the service's metering
+ * gateway, which adds the key on the way to OpenRouter; no delegate process has the key in its environment
+ * or on its command line, and no file in the home holds it. A key that reaches a delegate some other way
+ * (a model that repeats one) is redacted from everything the service hands back, while the raw stream stays
+ * in the job's private folder. SECURITY.md §2.
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ENV } from '../../src-main/contract/index.js';
+import { processesWithEnv } from '../../src-main/core/jobs/process-table.js';
 import { KEY } from '../support/delegation.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
@@ -25,8 +29,8 @@ afterEach(async () => {
 
 const modeOf = async (file: string): Promise<number> => (await stat(file)).mode & 0o777;
 
-describe('a delegate that prints the key', () => {
-  it('has it redacted from its answer, tail and files the service writes; the raw stream keeps it, private to the user', async () => {
+describe('a delegate that prints its credentials', () => {
+  it('prints a token of its own job, never the key; a key its model repeats is redacted from all the service hands back', async () => {
     await world.start();
     world.model.script('leak', [
       { toolUse: { name: 'Bash', input: { command: 'echo "token=$ANTHROPIC_AUTH_TOKEN"', description: 'Show the key' } } },
@@ -39,14 +43,17 @@ describe('a delegate that prints the key', () => {
     const end = await world.waitForEnd(client, started.job.id);
     expect(end.job.state).toBe('succeeded');
 
-    // The premise: the delegate really had the key and really printed it.
+    // What it holds is the job's gateway token: no key to print.
     const stream = await readFile(end.files.stream, 'utf8');
-    expect(stream).toContain(`token=${KEY}`);
+    expect(stream).toMatch(/token=ordg-[A-Za-z0-9_-]{43}/);
+    expect(stream).not.toContain(`token=${KEY}`);
+    // OpenRouter got the key all the same, from the gateway.
+    expect(world.model.requestsFor('leak').map((r) => r.bearer)).toEqual([KEY, KEY]);
 
     const result = await client.call('jobs.result', { jobId: end.job.id });
     expect(result.resultText).toBe('The key I was given is [redacted], use it well.');
     const status = await client.call('jobs.status', { jobId: end.job.id, progressLimit: 100 });
-    expect(status.tail.map((entry) => entry.text).join('\n')).toContain('token=[redacted]');
+    expect(status.tail.map((entry) => entry.text).join('\n')).toContain('token=ordg-');
     const list = await client.call('jobs.list', { limit: 100 });
     for (const answer of [result, status, list]) expect(JSON.stringify(answer)).not.toContain(KEY);
 
@@ -55,7 +62,7 @@ describe('a delegate that prints the key', () => {
     }
     expect(service.stderr()).not.toContain(KEY);
 
-    // Where it does remain: what the delegate itself wrote. Every such file is the user's alone.
+    // Where it does remain: what the delegate itself wrote (its model's words). Every such file is the user's alone.
     const holding = await filesContaining(world.home, KEY);
     expect(holding).toContain(end.files.stream);
     for (const file of holding) {
@@ -65,7 +72,7 @@ describe('a delegate that prints the key', () => {
     expect(await modeOf(end.files.dir)).toBe(0o700);
   });
 
-  it.runIf(linux)('has it redacted from the end reason and the stderr tail when it leaves it on stderr and dies', async () => {
+  it.runIf(linux)('has a key redacted from the end reason and the stderr tail when it leaves one on stderr and dies', async () => {
     await world.start();
     const gate = world.gate('stderr');
     const stderrOfThisJob = `${world.locations.jobsDir}/$OPENROUTER_DELEGATE_JOB/stderr.log`;
@@ -73,7 +80,8 @@ describe('a delegate that prints the key', () => {
       {
         toolUse: {
           name: 'Bash',
-          input: { command: `echo "leaked $ANTHROPIC_AUTH_TOKEN" >> "${stderrOfThisJob}"; ${gate.command('never')}`, description: 'Leak and wait' },
+          // The key as a model might repeat it (a delegate has none of its own to leak).
+          input: { command: `echo "leaked ${KEY}" >> "${stderrOfThisJob}"; ${gate.command('never')}`, description: 'Leak and wait' },
         },
       },
       { text: 'never said' },
@@ -95,8 +103,8 @@ describe('a delegate that prints the key', () => {
   });
 });
 
-describe.runIf(linux)("a running delegate's process", () => {
-  it('carries the key in its environment (readable by the user alone), never on its command line; nor the prompt', async () => {
+describe.runIf(linux)("a running delegate's processes", () => {
+  it('carry a token of their own job in their environment, never the key, in no environment, command line or file; nor the prompt', async () => {
     await world.start();
     const gate = world.gate('held');
     const secretPrompt = `${m('held')} the prompt is private 9c41e`;
@@ -113,12 +121,24 @@ describe.runIf(linux)("a running delegate's process", () => {
     expect(cmdline).toEqual(expect.arrayContaining(['-p', '--strict-mcp-config', '--setting-sources', 'user']));
 
     const environ = (await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
-    expect(environ).toContain(`ANTHROPIC_AUTH_TOKEN=${KEY}`);
     expect(environ).toContain(`OPENROUTER_DELEGATE_JOB=${started.job.id}`);
     expect(environ).toContain('OPENROUTER_DELEGATE_DEPTH=1');
-    expect(environ).not.toContain(`OPENROUTER_API_KEY=${KEY}`);
+    expect(environ.find((v) => v.startsWith('ANTHROPIC_AUTH_TOKEN='))).toMatch(/^ANTHROPIC_AUTH_TOKEN=ordg-[A-Za-z0-9_-]{43}$/);
+    expect(environ.find((v) => v.startsWith('ANTHROPIC_BASE_URL='))).toMatch(/^ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+$/);
     // The kernel shows a process's environment to its own user (and root) only.
     expect(await modeOf(`/proc/${pid}/environ`)).toBe(0o400);
+
+    // Every process of the job — Claude Code and the command its Bash tool runs — and every file in the home.
+    await gate.reached();
+    const processes = await processesWithEnv(ENV.job, started.job.id);
+    expect(processes.length).toBeGreaterThanOrEqual(2);
+    for (const proc of processes) {
+      const env = await readFile(`/proc/${proc.pid}/environ`, 'utf8');
+      const argv = await readFile(`/proc/${proc.pid}/cmdline`, 'utf8');
+      expect(env, `environment of ${proc.pid}`).not.toContain(KEY);
+      expect(argv, `command line of ${proc.pid}`).not.toContain(KEY);
+    }
+    expect(await filesContaining(world.home, KEY)).toEqual([]);
 
     await gate.open();
     expect((await world.waitForEnd(client, started.job.id)).job.state).toBe('succeeded');

@@ -6,6 +6,7 @@
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -178,9 +179,17 @@ export class Gate {
     this.file = path.join(project, `.gate-${name}`);
   }
 
-  /** The Bash call that waits for the gate, then says `message`. */
+  /** The Bash call that says it has reached the gate, waits for it, then says `message`. */
   command(message: string): string {
-    return `sh -c 'while [ ! -e ${this.file} ]; do sleep 0.1; done; echo ${message}'`;
+    return `sh -c 'touch ${this.file}.reached; while [ ! -e ${this.file} ]; do sleep 0.1; done; echo ${message}'`;
+  }
+
+  /**
+   * Resolves once the delegate waits at the gate: its model request is answered and it makes none until the
+   * gate opens, so the service (and its gateway) may be killed without cutting a request short.
+   */
+  async reached(): Promise<void> {
+    await expect.poll(() => existsSync(`${this.file}.reached`), { timeout: 30_000, interval: 50 }).toBe(true);
   }
 
   async open(): Promise<void> {

@@ -1,7 +1,8 @@
 /**
- * The environment a delegated `claude -p` session receives (docs/ARCHITECTURE.md §4). Built from an
- * allowlist so nothing of the parent's Anthropic login, cloud credentials or tokens leaks in;
- * then pointed at OpenRouter with the user's key and pinned to one model.
+ * The environment a delegated `claude -p` session receives (docs/ARCHITECTURE.md §4, §11). Built from an
+ * allowlist so nothing of the parent's Anthropic login, cloud credentials or tokens leaks in; then pointed
+ * at the service's metering gateway with the job's own token — never the OpenRouter key — and pinned to
+ * one model. The gateway adds the key, the attribution and the conversation's session on the way out.
  */
 import { ENV } from '../../contract/index.js';
 import type { EnvEntry } from '../../contract/index.js';
@@ -48,27 +49,18 @@ const INHERITED = new Set([
 ]);
 const INHERITED_PREFIXES = ['LC_'];
 
-/** What the environment preview shows where a job's session id goes. */
-export const SESSION_PLACEHOLDER = '<the conversation’s session id>';
-
 /** Variables whose values are secrets: never shown, never logged. */
 export const SECRET_VARIABLES = new Set(['ANTHROPIC_AUTH_TOKEN']);
 
 export interface ChildEnvInput {
   parentEnv: NodeJS.ProcessEnv;
-  /** OpenRouter API root, e.g. https://openrouter.ai/api (Claude Code appends /v1/messages). */
+  /** The metering gateway, e.g. http://127.0.0.1:41234 (Claude Code appends /v1/messages). */
   baseUrl: string;
-  apiKey: string;
+  /** The job's gateway token (core/gateway/job-token.ts). */
+  token: string;
   model: string;
   /** App-owned Claude Code config dir: the user's own login is never used, and --resume finds sessions. */
   claudeConfigDir: string;
-  attribution: { url: string; title: string };
-  /**
-   * The conversation's Claude Code session id, sent as OpenRouter's `x-session-id`: every request of the
-   * conversation, follow-ups included, then goes to the provider endpoint whose prompt cache it warmed
-   * (OpenRouter's provider sticky routing), and OpenRouter's Logs group them as one session.
-   */
-  sessionId: string;
   /** Claude Code's CLAUDE_CODE_MAX_RETRIES for OpenRouter requests. */
   maxRetries?: number;
 }
@@ -82,7 +74,7 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
   const depth = Number.parseInt(input.parentEnv[ENV.depth] ?? '0', 10);
   Object.assign(env, {
     ANTHROPIC_BASE_URL: input.baseUrl,
-    ANTHROPIC_AUTH_TOKEN: input.apiKey,
+    ANTHROPIC_AUTH_TOKEN: input.token,
     // Empty, not absent: Claude Code would otherwise prefer a stored Anthropic login.
     ANTHROPIC_API_KEY: '',
     ANTHROPIC_MODEL: input.model,
@@ -91,7 +83,6 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
     ANTHROPIC_DEFAULT_HAIKU_MODEL: input.model,
     ANTHROPIC_SMALL_FAST_MODEL: input.model,
     CLAUDE_CODE_SUBAGENT_MODEL: input.model,
-    ANTHROPIC_CUSTOM_HEADERS: `HTTP-Referer: ${input.attribution.url}\nX-Title: ${input.attribution.title}\nx-session-id: ${input.sessionId}`,
     CLAUDE_CONFIG_DIR: input.claudeConfigDir,
     DISABLE_TELEMETRY: '1',
     DISABLE_AUTOUPDATER: '1',

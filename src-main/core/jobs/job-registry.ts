@@ -26,8 +26,8 @@ export interface SupervisorDeps {
   apiKey: () => { value: string; source: string } | null;
   balance: (options: { refresh: boolean }) => Promise<Balance>;
   getGeneration: (key: string, id: string) => Promise<GenerationRecord | null>;
-  /** The environment of a delegate on this model in this conversation (the key inside; see child-env.ts). */
-  childEnv: (model: string, apiKey: string, callerPath: string | undefined, sessionId: string) => Record<string, string>;
+  /** The environment of a delegate on this model in this conversation, holding its gateway token (never the key; see child-env.ts). */
+  childEnv: (model: string, gatewayToken: string, callerPath: string | undefined) => Record<string, string>;
   locateClaude: (callerPath: string | undefined) => Promise<string>;
   onChange?: (job: JobRecord) => void;
   /** Told when a delegate's request was refused for its key (401), so the key is read afresh. */
@@ -76,6 +76,10 @@ export interface LiveJob {
   persistRetry: NodeJS.Timeout | null;
   /** The write of job.json under way (and any queued behind it): writes of one job never overlap. */
   saving: Promise<void>;
+  /** The sha256 of the token its delegate holds for the gateway; null before launch and for jobs from before the gateway. */
+  tokenHash: string | null;
+  /** What its requests through the gateway cost together, by the list prices. */
+  meteredUsd: number;
 }
 
 export function liveJob(record: JobRecord): LiveJob {
@@ -95,6 +99,8 @@ export function liveJob(record: JobRecord): LiveJob {
     unsaved: false,
     persistRetry: null,
     saving: Promise.resolve(),
+    tokenHash: null,
+    meteredUsd: 0,
   };
 }
 
@@ -104,6 +110,8 @@ export class JobRegistry {
   readonly log: (line: string) => void;
   readonly setDeadline: (callback: () => void, ms: number) => () => void;
   readonly jobs = new Map<string, LiveJob>();
+  /** Live jobs by the hash of their gateway token. */
+  readonly byToken = new Map<string, LiveJob>();
   /** Ids waiting for a slot, first come first served. */
   readonly queue: string[] = [];
   unreadable: Array<{ dir: string; problem: string }> = [];

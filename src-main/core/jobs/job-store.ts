@@ -8,10 +8,10 @@
  */
 import { randomInt } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
-import { chmod, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobRecord } from '../../contract/jobs.js';
-import { JobRecordSchema } from '../../contract/jobs.js';
+import type { GatewayRequest, JobRecord } from '../../contract/jobs.js';
+import { GatewayRequestSchema, JobRecordSchema } from '../../contract/jobs.js';
 import { nextCall } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { readFileIfExists, writeFileAtomic } from '../fs/atomic-write.js';
@@ -24,6 +24,10 @@ export interface JobPaths {
   stream: string;
   stderr: string;
   result: string;
+  /** The metering gateway's log: one JSON line per request the delegate made. */
+  requests: string;
+  /** The sha256 of the job's gateway token (the token itself lives only in the delegate's environment). */
+  tokenHash: string;
 }
 
 export interface JobStoreOptions {
@@ -118,6 +122,8 @@ export class JobStore {
       stream: path.join(dir, 'stream.jsonl'),
       stderr: path.join(dir, 'stderr.log'),
       result: path.join(dir, 'result.txt'),
+      requests: path.join(dir, 'requests.jsonl'),
+      tokenHash: path.join(dir, 'gateway-token.sha256'),
     };
   }
 
@@ -207,6 +213,45 @@ export class JobStore {
     const paths = this.paths(id);
     if (!(await isDirectory(paths.dir))) throw new JobNotFoundError(id);
     await writeFileAtomic(paths.result, text, { mode: 0o600 });
+  }
+
+  /** Kept before the delegate is spawned, so a restarted service knows the token it holds. */
+  async writeTokenHash(id: string, hash: string): Promise<void> {
+    const paths = this.paths(id);
+    if (!(await isDirectory(paths.dir))) throw new JobNotFoundError(id);
+    await writeFileAtomic(paths.tokenHash, `${hash}\n`, { mode: 0o600 });
+  }
+
+  async readTokenHash(id: string): Promise<string | null> {
+    const text = await readFileIfExists(this.paths(id).tokenHash).catch(() => undefined);
+    const hash = text?.trim() ?? '';
+    return /^[0-9a-f]{64}$/.test(hash) ? hash : null;
+  }
+
+  /**
+   * One line per request, appended (O_APPEND: lines of concurrent requests never interleave). Each starts on
+   * a line of its own, so a line torn by a crash costs only itself.
+   */
+  async appendRequest(id: string, entry: GatewayRequest): Promise<void> {
+    const paths = this.paths(id);
+    if (!(await isDirectory(paths.dir))) throw new JobNotFoundError(id);
+    await appendFile(paths.requests, `\n${JSON.stringify(entry)}\n`, { mode: 0o600 });
+  }
+
+  /** The last `limit` requests of the log; lines that do not parse (a write cut short) are skipped. */
+  async readRequests(id: string, limit = 1000): Promise<GatewayRequest[]> {
+    const text = (await readFileIfExists(this.paths(id).requests)) ?? '';
+    const entries: GatewayRequest[] = [];
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        const parsed = GatewayRequestSchema.safeParse(JSON.parse(line));
+        if (parsed.success) entries.push(parsed.data);
+      } catch {
+        // A torn last line: the rest stands.
+      }
+    }
+    return entries.slice(-limit);
   }
 
   /** The final answer, or null when the job has none (yet). */

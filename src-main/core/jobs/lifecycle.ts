@@ -17,6 +17,7 @@ import { resolveModel } from './job-request.js';
 import { killTree } from './kill-tree.js';
 import { processesWithEnv } from './process-table.js';
 import { spawnDetached } from './spawn-detached.js';
+import { newJobToken, tokenHash } from '../gateway/job-token.js';
 import { StreamParser } from './stream-parser.js';
 import { StreamTail } from './stream-tail.js';
 import { errorMessage } from '../../common/errors.js';
@@ -63,12 +64,19 @@ export class JobLifecycle {
         await this.settleUnstarted(job, job.terminating, job.terminationReason);
         return;
       }
+      // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
+      // exists, so a service restarted at any moment after knows what the delegate holds.
+      const token = newJobToken();
+      const env = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id };
+      job.tokenHash = tokenHash(token);
+      await deps.store.writeTokenHash(record.id, job.tokenHash);
+      registry.byToken.set(job.tokenHash, job);
       const spawn = deps.spawn ?? spawnDetached;
       const child = await spawn({
         command,
         args: claudeArgs(record, deps.serviceDirs ?? []),
         cwd: record.cwd,
-        env: { ...deps.childEnv(record.model, job.apiKey, job.callerPath, record.sessionId), [ENV.job]: record.id },
+        env,
         stdinFile: paths.prompt,
         stdoutFile: paths.stream,
         stderrFile: paths.stderr,
@@ -108,6 +116,7 @@ export class JobLifecycle {
   /** A job that ends without ever having run (refused at launch, or cancelled first). */
   private async settleUnstarted(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
     const { registry } = this;
+    if (job.tokenHash) registry.byToken.delete(job.tokenHash);
     Object.assign(job.record, {
       state,
       endedAt: new Date(registry.now()).toISOString(),
@@ -156,6 +165,8 @@ export class JobLifecycle {
     record.usage = parser.bestUsage;
     record.generationIds = [...parser.generationIds];
     if (job.pricing) record.estimatedCostUsd = estimateCostUsd([parser.bestUsage], job.pricing) ?? record.estimatedCostUsd;
+    // The gateway's figure is per request and exact in tokens; the stream's may lag behind it.
+    record.estimatedCostUsd = Math.max(record.estimatedCostUsd, job.meteredUsd);
     const result = parser.result;
     if (result) {
       record.resultSubtype = result.subtype;
@@ -237,6 +248,7 @@ export class JobLifecycle {
       job.tail?.stop();
       job.tail = null;
       registry.clearTimers(job);
+      if (job.tokenHash) registry.byToken.delete(job.tokenHash);
       this.absorb(job);
       const record = job.record;
       const stderrTail = await store.readStderrTail(record.id).catch(() => '');

@@ -88,6 +88,10 @@ export class JobRecovery {
     job.apiKey = registry.deps.apiKey()?.value ?? null;
     if (alive) {
       registry.log(`jobs: re-adopting ${job.record.id} (pid ${pid})`);
+      // Its delegate still holds its gateway token: the gateway takes it again (a job from before the gateway has none).
+      job.tokenHash = await registry.deps.store.readTokenHash(job.record.id);
+      if (job.tokenHash) registry.byToken.set(job.tokenHash, job);
+      job.meteredUsd = job.record.estimatedCostUsd;
       this.lifecycle.follow(job);
       this.lifecycle.armTimeout(job);
       this.watchAdopted(job);

@@ -8,9 +8,10 @@
  * recovery.ts (adoption at start), billing.ts (billed cost), views.ts (what callers see).
  */
 import { isActive } from '../../contract/index.js';
-import type { JobList, JobRecord, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
+import type { JobList, JobRecord, JobRequests, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
 import { admit, conversationToContinue, resolveJobRequest } from './admission.js';
 import { JobBilling } from './billing.js';
+import { GatewayLink } from './gateway-link.js';
 import { JobRegistry } from './job-registry.js';
 import type { SupervisorDeps } from './job-registry.js';
 import { JobLifecycle } from './lifecycle.js';
@@ -28,6 +29,8 @@ export class Supervisor {
   private readonly lifecycle: JobLifecycle;
   private readonly recovery: JobRecovery;
   private readonly views: JobViews;
+  /** What the metering gateway asks of the jobs. */
+  readonly gateway: GatewayLink;
   private started: Promise<void> | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
 
@@ -37,6 +40,7 @@ export class Supervisor {
     this.lifecycle = new JobLifecycle(this.registry, this.billing);
     this.recovery = new JobRecovery(this.registry, this.lifecycle, this.billing);
     this.views = new JobViews(this.registry);
+    this.gateway = new GatewayLink(this.registry, this.lifecycle, () => this.ready());
   }
 
   /** Loads the history; re-adopts live jobs and finishes the ones whose process is gone. */
@@ -128,6 +132,13 @@ export class Supervisor {
     const active = this.registry.active();
     await Promise.all(active.map((j) => this.lifecycle.terminate(j, 'cancelled', 'Cancelled by kill-all.')));
     return active.length;
+  }
+
+  /** The job's request log, as the gateway wrote it. */
+  async requests(jobId: string): Promise<JobRequests> {
+    await this.ready();
+    const job = this.registry.find(jobId);
+    return { jobId: job.record.id, requests: await this.registry.deps.store.readRequests(job.record.id) };
   }
 
   list(request: ParsedRequestOf<'jobs.list'>): JobList {

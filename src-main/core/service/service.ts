@@ -19,7 +19,8 @@ import type {
   Settings,
 } from '../../contract/index.js';
 import type { Locations } from '../../platform/locations.js';
-import { SESSION_PLACEHOLDER, buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
+import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
+import { MeteringGateway } from '../gateway/gateway.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
@@ -98,6 +99,8 @@ export class Service {
   readonly models: ModelsCache;
   readonly balance: BalanceMonitor;
   readonly supervisor: Supervisor;
+  /** The one door of every delegate request; the host listens for it (docs/ARCHITECTURE.md §11). */
+  readonly gateway: MeteringGateway;
   readonly dispatch: Dispatch;
   /** Writes one log line, scrubbed of the key (transports log through it too). */
   readonly log: (line: string) => void;
@@ -153,11 +156,12 @@ export class Service {
       apiKey: () => this.apiKey(),
       balance: (o) => this.balance.get(o),
       getGeneration: (key, id) => this.client.getGeneration(key, id),
-      childEnv: (model, apiKey, callerPath, sessionId) => this.childEnv(model, apiKey, callerPath, sessionId),
+      childEnv: (model, token, callerPath) => this.childEnv(model, token, callerPath),
       locateClaude: (callerPath) => locateClaude({ env: options.env, setting: this.settings.current.claudePath, callerPath }),
       onKeyRejected: () => this.secrets.forget('api'),
       onChange: (job) => {
         this.emit('job.changed', { job });
+        if (job.endedAt && job.state !== 'queued' && job.state !== 'running') this.gateway.forget(job.id);
         // A job that ended has spent money: read the balance again.
         if (job.endedAt && job.state !== 'queued' && job.state !== 'running') void this.refreshBalance();
       },
@@ -165,6 +169,16 @@ export class Service {
       serviceDirs: [this.locations.runtime, this.locations.data, this.locations.config, this.locations.cache, this.locations.logs],
       log: this.log,
       now: this.now,
+    });
+    this.gateway = new MeteringGateway({
+      jobs: this.supervisor.gateway,
+      upstream: this.baseUrl,
+      apiKey: () => this.apiKey()?.value ?? null,
+      onUnauthorized: () => this.secrets.forget('api'),
+      attribution: ATTRIBUTION,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      now: this.now,
+      log: this.log,
     });
     const dispatch = createDispatcher(this.handlers());
     // Every answer and every error leaves through here (socket, settings window, settings page, tray):
@@ -288,29 +302,29 @@ export class Service {
     return status;
   }
 
-  private childEnv(model: string, apiKey: string, callerPath: string | undefined, sessionId: string): Record<string, string> {
+  /** A delegate's environment: the gateway's address and the job's token, never the key (docs/ARCHITECTURE.md §11). */
+  private childEnv(model: string, token: string, callerPath: string | undefined): Record<string, string> {
+    const gateway = this.gateway.url;
+    if (gateway === null)
+      throw new ServiceError('unavailable', 'The metering gateway is not listening, so no delegate can reach OpenRouter. Restart the service.');
+    return this.delegateEnv(gateway, model, token, callerPath);
+  }
+
+  private delegateEnv(gateway: string, model: string, token: string, callerPath: string | undefined): Record<string, string> {
     return buildChildEnv({
-      sessionId,
       parentEnv: callerPath ? { ...this.options.env, PATH: callerPath } : this.options.env,
-      baseUrl: this.baseUrl,
-      apiKey,
+      baseUrl: gateway,
+      token,
       model,
       claudeConfigDir: path.join(this.locations.data, 'claude-config'),
-      attribution: ATTRIBUTION,
       maxRetries: this.settings.current.delegateMaxRetries,
     });
   }
 
-  /** What a delegated session would receive, with the key replaced by where it comes from. */
+  /** What a delegated session would receive, its token replaced by what it is. */
   environmentPreview(settings: Settings): EnvEntry[] {
-    let note = 'not set: no OpenRouter key yet';
-    try {
-      const key = this.secrets.get('api');
-      if (key) note = `hidden (OpenRouter key from ${key.source === 'environment' ? 'OPENROUTER_API_KEY' : 'the OS keychain'})`;
-    } catch {
-      note = 'not available: the keychain could not be read';
-    }
-    return describeChildEnv(this.childEnv(settings.defaultModel, '', undefined, SESSION_PLACEHOLDER), note);
+    const env = this.delegateEnv(this.gateway.url ?? '(the gateway, once the service listens)', settings.defaultModel, '', undefined);
+    return describeChildEnv(env, "hidden (the job's own gateway token; the OpenRouter key stays in the service)");
   }
 
   private handlers(): Handlers {
@@ -345,6 +359,7 @@ export class Service {
       'jobs.status': async (request) => this.supervisor.status(request),
       'jobs.result': async (request) => this.supervisor.result(request),
       'jobs.cancel': async ({ jobId }) => this.supervisor.cancel(jobId),
+      'jobs.requests': async ({ jobId }) => this.supervisor.requests(jobId),
       'jobs.list': async (request) => this.supervisor.list(request),
       'jobs.killAll': async () => ({ killed: await this.supervisor.killAll() }),
       'setup.status': async () => setupStatus(await this.setupContext()),

@@ -19,12 +19,10 @@ const parentEnv = {
 
 const input = {
   parentEnv,
-  baseUrl: 'https://openrouter.ai/api',
-  apiKey: 'sk-or-v1-child',
+  baseUrl: 'http://127.0.0.1:41234',
+  token: 'ordg-job-token',
   model: 'qwen/qwen3-coder',
   claudeConfigDir: '/data/claude-config',
-  attribution: { url: 'https://example.org/app', title: 'OpenRouter Delegate' },
-  sessionId: '0b6d9f7e-2c1a-4e55-9a31-6f2d8c4b7e10',
 };
 
 describe('the delegate environment', () => {
@@ -37,10 +35,10 @@ describe('the delegate environment', () => {
     expect(Object.values(env).join('\n')).not.toMatch(/sk-ant-parent|oauth-parent|aws-secret|ghp-secret|sk-or-parent/);
   });
 
-  it('points Claude Code at OpenRouter with the key and an empty Anthropic key', () => {
+  it("points Claude Code at the gateway with the job's token and an empty Anthropic key", () => {
     const env = buildChildEnv(input);
-    expect(env.ANTHROPIC_BASE_URL).toBe('https://openrouter.ai/api');
-    expect(env.ANTHROPIC_AUTH_TOKEN).toBe('sk-or-v1-child');
+    expect(env.ANTHROPIC_BASE_URL).toBe('http://127.0.0.1:41234');
+    expect(env.ANTHROPIC_AUTH_TOKEN).toBe('ordg-job-token');
     expect(env.ANTHROPIC_API_KEY).toBe('');
     expect(env.CLAUDE_CONFIG_DIR).toBe('/data/claude-config');
   });
@@ -58,12 +56,11 @@ describe('the delegate environment', () => {
     }
   });
 
-  it("turns telemetry and the updater off, sends attribution headers and the conversation's session for sticky routing", () => {
+  it('turns telemetry and the updater off, and leaves headers to the gateway', () => {
     const env = buildChildEnv(input);
     expect(env).toMatchObject({ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
-    expect(env.ANTHROPIC_CUSTOM_HEADERS).toBe(
-      'HTTP-Referer: https://example.org/app\nX-Title: OpenRouter Delegate\nx-session-id: 0b6d9f7e-2c1a-4e55-9a31-6f2d8c4b7e10',
-    );
+    // Attribution and the session for sticky routing are added by the gateway on the way out.
+    expect(env).not.toHaveProperty('ANTHROPIC_CUSTOM_HEADERS');
   });
 
   it('marks the depth, one deeper than the parent', () => {
@@ -72,11 +69,11 @@ describe('the delegate environment', () => {
     expect(buildChildEnv({ ...input, parentEnv: { ...parentEnv, OPENROUTER_DELEGATE_DEPTH: 'junk' } }).OPENROUTER_DELEGATE_DEPTH).toBe('1');
   });
 
-  it('describes itself with the key replaced by a note', () => {
-    const entries = describeChildEnv(buildChildEnv(input), 'hidden (from the keychain)');
+  it('describes itself with the token replaced by a note', () => {
+    const entries = describeChildEnv(buildChildEnv(input), 'hidden (the job’s own token)');
     const token = entries.find((e) => e.name === 'ANTHROPIC_AUTH_TOKEN');
-    expect(token).toEqual({ name: 'ANTHROPIC_AUTH_TOKEN', value: 'hidden (from the keychain)', secret: true });
-    expect(JSON.stringify(entries)).not.toContain('sk-or-v1-child');
+    expect(token).toEqual({ name: 'ANTHROPIC_AUTH_TOKEN', value: 'hidden (the job’s own token)', secret: true });
+    expect(JSON.stringify(entries)).not.toContain('ordg-job-token');
     expect(entries.map((e) => e.name)).toEqual([...entries.map((e) => e.name)].sort());
   });
 });

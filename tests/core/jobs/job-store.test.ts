@@ -91,7 +91,43 @@ describe('create, write and load', () => {
       stream: path.join(jobsDir, id, 'stream.jsonl'),
       stderr: path.join(jobsDir, id, 'stderr.log'),
       result: path.join(jobsDir, id, 'result.txt'),
+      requests: path.join(jobsDir, id, 'requests.jsonl'),
+      tokenHash: path.join(jobsDir, id, 'gateway-token.sha256'),
     });
+  });
+
+  it("keeps the gateway token's hash and the request log, private, and reads back what parses", async () => {
+    const id = store.newJobId();
+    const paths = await store.create(record(id), 'prompt');
+    expect(await store.readTokenHash(id)).toBeNull();
+    await store.writeTokenHash(id, 'a'.repeat(64));
+    expect(await store.readTokenHash(id)).toBe('a'.repeat(64));
+    const entry = {
+      at: '2026-12-01T00:00:00.000Z',
+      model: 'm',
+      provider: null,
+      generationId: 'gen-1',
+      status: 200,
+      outcome: 'ok' as const,
+      usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      costUsd: 0.001,
+      ceilingUsd: 0.01,
+      maxTokens: 100,
+      maxTokensAsked: null,
+      firstByteMs: 5,
+      durationMs: 9,
+      note: null,
+    };
+    await store.appendRequest(id, entry);
+    await writeFile(paths.requests, '{"torn', { flag: 'a' });
+    await store.appendRequest(id, { ...entry, generationId: 'gen-2' });
+    // The torn line is lost, not the one after it.
+    expect((await store.readRequests(id)).map((r) => r.generationId)).toEqual(['gen-1', 'gen-2']);
+    if (posix) {
+      expect(await mode(paths.requests)).toBe(0o600);
+      expect(await mode(paths.tokenHash)).toBe(0o600);
+    }
+    await expect(store.appendRequest(store.newJobId(), entry)).rejects.toThrow();
   });
 
   it.skipIf(!posix)('gives the folder 0700 and the files 0600 whatever the umask', async () => {

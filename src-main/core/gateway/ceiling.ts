@@ -1,0 +1,96 @@
+/**
+ * What one request can cost at most, and whether it may go (docs/ARCHITECTURE.md §11). Pure, so every
+ * figure of the decision is tested on its own.
+ *
+ * At most means at most: every prompt token is priced as if the provider cached none of it and wrote all
+ * of it to its cache (the dearer of the input and cache-write prices), and the answer as if it used all of
+ * `max_tokens`. The prompt's token count is estimated from the body's size at a ratio of tokens to bytes
+ * that starts pessimistic (one token per 3 bytes; JSON and code run about 1 per 3.5–4) and then follows what
+ * OpenRouter reported for the job's earlier requests. When the money left cannot pay for the whole answer,
+ * the request goes with `max_tokens` lowered to what it can pay for; when it cannot pay for a useful answer,
+ * it is refused and the job ends `budget_exceeded`.
+ */
+import { formatUsd } from '../../common/format.js';
+import type { CatalogPricing } from '../catalog/parse.js';
+
+export const FIRST_TOKENS_PER_BYTE = 1 / 3;
+/** An answer shorter than this (or than max_tokens, if smaller) is not worth sending. */
+export const MIN_USEFUL_OUTPUT_TOKENS = 1024;
+
+export interface Prices {
+  /** USD per token. */
+  promptMax: number;
+  output: number;
+}
+
+/** The prices a request is capped at; null when the model's price is unknown (router models). */
+export function ceilingPrices(pricing: CatalogPricing | null): Prices | null {
+  if (!pricing || pricing.variable || pricing.inputPerM === null || pricing.outputPerM === null) return null;
+  return { promptMax: Math.max(pricing.inputPerM, pricing.cacheWritePerM ?? pricing.inputPerM) / 1e6, output: pricing.outputPerM / 1e6 };
+}
+
+export function promptTokensAtMost(bodyBytes: number, tokensPerByte: number): number {
+  return Math.ceil(bodyBytes * tokensPerByte);
+}
+
+/** Where the money stands for one job when a request arrives. */
+export interface Standing {
+  jobCapUsd: number;
+  /** What the job has spent (finished requests) plus what its requests in flight may still spend. */
+  jobCommittedUsd: number;
+  dayCapUsd: number;
+  /** Spent today by every job, plus what requests in flight may still spend. */
+  dayCommittedUsd: number;
+}
+
+export type Decision =
+  { go: true; ceilingUsd: number; maxTokens: number | null; maxTokensAsked: number | null } | { go: false; reason: string; ceilingUsd: number };
+
+/**
+ * `maxTokens` is the body's max_tokens (null: count_tokens and other requests that produce nothing).
+ * `thinkingBudget`, when the request asks for extended thinking, must stay below max_tokens.
+ */
+export function decide(input: { standing: Standing; prices: Prices; promptTokens: number; maxTokens: number | null }): Decision {
+  const { standing, prices, promptTokens, maxTokens } = input;
+  const promptUsd = promptTokens * prices.promptMax;
+  const jobLeft = standing.jobCapUsd - standing.jobCommittedUsd;
+  const dayLeft = standing.dayCapUsd - standing.dayCommittedUsd;
+  const left = Math.min(jobLeft, dayLeft);
+  const which =
+    jobLeft <= dayLeft
+      ? `budget reached: ${formatUsd(Math.max(0, standing.jobCommittedUsd))} of the job's ${formatUsd(standing.jobCapUsd)} spent or committed`
+      : `daily budget reached: ${formatUsd(Math.max(0, standing.dayCommittedUsd))} of ${formatUsd(standing.dayCapUsd)} spent or committed today`;
+  if (maxTokens === null) {
+    if (promptUsd <= left + 1e-12) return { go: true, ceilingUsd: 0, maxTokens: null, maxTokensAsked: null };
+    return { go: false, ceilingUsd: promptUsd, reason: `${which}; this request could cost up to ${formatUsd(promptUsd)}.` };
+  }
+  const full = promptUsd + maxTokens * prices.output;
+  if (full <= left + 1e-12) return { go: true, ceilingUsd: full, maxTokens, maxTokensAsked: null };
+  const affordable = prices.output > 0 ? Math.floor((left - promptUsd) / prices.output) : maxTokens;
+  const useful = Math.min(maxTokens, MIN_USEFUL_OUTPUT_TOKENS);
+  if (affordable >= useful) {
+    return { go: true, ceilingUsd: promptUsd + affordable * prices.output, maxTokens: affordable, maxTokensAsked: maxTokens };
+  }
+  return {
+    go: false,
+    ceilingUsd: promptUsd + useful * prices.output,
+    reason: `${which}; the next request (about ${promptTokens.toLocaleString('en-US')} prompt tokens) could cost up to ${formatUsd(promptUsd + useful * prices.output)}, more than the ${formatUsd(Math.max(0, left))} left.`,
+  };
+}
+
+/**
+ * Lowers a body's max_tokens to `maxTokens`, and its extended-thinking budget with it (the API wants the
+ * budget below max_tokens and at least 1024; below that the request goes without extended thinking).
+ */
+export function withMaxTokens(body: Record<string, unknown>, maxTokens: number): Record<string, unknown> {
+  const next: Record<string, unknown> = { ...body, max_tokens: maxTokens };
+  const thinking = body.thinking;
+  if (thinking && typeof thinking === 'object' && (thinking as { type?: unknown }).type === 'enabled') {
+    const budget = (thinking as { budget_tokens?: unknown }).budget_tokens;
+    if (typeof budget === 'number' && budget >= maxTokens) {
+      if (maxTokens - 1 >= 1024) next.thinking = { ...thinking, budget_tokens: maxTokens - 1 };
+      else delete next.thinking;
+    }
+  }
+  return next;
+}

@@ -1,0 +1,69 @@
+/**
+ * The supervisor as the metering gateway sees it (docs/ARCHITECTURE.md §11): which live job a token belongs
+ * to, the day's spending, where each request is logged, and the stop when a request would pass a cap.
+ */
+import type { GatewayRequest, RequestCounts } from '../../contract/index.js';
+import type { GatewayJob, GatewayJobs } from '../gateway/gateway.js';
+import type { JobRegistry } from './job-registry.js';
+import type { JobLifecycle } from './lifecycle.js';
+import { errorMessage } from '../../common/errors.js';
+
+const NO_REQUESTS: RequestCounts = { total: 0, failed: 0, refused: 0, clamped: 0 };
+
+export class GatewayLink implements GatewayJobs {
+  private readonly registry: JobRegistry;
+  private readonly lifecycle: JobLifecycle;
+  private readonly ready: () => Promise<void>;
+
+  constructor(registry: JobRegistry, lifecycle: JobLifecycle, ready: () => Promise<void>) {
+    this.registry = registry;
+    this.lifecycle = lifecycle;
+    this.ready = ready;
+  }
+
+  async byTokenHash(hash: string): Promise<GatewayJob | null> {
+    // A request that arrives while a restarted service is still adopting its jobs waits for them.
+    await this.ready();
+    const job = this.registry.byToken.get(hash);
+    if (!job || job.terminating || !(job.launching || job.record.state === 'running')) return null;
+    const { record } = job;
+    return {
+      id: record.id,
+      model: record.model,
+      sessionId: record.sessionId,
+      pricing: job.pricing ?? record.prices ?? null,
+      maxCostUsd: record.maxCostUsd,
+      estimatedCostUsd: record.estimatedCostUsd,
+    };
+  }
+
+  day(): { spentUsd: number; capUsd: number } {
+    return { spentUsd: this.registry.spentToday(), capUsd: this.registry.deps.settings().budgets.perDayUsd };
+  }
+
+  logRequest(jobId: string, entry: GatewayRequest, meteredUsd: number): void {
+    const { registry } = this;
+    const job = registry.jobs.get(jobId);
+    if (!job) return;
+    const counts = { ...(job.record.requests ?? NO_REQUESTS) };
+    counts.total++;
+    if (entry.outcome === 'refused') counts.refused++;
+    else if (entry.outcome !== 'ok') counts.failed++;
+    if (entry.maxTokensAsked !== null) counts.clamped++;
+    job.record.requests = counts;
+    job.meteredUsd = Math.max(job.meteredUsd, meteredUsd);
+    job.record.estimatedCostUsd = Math.max(job.record.estimatedCostUsd, job.meteredUsd);
+    const clean = { ...entry, note: entry.note === null ? null : registry.redact(entry.note) };
+    registry.track(
+      registry.deps.store
+        .appendRequest(jobId, clean)
+        .catch((error: unknown) => registry.log(`jobs: ${jobId}: request log not written: ${errorMessage(error)}`)),
+    );
+    registry.emit(job);
+  }
+
+  stopForBudget(jobId: string, reason: string): void {
+    const job = this.registry.jobs.get(jobId);
+    if (job) this.registry.track(this.lifecycle.terminate(job, 'budget_exceeded', reason));
+  }
+}

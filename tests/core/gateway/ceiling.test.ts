@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { ceilingPrices, decide, promptTokensAtMost, withMaxTokens } from '../../../src-main/core/gateway/ceiling.js';
+
+const pricing = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePerM: 1.25, variable: false, tieredFromPromptTokens: null };
+const prices = ceilingPrices(pricing) ?? { promptMax: 0, output: 0 };
+const standing = (jobCommittedUsd: number, dayCommittedUsd = 0) => ({ jobCapUsd: 0.5, jobCommittedUsd, dayCapUsd: 5, dayCommittedUsd });
+
+describe('what a request can cost at most', () => {
+  it('prices every prompt token at the dearer of input and cache write, the answer at max_tokens', () => {
+    expect(prices.promptMax).toBeCloseTo(1.25e-6, 15);
+    expect(prices.output).toBeCloseTo(2e-6, 15);
+    expect(promptTokensAtMost(3000, 1 / 3)).toBe(1000);
+    const decision = decide({ standing: standing(0), prices, promptTokens: 1000, maxTokens: 32000 });
+    expect(decision).toEqual({ go: true, ceilingUsd: expect.closeTo(1000 * 1.25e-6 + 32000 * 2e-6, 12) as unknown, maxTokens: 32000, maxTokensAsked: null });
+  });
+
+  it('knows no ceiling for a model without a price (router models)', () => {
+    expect(ceilingPrices({ ...pricing, variable: true })).toBeNull();
+    expect(ceilingPrices({ ...pricing, outputPerM: null })).toBeNull();
+    expect(ceilingPrices(null)).toBeNull();
+  });
+
+  it('lowers max_tokens to what the money left pays for', () => {
+    // $0.01 left: 1,000 prompt tokens cost $0.00125, the rest buys 4,375 output tokens.
+    const decision = decide({ standing: standing(0.49), prices, promptTokens: 1000, maxTokens: 32000 });
+    expect(decision).toMatchObject({ go: true, maxTokens: 4375, maxTokensAsked: 32000 });
+  });
+
+  it('refuses when not even a useful answer (1,024 tokens, or max_tokens if smaller) fits, naming the figures', () => {
+    const decision = decide({ standing: standing(0.499), prices, promptTokens: 1000, maxTokens: 32000 });
+    expect(decision.go).toBe(false);
+    if (!decision.go) expect(decision.reason).toMatch(/^budget reached: .* the next request \(about 1,000 prompt tokens\) could cost up to \$0\.0033/);
+    // A tiny request still fits where a big one would not.
+    expect(decide({ standing: standing(0.499), prices, promptTokens: 100, maxTokens: 100 })).toMatchObject({ go: true, maxTokens: 100 });
+  });
+
+  it('takes the smaller of what the job and the day have left, and says which ran out', () => {
+    const decision = decide({ standing: { ...standing(0), dayCapUsd: 5, dayCommittedUsd: 4.9999 }, prices, promptTokens: 1000, maxTokens: 32000 });
+    expect(decision.go).toBe(false);
+    if (!decision.go) expect(decision.reason).toMatch(/^daily budget reached/);
+  });
+
+  it('lets a request without an answer (count_tokens) through while its prompt fits', () => {
+    expect(decide({ standing: standing(0), prices, promptTokens: 1000, maxTokens: null })).toMatchObject({ go: true, maxTokens: null });
+    expect(decide({ standing: standing(0.5), prices, promptTokens: 1000, maxTokens: null }).go).toBe(false);
+  });
+});
+
+describe('lowering max_tokens in a body', () => {
+  it('keeps the thinking budget below max_tokens, or drops thinking when it cannot be 1,024', () => {
+    const body = { model: 'm', max_tokens: 32000, thinking: { type: 'enabled', budget_tokens: 16000 } };
+    expect(withMaxTokens(body, 8000)).toEqual({ model: 'm', max_tokens: 8000, thinking: { type: 'enabled', budget_tokens: 7999 } });
+    expect(withMaxTokens(body, 1000)).toEqual({ model: 'm', max_tokens: 1000 });
+    expect(withMaxTokens(body, 20000)).toEqual({ ...body, max_tokens: 20000 });
+    expect(withMaxTokens({ model: 'm', max_tokens: 5 }, 3)).toEqual({ model: 'm', max_tokens: 3 });
+  });
+});

@@ -1,0 +1,424 @@
+/**
+ * The metering gateway in process (docs/ARCHITECTURE.md §11): its real listener on 127.0.0.1, a fake
+ * OpenRouter on another port, and a job table of the test's own. What a delegate sends, what OpenRouter
+ * receives, and what the job's request log says.
+ */
+import http from 'node:http';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { GatewayRequest } from '../../../src-main/contract/index.js';
+import { MeteringGateway } from '../../../src-main/core/gateway/gateway.js';
+import type { GatewayJob, GatewayJobs } from '../../../src-main/core/gateway/gateway.js';
+import { newJobToken, tokenHash } from '../../../src-main/core/gateway/job-token.js';
+import { GatewayServer } from '../../../src-main/ipc/gateway-server.js';
+import { FakeOpenRouter } from '../../support/fake-openrouter.js';
+import type { RecordedRequest } from '../../support/fake-openrouter.js';
+
+const KEY = `sk-or-v1-${'ab12'.repeat(16)}`;
+const MODEL = 'deepseek/deepseek-v4-flash-0731';
+const MESSAGES = '/api/v1/messages';
+/** $1/M in, $2/M out: a request's ceiling is easy to reckon. */
+const PRICING = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePerM: 1.25, variable: false, tieredFromPromptTokens: null };
+
+class Jobs implements GatewayJobs {
+  readonly jobs = new Map<string, GatewayJob>();
+  readonly log: Array<{ jobId: string; entry: GatewayRequest; meteredUsd: number }> = [];
+  readonly stopped: Array<{ jobId: string; reason: string }> = [];
+  spentToday = 0;
+  dayCap = 5;
+
+  add(job: Partial<GatewayJob> = {}): { token: string; job: GatewayJob } {
+    const token = newJobToken();
+    const full: GatewayJob = {
+      id: `job_${this.jobs.size + 1}`,
+      model: MODEL,
+      sessionId: 'sess-1',
+      pricing: PRICING,
+      maxCostUsd: 0.5,
+      estimatedCostUsd: 0,
+      ...job,
+    };
+    this.jobs.set(tokenHash(token), full);
+    return { token, job: full };
+  }
+
+  async byTokenHash(hash: string): Promise<GatewayJob | null> {
+    return this.jobs.get(hash) ?? null;
+  }
+
+  day(): { spentUsd: number; capUsd: number } {
+    return { spentUsd: this.spentToday, capUsd: this.dayCap };
+  }
+
+  logRequest(jobId: string, entry: GatewayRequest, meteredUsd: number): void {
+    this.log.push({ jobId, entry, meteredUsd });
+  }
+
+  stopForBudget(jobId: string, reason: string): void {
+    this.stopped.push({ jobId, reason });
+  }
+}
+
+function sse(events: Array<Record<string, unknown>>): string {
+  return events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+}
+
+function answerEvents(usage: { input: number; output: number; cacheRead?: number }, text = 'Hello'): Array<Record<string, unknown>> {
+  return [
+    {
+      type: 'message_start',
+      message: {
+        id: 'gen-123',
+        type: 'message',
+        role: 'assistant',
+        model: MODEL,
+        content: [],
+        usage: { input_tokens: usage.input, output_tokens: 1, cache_read_input_tokens: usage.cacheRead ?? 0, cache_creation_input_tokens: 0 },
+      },
+    },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } },
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: usage.output } },
+    { type: 'message_stop' },
+  ];
+}
+
+let fake: FakeOpenRouter;
+let jobs: Jobs;
+let gateway: MeteringGateway;
+let server: GatewayServer;
+let dir: string;
+let keyValue: string | null;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'ord-gw-'));
+  fake = new FakeOpenRouter();
+  await fake.start();
+  jobs = new Jobs();
+  keyValue = KEY;
+  gateway = new MeteringGateway({
+    jobs,
+    upstream: fake.baseUrl,
+    apiKey: () => keyValue,
+    attribution: { url: 'https://example.org/app', title: 'OpenRouter Delegate' },
+  });
+  server = new GatewayServer({
+    handle: (req, res) => gateway.handle(req, res),
+    stateFile: path.join(dir, 'gateway.json'),
+    onListening: (url) => (gateway.url = url),
+  });
+  await server.start();
+});
+
+afterEach(async () => {
+  await server.stop();
+  await fake.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function body(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { model: MODEL, max_tokens: 1000, stream: true, messages: [{ role: 'user', content: 'hi' }], ...extra };
+}
+
+async function post(token: string | null, payload: unknown, init: { path?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+  return fetch(`${gateway.url ?? ''}${init.path ?? '/v1/messages?beta=true'}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...init.headers,
+    },
+    body: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
+}
+
+function streamAnswer(events: Array<Record<string, unknown>>): (request: RecordedRequest, res: http.ServerResponse) => void {
+  return (_request, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'x-generation-id': 'gen-123' });
+    res.end(sse(events));
+  };
+}
+
+describe('the metering gateway', () => {
+  it('forwards with the key, the attribution and the session, and streams the answer back byte for byte', async () => {
+    const events = answerEvents({ input: 1200, output: 80, cacheRead: 300 });
+    fake.route('POST', MESSAGES, streamAnswer(events));
+    const { token, job } = jobs.add();
+
+    const response = await post(token, body(), { headers: { 'anthropic-beta': 'claude-code-20250219', 'x-api-key': 'nope', cookie: 'c=1' } });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe(sse(events));
+
+    const [sent] = fake.requestsTo(MESSAGES);
+    expect(sent?.query).toEqual({ beta: 'true' });
+    expect(sent?.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(sent?.headers['x-api-key']).toBeUndefined();
+    expect(sent?.headers.cookie).toBeUndefined();
+    expect(sent?.headers['http-referer']).toBe('https://example.org/app');
+    expect(sent?.headers['x-title']).toBe('OpenRouter Delegate');
+    expect(sent?.headers['x-session-id']).toBe('sess-1');
+    expect(sent?.headers['anthropic-beta']).toBe('claude-code-20250219');
+    expect(sent?.headers['anthropic-version']).toBe('2023-06-01');
+    // Not changed, so the very bytes the delegate sent.
+    expect(sent?.body).toBe(JSON.stringify(body()));
+    expect(JSON.stringify(sent?.headers)).not.toContain(token);
+
+    expect(jobs.log).toHaveLength(1);
+    const { entry, meteredUsd } = jobs.log[0] ?? { entry: null, meteredUsd: 0 };
+    expect(entry).toMatchObject({
+      model: MODEL,
+      generationId: 'gen-123',
+      status: 200,
+      outcome: 'ok',
+      usage: { inputTokens: 1200, outputTokens: 80, cacheReadTokens: 300, cacheWriteTokens: 0 },
+      maxTokens: 1000,
+      maxTokensAsked: null,
+    });
+    const cost = (1200 * 1 + 80 * 2 + 300 * 0.1) / 1e6;
+    expect(entry?.costUsd).toBeCloseTo(cost, 12);
+    expect(meteredUsd).toBeCloseTo(cost, 12);
+    expect(entry?.firstByteMs).not.toBeNull();
+    expect(job.id).toBe(jobs.log[0]?.jobId);
+  });
+
+  it('reads the usage of a non-streaming answer too', async () => {
+    fake.route('POST', MESSAGES, (_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'gen-9', type: 'message', model: MODEL, content: [], usage: { input_tokens: 50, output_tokens: 7 } }));
+    });
+    const { token } = jobs.add();
+    const response = await post(token, body({ stream: false }));
+    expect(response.status).toBe(200);
+    expect(jobs.log[0]?.entry).toMatchObject({ generationId: 'gen-9', usage: { inputTokens: 50, outputTokens: 7 } });
+  });
+
+  it('refuses a wrong token, another path, another model, a body that is not JSON and one that is too large — none reaches OpenRouter', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 1, output: 1 })));
+    const { token } = jobs.add();
+    const expectError = async (response: Response, status: number, type: string, text: RegExp) => {
+      expect(response.status).toBe(status);
+      const parsed = (await response.json()) as { type: string; error: { type: string; message: string } };
+      expect(parsed.type).toBe('error');
+      expect(parsed.error.type).toBe(type);
+      expect(parsed.error.message).toMatch(text);
+    };
+    await expectError(await post(null, body()), 401, 'authentication_error', /no running OpenRouter Delegate job/);
+    await expectError(await post(newJobToken(), body()), 401, 'authentication_error', /no running/);
+    await expectError(await post(token, body(), { path: '/v1/models' }), 404, 'not_found_error', /POST \/v1\/messages only/);
+    await expectError(
+      await post(token, body({ model: 'anthropic/claude-opus-4' })),
+      400,
+      'invalid_request_error',
+      /runs on "deepseek.*anthropic\/claude-opus-4/,
+    );
+    await expectError(await post(token, '{"model":'), 400, 'invalid_request_error', /not a JSON object/);
+    const huge = JSON.stringify(body({ messages: [{ role: 'user', content: 'x'.repeat(33 * 1024 * 1024) }] }));
+    await expectError(await post(token, huge), 413, 'request_too_large', /larger than 32 MiB/);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+  });
+
+  it('refuses a request whose Host is not its own loopback address (DNS rebinding)', async () => {
+    const { token } = jobs.add();
+    const port = new URL(gateway.url ?? '').port;
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = http.request(
+        { host: '127.0.0.1', port, path: '/v1/messages', method: 'POST', headers: { host: `evil.example:${port}`, authorization: `Bearer ${token}` } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      request.on('error', reject);
+      request.end(JSON.stringify(body()));
+    });
+    expect(status).toBe(421);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+  });
+
+  it('lowers max_tokens (and the thinking budget) to what the cap can pay for', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    // $0.01 cap at $2/M out: at most ~5,000 output tokens, less the prompt.
+    const { token } = jobs.add({ maxCostUsd: 0.01 });
+    const response = await post(token, body({ max_tokens: 32000, thinking: { type: 'enabled', budget_tokens: 16000 } }));
+    expect(response.status).toBe(200);
+    await response.text();
+    const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as { max_tokens: number; thinking: { budget_tokens: number } };
+    expect(sent.max_tokens).toBeLessThan(5000);
+    expect(sent.max_tokens).toBeGreaterThan(4000);
+    expect(sent.thinking.budget_tokens).toBe(sent.max_tokens - 1);
+    expect(jobs.log[0]?.entry).toMatchObject({ maxTokens: sent.max_tokens, maxTokensAsked: 32000, outcome: 'ok' });
+    expect(jobs.stopped).toEqual([]);
+  });
+
+  it('refuses, before sending, a request the cap cannot pay for, and stops the job', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const { token, job } = jobs.add({ maxCostUsd: 0.5, estimatedCostUsd: 0.499 });
+    const response = await post(token, body({ max_tokens: 32000 }));
+    expect(response.status).toBe(402);
+    const parsed = (await response.json()) as { error: { type: string; message: string } };
+    expect(parsed.error.type).toBe('billing_error');
+    expect(parsed.error.message).toMatch(/budget reached: \$0\.50 of the job's \$0\.50 spent or committed; the next request .* more than the \$0\.001 left\./);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+    expect(jobs.stopped).toEqual([{ jobId: job.id, reason: expect.stringMatching(/^Stopped before a request: budget reached/) as unknown }]);
+    expect(jobs.log[0]?.entry).toMatchObject({ outcome: 'refused', status: 402 });
+  });
+
+  it('holds the daily cap across jobs: requests in flight count against it', async () => {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    fake.route('POST', MESSAGES, async (_request, res) => {
+      await released;
+      streamAnswer(answerEvents({ input: 10, output: 5 }))(_request, res);
+    });
+    jobs.dayCap = 0.02;
+    // Each request may cost up to ~$0.0161 (its prompt and 8,000 tokens at $2/M): one fits the day's $0.02, two do not.
+    const first = jobs.add({ maxCostUsd: 0.5 });
+    const second = jobs.add({ maxCostUsd: 0.5 });
+    const pending = post(first.token, body({ max_tokens: 8000 }));
+    await expect.poll(() => fake.requestsTo(MESSAGES).length).toBe(1);
+    // The first is in flight: the second gets only what the day has left (~$0.0039, under 2,000 tokens).
+    const clamped = post(second.token, body({ max_tokens: 8000 }));
+    await expect.poll(() => fake.requestsTo(MESSAGES).length).toBe(2);
+    const sent = JSON.parse(fake.requestsTo(MESSAGES)[1]?.body ?? '{}') as { max_tokens: number };
+    expect(sent.max_tokens).toBeLessThan(2000);
+    expect(sent.max_tokens).toBeGreaterThanOrEqual(1024);
+    release();
+    expect((await pending).status).toBe(200);
+    expect((await clamped).status).toBe(200);
+    // With both done, a third request of 8,000 tokens no longer fits the day at all (~$0.0001 was spent, not much).
+    jobs.spentToday = 0.019;
+    const third = await post(first.token, body({ max_tokens: 8000 }));
+    expect(third.status).toBe(402);
+    expect(((await third.json()) as { error: { message: string } }).error.message).toMatch(/daily budget reached/);
+  });
+
+  it('injects the provider policy into the body', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const withPolicy = new MeteringGateway({
+      jobs,
+      upstream: fake.baseUrl,
+      apiKey: () => KEY,
+      attribution: { url: 'u', title: 't' },
+      provider: () => ({ data_collection: 'deny', zdr: true }),
+    });
+    await server.stop();
+    server = new GatewayServer({
+      handle: (req, res) => withPolicy.handle(req, res),
+      stateFile: path.join(dir, 'gateway.json'),
+      onListening: (url) => (withPolicy.url = url),
+    });
+    await server.start();
+    gateway = withPolicy;
+    const { token } = jobs.add();
+    await (await post(token, body())).text();
+    const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as { provider: unknown };
+    expect(sent.provider).toEqual({ data_collection: 'deny', zdr: true });
+  });
+
+  it('answers an unreachable OpenRouter with a 502 that Claude Code retries', async () => {
+    const { token } = jobs.add();
+    await fake.stop();
+    const response = await post(token, body());
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { error: { type: string } }).error.type).toBe('api_error');
+    expect(jobs.log[0]?.entry).toMatchObject({ outcome: 'upstream_error', status: 502 });
+  });
+
+  it('passes OpenRouter errors through as they are, and logs them', async () => {
+    fake.failNext(MESSAGES, { status: 429, body: { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } } });
+    const { token } = jobs.add();
+    const response = await post(token, body());
+    expect(response.status).toBe(429);
+    expect(await response.json()).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } });
+    expect(jobs.log[0]?.entry).toMatchObject({ outcome: 'upstream_error', status: 429 });
+  });
+
+  it('ends a stream OpenRouter breaks off with an error event, and keeps what was metered', async () => {
+    fake.route('POST', MESSAGES, (_request, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse(answerEvents({ input: 400, output: 3 }).slice(0, 3)));
+      setTimeout(() => res.socket?.destroy(), 50);
+    });
+    const { token } = jobs.add();
+    const response = await post(token, body());
+    const text = await response.text();
+    expect(text).toContain('event: message_start');
+    expect(text).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"OpenRouter broke off/);
+    expect(jobs.log[0]?.entry).toMatchObject({ outcome: 'broken', usage: { inputTokens: 400 } });
+  });
+
+  it('stops reading from OpenRouter when the delegate hangs up', async () => {
+    let upstreamClosed = false;
+    fake.route('POST', MESSAGES, (_request, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse(answerEvents({ input: 10, output: 1 }).slice(0, 1)));
+      const timer = setInterval(() => res.write(': ping\n\n'), 20);
+      res.on('close', () => {
+        upstreamClosed = true;
+        clearInterval(timer);
+      });
+    });
+    const { token } = jobs.add();
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.url ?? ''}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body()),
+      signal: controller.signal,
+    });
+    const reader = response.body?.getReader();
+    await reader?.read();
+    controller.abort();
+    await expect.poll(() => upstreamClosed).toBe(true);
+    await expect.poll(() => jobs.log.length).toBe(1);
+    expect(jobs.log[0]?.entry.outcome).toBe('aborted');
+  });
+
+  it('keeps its port for the next run', async () => {
+    const port = server.port;
+    await server.stop();
+    const again = new GatewayServer({
+      handle: (req, res) => gateway.handle(req, res),
+      stateFile: path.join(dir, 'gateway.json'),
+      onListening: () => undefined,
+    });
+    await again.start();
+    expect(again.port).toBe(port);
+    expect(JSON.parse(await readFile(path.join(dir, 'gateway.json'), 'utf8'))).toEqual({ port });
+    server = again;
+  });
+
+  it('takes another port when its own is taken, and says so', async () => {
+    const port = server.port;
+    await server.stop();
+    const squatter = http.createServer();
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+    const lines: string[] = [];
+    try {
+      const again = new GatewayServer({
+        handle: (req, res) => gateway.handle(req, res),
+        stateFile: path.join(dir, 'gateway.json'),
+        onListening: () => undefined,
+        log: (line) => lines.push(line),
+      });
+      await again.start();
+      expect(again.port).not.toBe(port);
+      expect(lines.join('\n')).toMatch(new RegExp(`port ${port} .* is taken`));
+      server = again;
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
+  });
+
+  it('answers 401 when no key is set, without calling OpenRouter', async () => {
+    keyValue = null;
+    const { token } = jobs.add();
+    const response = await post(token, body());
+    expect(response.status).toBe(401);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+  });
+});
