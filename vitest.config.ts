@@ -15,6 +15,7 @@ const UNIT = [
   'tests/contract/**/*.test.ts',
   'tests/core/catalog/**/*.test.ts',
   'tests/core/fs/**/*.test.ts',
+  'tests/core/gateway/**/*.test.ts',
   'tests/core/jobs/**/*.test.ts',
   'tests/core/openrouter/**/*.test.ts',
   'tests/core/secrets/redact.test.ts',
