@@ -366,7 +366,7 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   },
   'provider.zdr': { label: 'Zero data retention only', help: 'only provider endpoints that keep no prompts at all (ZDR)' },
   'provider.sort': {
-    label: 'Provider order',
+    label: 'Sort providers by',
     help: "try the cheapest, the fastest or the quickest to answer first; none leaves OpenRouter's own balance of price and uptime",
   },
   'provider.only': { label: 'Providers to use', help: 'only these providers serve delegates (OpenRouter provider slugs, e.g. anthropic, deepinfra)' },
