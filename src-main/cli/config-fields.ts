@@ -50,8 +50,8 @@ export interface ListSetting {
   label: string;
   /** The label inside a sentence: "the tools Claude Code may pre-approve". */
   noun: string;
-  /** The setting `--show` and `--help` list it before. */
-  shownBefore: SettingPath | null;
+  /** The setting `--show` and `--help` list it just before. */
+  shownBefore: SettingPath;
 }
 
 import { MODE_EXPLANATIONS } from '../contract/index.js';
