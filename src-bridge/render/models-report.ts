@@ -10,7 +10,20 @@ function list(items: string[]): string {
   return items.length === 0 ? 'none' : items.join(', ');
 }
 
-/** The policy in two lines: only what restricts the caller (no empty lists, no caps that are not set). */
+/** OpenRouter's provider routing in one line, only what departs from its defaults; null when nothing does. */
+function renderProviderPolicy(p: PolicySummary['provider']): string | null {
+  const parts = [
+    p.dataCollection === 'deny' ? 'no data collection' : null,
+    p.zdr ? 'ZDR only' : null,
+    p.only.length > 0 ? `only: ${list(p.only)}` : null,
+    p.ignore.length > 0 ? `skipping: ${list(p.ignore)}` : null,
+    p.sort === 'none' ? null : `sorted by ${p.sort}`,
+    p.allowFallbacks ? null : 'no fallbacks',
+  ].filter((x): x is string => x !== null);
+  return parts.length > 0 ? `  providers: ${parts.join(' · ')}` : null;
+}
+
+/** The policy in two lines (three with a provider policy): only what restricts the caller (no empty lists, no caps that are not set). */
 function renderPolicyBrief(p: PolicySummary): string[] {
   const limits = [
     p.allowlist.length > 0 ? `allowlist ${list(p.allowlist)}` : null,
@@ -22,7 +35,12 @@ function renderPolicyBrief(p: PolicySummary): string[] {
   return [
     `Policy: mode ${p.mode}; default model ${p.defaultModel}${limits.length ? `; ${limits.join('; ')}` : ''}`,
     `  permissions ${p.defaultPermissionMode} (ceiling ${p.permissionCeiling}); profile ${p.delegateProfile} (at most); allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}; budgets ${formatUsd(p.budgets.perJobUsd)}/job, ${formatUsd(p.budgets.perDayUsd)}/day`,
+    ...optional(renderProviderPolicy(p.provider)),
   ];
+}
+
+function optional(line: string | null): string[] {
+  return line === null ? [] : [line];
 }
 
 function renderPolicy(p: PolicySummary): string[] {
@@ -39,6 +57,7 @@ function renderPolicy(p: PolicySummary): string[] {
     `  delegate profile: ${p.delegateProfile}, the default and the most a delegation may ask for (minimal < lean < full)`,
     `  allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}`,
     `  budgets: ${formatUsd(p.budgets.perJobUsd)} per job, ${formatUsd(p.budgets.perDayUsd)} per day, keep ${formatUsd(p.budgets.reserveUsd)} in reserve; ${p.concurrency} at a time, ${p.jobTimeoutMinutes} min timeout`,
+    ...optional(renderProviderPolicy(p.provider)),
   ];
 }
 

@@ -5,9 +5,9 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ModelPatternSchema, SettingsPatchSchema, ToolRuleSchema, applySettingsPatch, matchesPattern } from '../contract/index.js';
+import { ModelPatternSchema, ProviderNameSchema, SettingsPatchSchema, ToolRuleSchema, applySettingsPatch, matchesPattern } from '../contract/index.js';
 import type { SecretKind, Settings, SettingsPatch } from '../contract/index.js';
-import { LIST_SETTINGS, SCALAR_SETTINGS, flagForIssuePath, labelForIssuePath, withSetting } from './config-fields.js';
+import { LIST_SETTINGS, SCALAR_SETTINGS, flagForIssuePath, getList, labelForIssuePath, withSetting } from './config-fields.js';
 import type { ListSetting, ScalarSetting, ValueKind } from './config-fields.js';
 import { scrubSecrets } from '../core/openrouter/client.js';
 import { errorMessage } from '../common/errors.js';
@@ -118,6 +118,10 @@ export function parseSettingValue(kind: ValueKind, raw: string): { value: unknow
       if (typeof parsed === 'string') return { problem: noneAllowed ? `${parsed}, or none` : parsed };
       return { value: parsed };
     }
+    case 'onOff': {
+      const word = raw.trim().toLowerCase();
+      return word === 'on' || word === 'off' ? { value: word === 'on' } : { problem: 'expected on or off' };
+    }
     case 'choice':
     case 'modelId':
       return { value: raw.trim() };
@@ -145,9 +149,11 @@ export function checkScalar(setting: ScalarSetting, raw: string): { value: unkno
   return 'problem' in checked ? { problem: `${setting.flag} ${JSON.stringify(raw)}: ${checked.problem}.` } : checked;
 }
 
-/** A list entry (a model id or `vendor/*` pattern, or a tool rule), checked like the settings check list entries. */
+const ENTRY_SCHEMAS: Record<ListSetting['entry'], z.ZodType<string>> = { model: ModelPatternSchema, tool: ToolRuleSchema, provider: ProviderNameSchema };
+
+/** A list entry (a model id or `vendor/*` pattern, a tool rule, a provider), checked like the settings check list entries. */
 export function checkPatternValue(raw: string, entry: ListSetting['entry'] = 'model'): { value: string } | { problem: string } {
-  const checked = (entry === 'tool' ? ToolRuleSchema : ModelPatternSchema).safeParse(raw);
+  const checked = ENTRY_SCHEMAS[entry].safeParse(raw);
   return checked.success ? { value: checked.data } : { problem: issueMessages(checked.error) };
 }
 
@@ -167,7 +173,7 @@ function emptyRequest(): ConfigRequest {
     show: false,
     json: false,
     patch: {},
-    lists: { allowlist: noEdit(), blocklist: noEdit(), approvableTools: noEdit() },
+    lists: Object.fromEntries(LIST_SETTINGS.map((list) => [list.path, noEdit()])) as ConfigRequest['lists'],
     keys: [],
     empty: true,
   };
@@ -276,9 +282,9 @@ export function buildPatch(current: Settings, request: ConfigRequest): SettingsP
   for (const list of LIST_SETTINGS) {
     const edit = request.lists[list.path];
     if (!edit.clear && edit.remove.length === 0 && edit.add.length === 0) continue;
-    const edited = editList(current[list.path], edit, list);
+    const edited = editList(getList(current, list.path), edit, list);
     if ('problems' in edited) problems.push(...edited.problems);
-    else patch = { ...patch, [list.path]: edited.value };
+    else patch = withSetting(patch, list.path, edited.value);
   }
   if (problems.length > 0) throw new InvalidValuesError(problems);
   return patch;

@@ -6,14 +6,24 @@
  */
 import { formatPriceCapPerM, formatTokens, formatUsd } from '../common/format.js';
 import { settingHelpLine } from '../common/setting-help.js';
-import { DELEGATE_PROFILES, DELEGATION_MODES, PERMISSION_MODES, SETTING_META, settingValue } from '../contract/index.js';
+import {
+  DATA_COLLECTION,
+  DELEGATE_PROFILES,
+  DELEGATION_MODES,
+  PERMISSION_MODES,
+  PROVIDER_SORTS,
+  SETTING_META,
+  settingValue,
+  splitSettingPath,
+  withSettingPatch,
+} from '../contract/index.js';
 import type { SettingPath, SettingUnit, Settings, SettingsPatch } from '../contract/index.js';
 
-export type ListField = 'allowlist' | 'blocklist' | 'approvableTools';
+export type ListField = 'allowlist' | 'blocklist' | 'approvableTools' | 'provider.only' | 'provider.ignore';
 export type { SettingPath } from '../contract/index.js';
 
 /** How a flag's text becomes a value; the schema then checks ranges. */
-export type ValueKind = 'usd' | 'usdOrNone' | 'whole' | 'wholeOrNone' | 'choice' | 'modelId' | 'pathOrNone';
+export type ValueKind = 'usd' | 'usdOrNone' | 'whole' | 'wholeOrNone' | 'choice' | 'onOff' | 'modelId' | 'pathOrNone';
 
 export interface ScalarSetting {
   path: SettingPath;
@@ -29,8 +39,8 @@ export interface ScalarSetting {
 
 export interface ListSetting {
   path: ListField;
-  /** What an entry is: a model id or `vendor/*` pattern, or a tool rule (`Read`, `Bash(npm test:*)`, `*`). */
-  entry: 'model' | 'tool';
+  /** What an entry is: a model id or `vendor/*` pattern, a tool rule (`Read`, `Bash(npm test:*)`, `*`), or an OpenRouter provider. */
+  entry: 'model' | 'tool' | 'provider';
   /** Adds an entry. */
   flag: string;
   /** Removes an entry. */
@@ -40,6 +50,8 @@ export interface ListSetting {
   label: string;
   /** The label inside a sentence: "the tools Claude Code may pre-approve". */
   noun: string;
+  /** The setting `--show` and `--help` list it just before. */
+  shownBefore: SettingPath;
 }
 
 import { MODE_EXPLANATIONS } from '../contract/index.js';
@@ -98,6 +110,10 @@ export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
   numberFlag('delegateMaxRetries', '--max-retries'),
   numberFlag('modelsCacheTtlMinutes', '--models-cache-ttl'),
   otherFlag('claudePath', '--claude-path', 'PATH', 'pathOrNone'),
+  otherFlag('provider.dataCollection', '--data-collection', DATA_COLLECTION.join('|'), 'choice', DATA_COLLECTION),
+  otherFlag('provider.zdr', '--zdr', 'on|off', 'onOff'),
+  otherFlag('provider.sort', '--provider-sort', PROVIDER_SORTS.join('|'), 'choice', PROVIDER_SORTS),
+  otherFlag('provider.allowFallbacks', '--allow-fallbacks', 'on|off', 'onOff'),
 ];
 
 /** A label inside a sentence: only its first letter lowered, so "Claude Code" keeps its capitals. */
@@ -107,33 +123,69 @@ function inSentence(label: string): string {
 
 export const LIST_SETTINGS: readonly ListSetting[] = (
   [
-    { path: 'allowlist', entry: 'model', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', label: SETTING_META.allowlist.label },
-    { path: 'blocklist', entry: 'model', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', label: SETTING_META.blocklist.label },
+    { path: 'allowlist', entry: 'model', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', shownBefore: 'maxPriceInputPerM' },
+    { path: 'blocklist', entry: 'model', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', shownBefore: 'maxPriceInputPerM' },
     {
       path: 'approvableTools',
       entry: 'tool',
       flag: '--approve-tool',
       removeFlag: '--unapprove-tool',
       clearFlag: '--clear-approved-tools',
-      label: SETTING_META.approvableTools.label,
+      shownBefore: 'maxPriceInputPerM',
     },
-  ] satisfies Omit<ListSetting, 'noun'>[]
-).map((list) => ({ ...list, noun: inSentence(list.label) }));
+    {
+      path: 'provider.only',
+      entry: 'provider',
+      flag: '--provider-only',
+      removeFlag: '--unprovider-only',
+      clearFlag: '--clear-provider-only',
+      shownBefore: 'provider.allowFallbacks',
+    },
+    {
+      path: 'provider.ignore',
+      entry: 'provider',
+      flag: '--provider-ignore',
+      removeFlag: '--unprovider-ignore',
+      clearFlag: '--clear-provider-ignore',
+      shownBefore: 'provider.allowFallbacks',
+    },
+  ] satisfies Omit<ListSetting, 'noun' | 'label'>[]
+).map((list) => ({ ...list, label: SETTING_META[list.path].label, noun: inSentence(SETTING_META[list.path].label) }));
+
+/** Every setting in the order `--show` and `--help` list them: each list just before the setting it names. */
+export const SHOWN_SETTINGS: ReadonlyArray<ScalarSetting | ListSetting> = SCALAR_SETTINGS.flatMap((setting) => [
+  ...LIST_SETTINGS.filter((list) => list.shownBefore === setting.path),
+  setting,
+]);
+
+export function isListSetting(setting: ScalarSetting | ListSetting): setting is ListSetting {
+  return 'removeFlag' in setting;
+}
 
 export const getSetting = settingValue;
 
-/** The patch with one more value; budgets are merged figure by figure. */
-export function withSetting(patch: SettingsPatch, path: SettingPath, value: unknown): SettingsPatch {
-  if (path.startsWith('budgets.')) return { ...patch, budgets: { ...patch.budgets, [path.slice('budgets.'.length)]: value } };
-  return { ...patch, [path]: value };
+/** A list setting's entries. */
+export function getList(settings: Settings, path: ListField): string[] {
+  return settingValue(settings, path) as string[];
 }
+
+/** The patch with one more value; a group's fields (budgets, provider) are merged one by one. */
+export const withSetting = withSettingPatch;
+
+/** What an empty list means, where it means more than nothing. */
+export const EMPTY_LISTS: Partial<Record<ListField, string>> = {
+  allowlist: '(empty: every tool-capable model)',
+  approvableTools: '(empty: callers may pre-approve nothing)',
+  'provider.only': '(empty: any provider)',
+};
 
 /** A setting's value as the user reads it. */
 export function formatSetting(path: SettingPath | ListField, value: unknown): string {
   if (Array.isArray(value)) {
     if (value.length > 0) return value.join(', ');
-    return path === 'allowlist' ? '(empty: every tool-capable model)' : path === 'approvableTools' ? '(empty: callers may pre-approve nothing)' : '(empty)';
+    return EMPTY_LISTS[path as ListField] ?? '(empty)';
   }
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
   if (value === null) {
     const none = SETTING_META[path].none;
     return none === undefined ? 'none' : `none (${none})`;
@@ -162,13 +214,11 @@ export function formatSetting(path: SettingPath | ListField, value: unknown): st
 
 /** The lines of `--show` for the settings, each with the flag that changes it (unless `flags` is false). */
 export function describeSettings(settings: Settings, flags = true): string[] {
-  const rows: Array<[string, string, string]> = [];
-  for (const setting of SCALAR_SETTINGS) {
-    if (setting.path === 'maxPriceInputPerM') {
-      for (const list of LIST_SETTINGS) rows.push([list.label, formatSetting(list.path, settings[list.path]), `${list.flag}/${list.removeFlag}`]);
-    }
-    rows.push([setting.label, formatSetting(setting.path, getSetting(settings, setting.path)), setting.flag]);
-  }
+  const rows = SHOWN_SETTINGS.map((setting): [string, string, string] => [
+    setting.label,
+    formatSetting(setting.path, getSetting(settings, setting.path)),
+    isListSetting(setting) ? `${setting.flag}/${setting.removeFlag}` : setting.flag,
+  ]);
   const labelWidth = Math.max(...rows.map(([label]) => label.length));
   const valueWidth = Math.min(60, Math.max(...rows.map(([, value]) => value.length)));
   return rows.map(([label, value, flag]) => `${`${label}:`.padEnd(labelWidth + 2)}${flags ? `${value.padEnd(valueWidth)}  ${flag}` : value}`.trimEnd());
@@ -178,8 +228,8 @@ export function describeSettings(settings: Settings, flags = true): string[] {
 export function describeChanges(before: Settings, after: Settings): string[] {
   const lines: string[] = [];
   for (const list of LIST_SETTINGS) {
-    const was = before[list.path];
-    const now = after[list.path];
+    const was = getList(before, list.path);
+    const now = getList(after, list.path);
     if (JSON.stringify(was) === JSON.stringify(now)) continue;
     lines.push(`${list.label}: ${formatSetting(list.path, was)} → ${formatSetting(list.path, now)}`);
   }
@@ -194,14 +244,13 @@ export function describeChanges(before: Settings, after: Settings): string[] {
 }
 
 function settingForIssuePath(issuePath: readonly PropertyKey[]): ScalarSetting | ListSetting | undefined {
-  const [first, second] = issuePath;
-  const list = LIST_SETTINGS.find((l) => l.path === first);
-  if (list) return list;
-  const joined = first === 'budgets' && typeof second === 'string' ? `budgets.${second}` : String(first);
-  return SCALAR_SETTINGS.find((s) => s.path === joined);
+  const [first, second] = issuePath.map(String);
+  const grouped = splitSettingPath(`${first}.${second}`);
+  const path = grouped.group === null ? first : `${grouped.group}.${grouped.key}`;
+  return SHOWN_SETTINGS.find((s) => s.path === path);
 }
 
-/** The flag for a settings path as zod reports it (["budgets", "perDayUsd"], ["allowlist", 2]). */
+/** The flag for a settings path as zod reports it (["budgets", "perDayUsd"], ["allowlist", 2], ["provider", "only", 0]). */
 export function flagForIssuePath(issuePath: readonly PropertyKey[]): string | undefined {
   return settingForIssuePath(issuePath)?.flag;
 }
@@ -211,16 +260,17 @@ export function labelForIssuePath(issuePath: readonly PropertyKey[]): string | u
 }
 
 /** A copy of the settings with one value replaced (not validated: the draft of the interactive flow). */
-export function withSettingValue(settings: Settings, path: SettingPath | ListField, value: unknown): Settings {
-  if (path.startsWith('budgets.')) return { ...settings, budgets: { ...settings.budgets, [path.slice('budgets.'.length)]: value } };
-  return { ...settings, [path]: value } as Settings;
+export function withSettingValue(settings: Settings, path: SettingPath, value: unknown): Settings {
+  const { group, key } = splitSettingPath(path);
+  return (group === null ? { ...settings, [key]: value } : { ...settings, [group]: { ...settings[group], [key]: value } }) as Settings;
 }
 
 /** The patch that turns `before` into `after`: only the settings that differ. */
 export function patchBetween(before: Settings, after: Settings): SettingsPatch {
   let patch: SettingsPatch = {};
   for (const list of LIST_SETTINGS) {
-    if (JSON.stringify(before[list.path]) !== JSON.stringify(after[list.path])) patch = { ...patch, [list.path]: after[list.path] };
+    if (JSON.stringify(getList(before, list.path)) !== JSON.stringify(getList(after, list.path)))
+      patch = withSetting(patch, list.path, getList(after, list.path));
   }
   for (const setting of SCALAR_SETTINGS) {
     const now = getSetting(after, setting.path);

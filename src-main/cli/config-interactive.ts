@@ -19,6 +19,7 @@ import {
   SCALAR_SETTINGS,
   describeChanges,
   formatSetting,
+  getList,
   getSetting,
   patchBetween,
   withSettingValue,
@@ -63,11 +64,7 @@ function scalar(path: SettingPath) {
 
 function changedMark(session: Session, paths: readonly (SettingPath | ListSetting['path'])[]): string {
   const before = session.state.settings;
-  const changed = paths.some((path) =>
-    path === 'allowlist' || path === 'blocklist' || path === 'approvableTools'
-      ? JSON.stringify(before[path]) !== JSON.stringify(session.draft[path])
-      : getSetting(before, path) !== getSetting(session.draft, path),
-  );
+  const changed = paths.some((path) => JSON.stringify(getSetting(before, path)) !== JSON.stringify(getSetting(session.draft, path)));
   return changed ? ' (changed)' : '';
 }
 
@@ -204,18 +201,21 @@ function splitEntries(raw: string): string[] {
   return raw.split(/[\s,]+/).filter((entry) => entry !== '');
 }
 
+const ADD_LABELS: Record<ListSetting['entry'], string> = {
+  model: 'Add model ids or vendor/* patterns',
+  tool: 'Add tools or rules (Read, Bash(npm test:*), * for any)',
+  provider: 'Add OpenRouter providers (anthropic, deepinfra …)',
+};
+
 async function editList(session: Session, list: ListSetting): Promise<void> {
   for (;;) {
-    const entries = session.draft[list.path];
+    const entries = getList(session.draft, list.path);
     const noun = list.noun;
     const action = await ask(
       select({
         message: `${list.label}: ${formatSetting(list.path, entries)}`,
         options: [
-          {
-            value: 'add' as const,
-            label: list.entry === 'tool' ? 'Add tools or rules (Read, Bash(npm test:*), * for any)' : 'Add model ids or vendor/* patterns',
-          },
+          { value: 'add' as const, label: ADD_LABELS[list.entry] },
           { value: 'remove' as const, label: 'Remove entries', disabled: entries.length === 0 },
           { value: 'clear' as const, label: `Empty the ${noun}`, disabled: entries.length === 0 },
           { value: 'done' as const, label: 'Done' },

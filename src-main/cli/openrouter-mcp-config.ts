@@ -11,7 +11,8 @@ import { InvalidValuesError, UsageError, buildPatch, changesSettings, parseConfi
 import type { ConfigRequest } from './config-args.js';
 import { openBackend } from './config-backend.js';
 import type { ConfigBackend } from './config-backend.js';
-import { LIST_SETTINGS, SCALAR_SETTINGS, describeChanges } from './config-fields.js';
+import { EMPTY_LISTS, SHOWN_SETTINGS, describeChanges, isListSetting } from './config-fields.js';
+import type { ListSetting } from './config-fields.js';
 import { KEY_LABELS, describeKeySource, describeState, shownState } from './config-present.js';
 import type { ShownState } from './config-present.js';
 import { runInteractive } from './config-interactive.js';
@@ -20,20 +21,24 @@ import { errorMessage } from '../common/errors.js';
 
 const COMMAND = 'openrouter-mcp-config';
 
+const ENTRY_HELP: Record<ListSetting['entry'], { name: string; what: string }> = {
+  model: { name: 'ID_OR_PATTERN', what: 'a model id or vendor/* pattern' },
+  tool: { name: 'TOOL', what: 'a tool or rule (Read, Bash(npm test:*), * for any)' },
+  provider: { name: 'NAME', what: 'an OpenRouter provider (anthropic, deepinfra/turbo …)' },
+};
+
 function settingFlagsHelp(): string {
   const rows: Array<[string, string]> = [];
-  for (const setting of SCALAR_SETTINGS) {
-    if (setting.path === 'maxPriceInputPerM') {
-      for (const list of LIST_SETTINGS) {
-        const entry = list.entry === 'tool' ? 'TOOL' : 'ID_OR_PATTERN';
-        const what = list.entry === 'tool' ? 'a tool or rule (Read, Bash(npm test:*), * for any)' : 'a model id or vendor/* pattern';
-        const empty = list.path === 'allowlist' ? ` (empty: every tool-capable model)` : '';
-        rows.push([`${list.flag} ${entry}`, `add ${what} to the ${list.noun}${empty}`]);
-        rows.push([`${list.removeFlag} ${entry}`, `remove an entry from the ${list.noun} (${list.flag} and this are repeatable)`]);
-        rows.push([list.clearFlag, `empty the ${list.noun}`]);
-      }
+  for (const setting of SHOWN_SETTINGS) {
+    if (!isListSetting(setting)) {
+      rows.push([`${setting.flag} ${setting.valueName}`, setting.help]);
+      continue;
     }
-    rows.push([`${setting.flag} ${setting.valueName}`, setting.help]);
+    const { name, what } = ENTRY_HELP[setting.entry];
+    const empty = EMPTY_LISTS[setting.path];
+    rows.push([`${setting.flag} ${name}`, `add ${what} to the ${setting.noun}${empty ? ` ${empty}` : ''}`]);
+    rows.push([`${setting.removeFlag} ${name}`, `remove an entry from the ${setting.noun} (${setting.flag} and this are repeatable)`]);
+    rows.push([setting.clearFlag, `empty the ${setting.noun}`]);
   }
   return rows.map(([flag, help]) => (flag.length > 32 ? `  ${flag}\n  ${''.padEnd(32)}  ${help}` : `  ${flag.padEnd(32)}  ${help}`)).join('\n');
 }

@@ -20,7 +20,7 @@ import {
 } from './jobs.js';
 import { ErrorCodeSchema } from './protocol.js';
 import type { NextCall } from './protocol.js';
-import { DelegateProfileSchema, DelegationModeSchema, PermissionModeSchema, SettingsPatchSchema, SettingsSchema } from './settings.js';
+import { DelegateProfileSchema, DelegationModeSchema, PermissionModeSchema, ProviderPolicySchema, SettingsPatchSchema, SettingsSchema } from './settings.js';
 import { DoctorReportSchema, SetupActionSchema, SetupStatusSchema } from './setup.js';
 
 export const MODEL_SORTS = ['price', 'context', 'newest', 'name'] as const;
@@ -66,6 +66,8 @@ export const PolicySummarySchema = z.object({
   budgets: z.object({ perJobUsd: z.number(), perDayUsd: z.number(), reserveUsd: z.number() }),
   concurrency: z.number(),
   jobTimeoutMinutes: z.number(),
+  /** OpenRouter's provider routing for every delegate request. */
+  provider: ProviderPolicySchema,
 });
 export type PolicySummary = z.infer<typeof PolicySummarySchema>;
 

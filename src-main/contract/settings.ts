@@ -115,6 +115,40 @@ const budgetsShape = {
 };
 export const BudgetsSchema = z.object(budgetsShape).strict();
 
+/**
+ * OpenRouter's provider routing (https://openrouter.ai/docs/features/provider-routing): which provider may serve
+ * a delegate's requests. Every default is OpenRouter's own, so a setting left at its default sends nothing.
+ */
+export const DATA_COLLECTION = ['allow', 'deny'] as const;
+export const PROVIDER_SORTS = ['none', 'price', 'throughput', 'latency'] as const;
+export type ProviderSort = (typeof PROVIDER_SORTS)[number];
+
+/** A provider as OpenRouter names it in `only`/`ignore` (a slug such as "anthropic" or "deepinfra/turbo"). */
+export const ProviderNameSchema = z
+  .string()
+  .trim()
+  // Control characters would only hide a name in every list that shows it; OpenRouter's slugs have none.
+  .regex(/^[^\p{Cc}]{1,100}$/u, 'expected a provider name like "anthropic" or "deepinfra/turbo" (at most 100 characters, no control characters)');
+
+/** Fifty is more providers than any model has; the cap keeps a pasted list from growing every request. */
+const providerList = z.array(ProviderNameSchema).max(50);
+
+const providerShape = {
+  /** 'deny': only providers that neither store prompts nor train on them. */
+  dataCollection: z.enum(DATA_COLLECTION).default('allow'),
+  /** Only zero-data-retention endpoints. */
+  zdr: z.boolean().default(false),
+  /** 'none' leaves OpenRouter's own balance of price and uptime. */
+  sort: z.enum(PROVIDER_SORTS).default('none'),
+  /** Empty = any provider. */
+  only: providerList.default([]),
+  ignore: providerList.default([]),
+  /** false: when the providers allowed are down, the request fails instead of going elsewhere. */
+  allowFallbacks: z.boolean().default(true),
+};
+export const ProviderPolicySchema = z.object(providerShape).strict();
+export type ProviderPolicy = z.infer<typeof ProviderPolicySchema>;
+
 const settingsShape = {
   mode: DelegationModeSchema.default('ondemand'),
   defaultModel: ModelPatternSchema.refine((s) => !s.endsWith('/*'), 'the default model must be a model id, not a pattern').default(DEFAULT_MODEL),
@@ -138,6 +172,8 @@ const settingsShape = {
   delegateProfile: DelegateProfileSchema.default('lean'),
   // An absent `budgets` gets budgetsShape's own defaults (written once, there).
   budgets: BudgetsSchema.default(() => BudgetsSchema.parse({})),
+  // The same for `provider`: providerShape's defaults.
+  provider: ProviderPolicySchema.default(() => ProviderPolicySchema.parse({})),
   concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
   jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
   retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),
@@ -167,6 +203,11 @@ export const SettingsSchema = z
     if (blockedBy) {
       ctx.addIssue({ code: 'custom', path: ['defaultModel'], message: `"${s.defaultModel}" is blocked by "${blockedBy}" in the blocklist` });
     }
+    // A provider both to use and to skip is a contradiction OpenRouter would settle without saying how.
+    const both = s.provider.ignore.find((name) => s.provider.only.some((only) => only.toLowerCase() === name.toLowerCase()));
+    if (both !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['provider', 'ignore'], message: `"${both}" is both among the providers to use and the providers to skip` });
+    }
     if (PERMISSION_MODES.indexOf(s.defaultPermissionMode) > PERMISSION_MODES.indexOf(s.permissionCeiling)) {
       ctx.addIssue({
         code: 'custom',
@@ -185,20 +226,32 @@ function withoutDefaults<S extends Record<string, z.ZodDefault<z.ZodType>>>(shap
   return Object.fromEntries(Object.entries(shape).map(([key, field]) => [key, field.unwrap().optional()])) as unknown as Fields<S>;
 }
 
-const BudgetsPatchSchema = z.object(withoutDefaults(budgetsShape)).strict();
-
 /**
  * A change to some settings, as a user (CLI, window) sends it: the same field rules without the
- * defaults, so a missing field means "leave it" (budgets may change one figure at a time).
+ * defaults, so a missing field means "leave it" (budgets and provider may change one field at a time).
  * The merged result is checked by SettingsSchema, cross-field rules included.
  */
-export const SettingsPatchSchema = z.object({ ...withoutDefaults(settingsShape), budgets: BudgetsPatchSchema.optional() }).strict();
+export const SettingsPatchSchema = z
+  .object({
+    ...withoutDefaults(settingsShape),
+    budgets: z.object(withoutDefaults(budgetsShape)).strict().optional(),
+    provider: z.object(withoutDefaults(providerShape)).strict().optional(),
+  })
+  .strict();
 export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
+
+function definedOnly<T extends object>(values: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(values ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
 
 /** The settings with a patch applied; throws zod's error when the result breaks a rule. */
 export function applySettingsPatch(current: Settings, patch: SettingsPatch): Settings {
-  const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-  return SettingsSchema.parse({ ...current, ...defined, budgets: { ...current.budgets, ...(patch.budgets ?? {}) } });
+  return SettingsSchema.parse({
+    ...current,
+    ...definedOnly(patch),
+    budgets: { ...current.budgets, ...definedOnly(patch.budgets) },
+    provider: { ...current.provider, ...definedOnly(patch.provider) },
+  });
 }
 
 export function defaultSettings(): Settings {
@@ -215,14 +268,31 @@ export const PERMISSION_EXPLANATIONS: Record<PermissionMode, string> = {
   bypassPermissions: 'anything, without asking: use only in a sandbox',
 };
 
-type BudgetKey = keyof Settings['budgets'];
-/** A setting as one name: a top-level field, or `budgets.perJobUsd` for a figure inside budgets. */
-export type SettingPath = Exclude<keyof Settings, 'budgets'> | `budgets.${BudgetKey}`;
+/** The settings that are objects of their own; each field inside one is a setting. */
+export const SETTING_GROUPS = ['budgets', 'provider'] as const;
+type SettingGroup = (typeof SETTING_GROUPS)[number];
+/** A setting as one name: a top-level field, or `budgets.perJobUsd` / `provider.zdr` for a field inside a group. */
+export type SettingPath = Exclude<keyof Settings, SettingGroup> | `budgets.${keyof Settings['budgets']}` | `provider.${keyof Settings['provider']}`;
+
+/** `provider.zdr` → group `provider`, key `zdr`; a top-level setting has no group. */
+export function splitSettingPath(path: string): { group: SettingGroup; key: string } | { group: null; key: string } {
+  const dot = path.indexOf('.');
+  const group = path.slice(0, dot);
+  return dot > 0 && (SETTING_GROUPS as readonly string[]).includes(group)
+    ? { group: group as SettingGroup, key: path.slice(dot + 1) }
+    : { group: null, key: path };
+}
 
 /** A setting's value by its path. */
 export function settingValue(settings: Settings, path: SettingPath): unknown {
-  if (path.startsWith('budgets.')) return settings.budgets[path.slice('budgets.'.length) as BudgetKey];
-  return settings[path as Exclude<keyof Settings, 'budgets'>];
+  const { group, key } = splitSettingPath(path);
+  return group === null ? settings[key as keyof Settings] : (settings[group] as Record<string, unknown>)[key];
+}
+
+/** The patch with one more value; a group's fields are merged one by one. */
+export function withSettingPatch(patch: SettingsPatch, path: SettingPath, value: unknown): SettingsPatch {
+  const { group, key } = splitSettingPath(path);
+  return group === null ? { ...patch, [key]: value } : { ...patch, [group]: { ...patch[group], [key]: value } };
 }
 
 /** What a number counts; each surface words it its own way (a "$" prefix, MINUTES, "in minutes"). */
@@ -289,6 +359,21 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
     help: 'how often a delegate retries a failed OpenRouter request',
     unit: 'retries',
     bounds: SETTING_BOUNDS.delegateMaxRetries,
+  },
+  'provider.dataCollection': {
+    label: 'Data collection',
+    help: 'deny: only providers that neither store your prompts nor train on them; allow: any provider',
+  },
+  'provider.zdr': { label: 'Zero data retention only', help: 'only provider endpoints that keep no prompts at all (ZDR)' },
+  'provider.sort': {
+    label: 'Sort providers by',
+    help: "try the cheapest, the fastest or the quickest to answer first; none leaves OpenRouter's own balance of price and uptime",
+  },
+  'provider.only': { label: 'Providers to use', help: 'only these providers serve delegates (OpenRouter provider slugs, e.g. anthropic, deepinfra)' },
+  'provider.ignore': { label: 'Providers to skip', help: 'never these providers' },
+  'provider.allowFallbacks': {
+    label: 'Provider fallbacks',
+    help: 'whether OpenRouter may use other providers when the ones chosen are down; off: the request fails instead',
   },
 };
 

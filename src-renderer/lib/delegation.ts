@@ -5,17 +5,30 @@
  */
 import { z } from 'zod';
 import {
+  DATA_COLLECTION,
   DELEGATE_PROFILES,
   DELEGATION_MODES,
   MODE_EXPLANATIONS,
   ModelPatternSchema,
   PERMISSION_MODES,
+  PROVIDER_SORTS,
+  ProviderNameSchema,
   SETTING_META,
   SettingsPatchSchema,
   ToolRuleSchema,
   applySettingsPatch,
 } from '../../src-main/contract/settings.js';
-import type { DelegateProfile, DelegationMode, PermissionMode, SettingPath, SettingUnit, Settings, SettingsPatch } from '../../src-main/contract/settings.js';
+import type {
+  DelegateProfile,
+  DelegationMode,
+  PermissionMode,
+  ProviderPolicy,
+  ProviderSort,
+  SettingPath,
+  SettingUnit,
+  Settings,
+  SettingsPatch,
+} from '../../src-main/contract/settings.js';
 
 const MODE_LABELS: Record<DelegationMode, string> = { off: 'Off', ondemand: 'On demand', auto: 'Automatic' };
 
@@ -48,6 +61,23 @@ export const PROFILE_LABELS: Record<DelegateProfile, string> = {
 };
 
 export { DELEGATE_PROFILES };
+
+/** The provider policy's choices, each with what it does (README "Provider policy"). */
+export const DATA_COLLECTION_OPTIONS: ReadonlyArray<{ value: ProviderPolicy['dataCollection']; label: string }> = DATA_COLLECTION.map((value) => ({
+  value,
+  label: { allow: 'allow — any provider', deny: 'deny — no storing or training on prompts' }[value],
+}));
+
+const SORT_LABELS: Record<ProviderSort, string> = {
+  none: "none — OpenRouter's balance of price and uptime",
+  price: 'price — the cheapest first',
+  throughput: 'throughput — the most tokens per second first',
+  latency: 'latency — the quickest to answer first',
+};
+export const PROVIDER_SORT_OPTIONS: ReadonlyArray<{ value: ProviderSort; label: string }> = PROVIDER_SORTS.map((value) => ({
+  value,
+  label: SORT_LABELS[value],
+}));
 
 /** How a field's text is read. `OrNone`: empty means "no limit". */
 export type NumberKind = 'usd' | 'usdOrNone' | 'whole' | 'wholeOrNone';
@@ -148,6 +178,13 @@ export function patternProblem(text: string): string | null {
 export function toolRuleProblem(text: string): string | null {
   if (text.trim() === '') return 'Type a tool like "Read", a rule like "Bash(npm test:*)", or "*" for any.';
   const parsed = ToolRuleSchema.safeParse(text);
+  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+}
+
+/** Why a provider entry is not a provider name, or null: "anthropic", "deepinfra/turbo". */
+export function providerNameProblem(text: string): string | null {
+  if (text.trim() === '') return 'Type a provider as OpenRouter names it, like "anthropic" or "deepinfra/turbo".';
+  const parsed = ProviderNameSchema.safeParse(text);
   return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
 }
 

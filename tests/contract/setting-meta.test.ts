@@ -1,6 +1,6 @@
 /** SETTING_META: one description per setting, with the schema's own bounds and defaults. */
 import { describe, expect, it } from 'vitest';
-import { SETTING_META, SettingsPatchSchema, defaultSettings, settingValue } from '../../src-main/contract/settings.js';
+import { SETTING_GROUPS, SETTING_META, SettingsPatchSchema, defaultSettings, settingValue } from '../../src-main/contract/settings.js';
 import type { SettingPath } from '../../src-main/contract/settings.js';
 import { withSetting } from '../../src-main/cli/config-fields.js';
 import { formatBounds } from '../../src-main/common/format.js';
@@ -13,9 +13,11 @@ function accepts(path: SettingPath, value: unknown): boolean {
 }
 
 describe('SETTING_META', () => {
-  it('describes every setting in the schema, budgets figure by figure', () => {
+  it('describes every setting in the schema, budgets and provider field by field', () => {
     const settings = defaultSettings();
-    const expected = Object.keys(settings).flatMap((key) => (key === 'budgets' ? Object.keys(settings.budgets).map((b) => `budgets.${b}`) : [key]));
+    const expected = Object.entries(settings).flatMap(([key, value]) =>
+      (SETTING_GROUPS as readonly string[]).includes(key) ? Object.keys(value as object).map((field) => `${key}.${field}`) : [key],
+    );
     expect(PATHS.sort()).toEqual(expected.sort());
   });
 

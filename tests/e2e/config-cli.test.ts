@@ -125,6 +125,7 @@ interface RoundTrip {
 }
 
 const budgets = (change: Partial<Settings['budgets']>): Partial<Settings> => ({ budgets: { ...defaults.budgets, ...change } });
+const provider = (change: Partial<Settings['provider']>): Partial<Settings> => ({ provider: { ...defaults.provider, ...change } });
 
 const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--mode': { calls: [['--mode', 'auto']], expected: { mode: 'auto' } },
@@ -197,6 +198,55 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
     ],
     expected: { claudePath: null },
   },
+  '--data-collection': { calls: [['--data-collection', 'deny']], expected: provider({ dataCollection: 'deny' }) },
+  '--zdr': { calls: [['--zdr', 'on']], expected: provider({ zdr: true }) },
+  '--zdr off': {
+    calls: [
+      ['--zdr', 'on'],
+      ['--zdr', 'off'],
+    ],
+    expected: provider({ zdr: false }),
+  },
+  '--provider-sort': { calls: [['--provider-sort', 'price']], expected: provider({ sort: 'price' }) },
+  '--provider-sort none': {
+    calls: [
+      ['--provider-sort', 'latency'],
+      ['--provider-sort', 'none'],
+    ],
+    expected: provider({ sort: 'none' }),
+  },
+  '--provider-only (repeated)': {
+    calls: [['--provider-only', 'anthropic', '--provider-only', 'google-vertex']],
+    expected: provider({ only: ['anthropic', 'google-vertex'] }),
+  },
+  '--unprovider-only': {
+    calls: [
+      ['--provider-only', 'anthropic', '--provider-only', 'openai'],
+      ['--unprovider-only', 'openai'],
+    ],
+    expected: provider({ only: ['anthropic'] }),
+  },
+  '--clear-provider-only': { calls: [['--provider-only', 'anthropic'], ['--clear-provider-only']], expected: provider({ only: [] }) },
+  '--provider-ignore (repeated)': {
+    calls: [['--provider-ignore', 'deepinfra/turbo', '--provider-ignore', 'together']],
+    expected: provider({ ignore: ['deepinfra/turbo', 'together'] }),
+  },
+  '--unprovider-ignore': {
+    calls: [
+      ['--provider-ignore', 'deepinfra', '--provider-ignore', 'together'],
+      ['--unprovider-ignore', 'deepinfra'],
+    ],
+    expected: provider({ ignore: ['together'] }),
+  },
+  '--clear-provider-ignore': { calls: [['--provider-ignore', 'together'], ['--clear-provider-ignore']], expected: provider({ ignore: [] }) },
+  '--allow-fallbacks': { calls: [['--allow-fallbacks', 'off']], expected: provider({ allowFallbacks: false }) },
+  '--allow-fallbacks on': {
+    calls: [
+      ['--allow-fallbacks', 'off'],
+      ['--allow-fallbacks', 'on'],
+    ],
+    expected: provider({ allowFallbacks: true }),
+  },
   'several flags in one call': {
     calls: [
       [
@@ -255,8 +305,18 @@ const INVALID: Array<[string[], string, string]> = [
   [['--claude-path', ''], '--claude-path', 'Too small'],
   [['--approve-tool', 'rm -rf /'], '--approve-tool', 'expected a tool like "Read"'],
   [['--unapprove-tool', 'Bash'], '--unapprove-tool', 'not in the tools Claude Code may pre-approve'],
+  [['--data-collection', 'never'], '--data-collection', 'expected one of: allow, deny'],
+  [['--zdr', 'yes'], '--zdr', 'expected on or off'],
+  [['--provider-sort', 'fastest'], '--provider-sort', 'expected one of: none, price, throughput, latency'],
+  [['--provider-only', ''], '--provider-only', 'expected a provider name'],
+  [['--provider-ignore', 'x'.repeat(101)], '--provider-ignore', 'at most 100 characters'],
+  [['--provider-ignore', 'deep\u0007infra'], '--provider-ignore', 'no control characters'],
+  [['--unprovider-only', 'anthropic'], '--unprovider-only', 'not in the providers to use'],
+  [['--provider-only', 'anthropic', '--provider-ignore', 'Anthropic'], '--provider-ignore', 'both among the providers to use and the providers to skip'],
+  [['--allow-fallbacks', 'maybe'], '--allow-fallbacks', 'expected on or off'],
   // One bad value refuses the whole call, the good flags included.
   [['--mode', 'off', '--concurrency', '5', '--budget-day', 'abc'], '--budget-day', 'not a number'],
+  [['--zdr', 'on', '--provider-only', 'anthropic', '--provider-sort', 'cheapest'], '--provider-sort', 'expected one of'],
 ];
 
 const DOWN = '\x1b[B';
@@ -473,6 +533,46 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
     expect(shown.secrets.apiKey.source).toBe('keychain');
     expect(shown.settings.mode).toBe('off');
     expectNoSecrets(outputs);
+  });
+
+  it('shows the provider policy in --show as the flags write it, and --json the same', async () => {
+    const set = await config(
+      [
+        '--data-collection',
+        'deny',
+        '--zdr',
+        'on',
+        '--provider-sort',
+        'price',
+        '--provider-only',
+        'anthropic',
+        '--provider-ignore',
+        'together',
+        '--allow-fallbacks',
+        'off',
+      ],
+      h.env,
+    );
+    expect(set.code, set.stderr).toBe(0);
+    const text = (await config(['--show'], h.env)).stdout;
+    for (const [label, value, flag] of [
+      ['Data collection', 'deny', '--data-collection'],
+      ['Zero data retention only', 'on', '--zdr'],
+      ['Sort providers by', 'price', '--provider-sort'],
+      ['Providers to use', 'anthropic', '--provider-only/--unprovider-only'],
+      ['Providers to skip', 'together', '--provider-ignore/--unprovider-ignore'],
+      ['Provider fallbacks', 'off', '--allow-fallbacks'],
+    ]) {
+      expect(text).toMatch(new RegExp(`^${label}:\\s+${value}\\s+${flag}$`, 'm'));
+    }
+    expect((await show(h.env)).settings.provider).toEqual({
+      dataCollection: 'deny',
+      zdr: true,
+      sort: 'price',
+      only: ['anthropic'],
+      ignore: ['together'],
+      allowFallbacks: false,
+    });
   });
 
   it('--json keeps stdout to the JSON state, also after a change', async () => {

@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/settings.js';
 import type { Settings } from '../../src-main/contract/settings.js';
-import { formatDraft, parseNumber, patchProblem, patternProblem, refusalText } from '../../src-renderer/lib/delegation.js';
+import { formatDraft, parseNumber, patchProblem, patternProblem, providerNameProblem, refusalText } from '../../src-renderer/lib/delegation.js';
 import { CONFIG_CLI, runProcess } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
 import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
@@ -93,6 +93,9 @@ describe("the Delegation page's helpers", () => {
     expect(patchProblem(settings, { defaultPermissionMode: 'auto' })).toBe('"auto" is above the permission ceiling "acceptEdits".');
     expect(patchProblem(settings, { blocklist: ['deepseek/*'] })).toBe(`"${DEFAULT_MODEL}" is blocked by "deepseek/*" in the blocklist.`);
     expect(patchProblem(settings, { budgets: { perJobUsd: 2 }, allowlist: ['deepseek/*'] })).toBeNull();
+    expect(patchProblem(settings, { provider: { only: ['anthropic'], ignore: ['anthropic'] } })).toBe(
+      '"anthropic" is both among the providers to use and the providers to skip.',
+    );
   });
 
   it('check a list entry, and word the policy refusals as phrases of their own', () => {
@@ -100,6 +103,9 @@ describe("the Delegation page's helpers", () => {
     expect(patternProblem('  ')).toMatch(/^Type a model id/);
     expect(patternProblem('deepseek/*')).toBeNull();
     expect(patternProblem('~anthropic/claude-sonnet-latest')).toBeNull();
+    expect(providerNameProblem(' ')).toMatch(/^Type a provider as OpenRouter names it/);
+    expect(providerNameProblem('deepinfra/turbo')).toBeNull();
+    expect(providerNameProblem('x'.repeat(101))).toMatch(/^Expected a provider name .*at most 100 characters/);
     expect(refusalText('is on your blocklist (anthropic/*)')).toBe('On your blocklist (anthropic/*)');
     expect(refusalText('input $3.00/M is above your cap of $1.00/M')).toBe('Input $3.00/M is above your cap of $1.00/M');
   });
@@ -364,6 +370,91 @@ describe('the Delegation page', () => {
     expect(await page.getByTestId('allowlist-error').count()).toBe(0);
     // The keyboard stays in the editor after its chip went away.
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('allowlist-add');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('sets the provider policy: every control saves, the settings file and the CLI have it, a reload shows it', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const dataCollection = page.getByLabel('Data collection');
+    const sort = page.getByLabel('Sort providers by');
+    const zdr = page.getByLabel('Zero data retention only');
+    const fallbacks = page.getByLabel('Provider fallbacks');
+    // OpenRouter's own defaults.
+    expect(await dataCollection.inputValue()).toBe('allow');
+    expect(await sort.inputValue()).toBe('none');
+    expect(await zdr.isChecked()).toBe(false);
+    expect(await fallbacks.isChecked()).toBe(true);
+    expect(await page.getByTestId('provider-only-empty').textContent()).toContain('any provider may serve a delegate');
+    expect(await page.getByTestId('provider-ignore-empty').count()).toBe(1);
+
+    await dataCollection.selectOption('deny');
+    await expect.poll(() => page.getByTestId('provider-data-collection-status').textContent()).toContain('Saved');
+    await sort.selectOption('price');
+    await expect.poll(() => page.getByTestId('provider-sort-status').textContent()).toContain('Saved');
+    await zdr.check();
+    await expect.poll(() => page.getByTestId('provider-zdr-status').textContent()).toContain('Saved');
+    // The keyboard works the checkbox as well as the mouse.
+    await fallbacks.focus();
+    await page.keyboard.press('Space');
+    await expect.poll(() => page.getByTestId('provider-fallbacks-status').textContent()).toContain('Saved');
+
+    const only = page.getByLabel('Add to the providers to use');
+    await only.fill('anthropic');
+    await only.press('Enter');
+    await expect.poll(() => page.getByTestId('provider-only-status').textContent()).toContain('Saved: added anthropic');
+    await only.fill('google-vertex');
+    await page.getByRole('button', { name: 'Add to the providers to use' }).click();
+    await expect.poll(() => page.getByTestId('provider-only-items').getByRole('listitem').count()).toBe(2);
+
+    const ignore = page.getByLabel('Add to the providers to skip');
+    // A control character is refused inline; a provider both to use and to skip is refused with the reason.
+    await ignore.fill('deep\u0007infra');
+    await ignore.press('Enter');
+    await expect.poll(() => page.getByTestId('provider-ignore-error').textContent()).toMatch(/^Not saved: Expected a provider name/);
+    await ignore.fill('Anthropic');
+    await ignore.press('Enter');
+    await expect.poll(() => page.getByTestId('provider-ignore-error').textContent()).toContain('is both among the providers to use and the providers to skip');
+    await ignore.fill('together');
+    await ignore.press('Enter');
+    await expect.poll(() => page.getByTestId('provider-ignore-status').textContent()).toContain('Saved: added together');
+    expect(await page.getByTestId('provider-ignore-error').count()).toBe(0);
+
+    const expected = { dataCollection: 'deny', zdr: true, sort: 'price', only: ['anthropic', 'google-vertex'], ignore: ['together'], allowFallbacks: false };
+    await expect.poll(async () => (await shownSettings()).provider).toEqual(expected);
+    const onDisk = JSON.parse(await readFile(path.join(world.home, 'config', 'settings.json'), 'utf8')) as Settings;
+    expect(onDisk.provider).toEqual(expected);
+    await screenshotBothThemes(page, 'delegation-providers');
+
+    await page.reload();
+    await expect.poll(() => page.getByRole('radio', { name: 'On demand' }).count()).toBe(1);
+    expect(await page.getByLabel('Data collection').inputValue()).toBe('deny');
+    expect(await page.getByLabel('Sort providers by').inputValue()).toBe('price');
+    expect(await page.getByLabel('Zero data retention only').isChecked()).toBe(true);
+    expect(await page.getByLabel('Provider fallbacks').isChecked()).toBe(false);
+    expect(await page.getByTestId('provider-only-items').getByRole('listitem').allTextContents()).toEqual([
+      expect.stringContaining('anthropic'),
+      expect.stringContaining('google-vertex'),
+    ]);
+    expect(await page.getByTestId('provider-ignore-items').getByRole('listitem').allTextContents()).toEqual([expect.stringContaining('together')]);
+
+    // And back, from the page: the CLI sees the defaults again.
+    await page.getByRole('button', { name: 'Remove together from the providers to skip' }).click();
+    await page.getByLabel('Zero data retention only').uncheck();
+    await expect.poll(async () => (await shownSettings()).provider).toMatchObject({ zdr: false, ignore: [] });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a provider policy set with openrouter-mcp-config while it is open', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const run = await configCli(['--zdr', 'on', '--provider-sort', 'latency', '--provider-ignore', 'deepinfra/turbo']);
+    expect(run.code, run.stderr).toBe(0);
+    await expect.poll(() => page.getByLabel('Zero data retention only').isChecked()).toBe(true);
+    await expect.poll(() => page.getByLabel('Sort providers by').inputValue()).toBe('latency');
+    await expect.poll(() => page.getByTestId('provider-ignore-items').textContent()).toContain('deepinfra/turbo');
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -88,6 +88,7 @@ export function policySummary(s: Settings): PolicySummary {
     budgets: s.budgets,
     concurrency: s.concurrency,
     jobTimeoutMinutes: s.jobTimeoutMinutes,
+    provider: s.provider,
   };
 }
 

@@ -79,6 +79,17 @@ describe('loading', () => {
     await writeSettingsText('{ "concurrency": 5 }\n');
     expect(await makeStore().load()).toEqual({ ...defaultSettings(), concurrency: 5 });
   });
+
+  it('reads a file written before the provider policy existed: the policy is the default one', async () => {
+    const { provider: _absent, ...older } = { ...defaultSettings(), mode: 'auto' as const };
+    await writeSettingsText(`${JSON.stringify(older, null, 2)}\n`);
+    const store = makeStore();
+    expect(await store.load()).toEqual({ ...defaultSettings(), mode: 'auto' });
+    expect(store.problem).toBeUndefined();
+    // Only some provider fields: the rest are defaulted too.
+    await writeFile(file, '{ "provider": { "zdr": true } }\n');
+    expect((await makeStore().load()).provider).toEqual({ ...defaultSettings().provider, zdr: true });
+  });
 });
 
 describe('a file that is not valid JSON', () => {

@@ -49,3 +49,39 @@ describe('changing settings', () => {
     expect(JSON.stringify(current)).toBe(before);
   });
 });
+
+describe('changing the provider policy', () => {
+  it('changes one field at a time and keeps the others', () => {
+    const zdr = patchedSettings(current, { provider: { zdr: true, only: ['anthropic'] } });
+    expect(zdr.provider).toEqual({ ...current.provider, zdr: true, only: ['anthropic'] });
+    const sorted = patchedSettings(zdr, { provider: { sort: 'throughput', zdr: undefined } });
+    expect(sorted.provider).toEqual({ ...zdr.provider, sort: 'throughput' });
+    // A list is replaced as a whole, like the allowlist.
+    expect(patchedSettings(sorted, { provider: { only: ['google-vertex'] } }).provider.only).toEqual(['google-vertex']);
+  });
+
+  it('refuses an unknown field or value, naming it', () => {
+    expect(refusal({ provider: { order: ['anthropic'] } })).toMatch(/provider.*order/);
+    expect(refusal({ provider: { sort: 'fastest' } })).toMatch(/provider\.sort/);
+    expect(refusal({ provider: { dataCollection: 'never' } })).toMatch(/provider\.dataCollection/);
+    expect(refusal({ provider: { zdr: 'yes' } })).toMatch(/provider\.zdr/);
+  });
+
+  it('refuses a provider name that is empty, too long or has control characters, and more than 50 of them', () => {
+    for (const name of ['', '   ', 'a'.repeat(101), 'anth\nropic', 'deep\u0000infra', 'x\u0085y']) {
+      expect(refusal({ provider: { only: [name] } }), JSON.stringify(name)).toMatch(/provider\.only\.0: expected a provider name/);
+    }
+    expect(refusal({ provider: { ignore: Array.from({ length: 51 }, (_, i) => `p${i}`) } })).toMatch(/provider\.ignore: Too big/);
+    expect(patchedSettings(current, { provider: { ignore: Array.from({ length: 50 }, (_, i) => `p${i}`) } }).provider.ignore).toHaveLength(50);
+    expect(patchedSettings(current, { provider: { only: ['  deepinfra/turbo  ', 'a'.repeat(100)] } }).provider.only).toEqual([
+      'deepinfra/turbo',
+      'a'.repeat(100),
+    ]);
+  });
+
+  it('refuses a provider both to use and to skip', () => {
+    expect(refusal({ provider: { only: ['anthropic'], ignore: ['Anthropic'] } })).toMatch(
+      /provider\.ignore: "Anthropic" is both among the providers to use and the providers to skip/,
+    );
+  });
+});

@@ -1,0 +1,48 @@
+/** What `openrouter_models` says about the policy: only what restricts, the provider policy in one short line. */
+import { describe, expect, it } from 'vitest';
+import type { ModelsReport } from '../../../src-main/contract/methods.js';
+import { applySettingsPatch, defaultSettings } from '../../../src-main/contract/settings.js';
+import type { SettingsPatch } from '../../../src-main/contract/settings.js';
+import { policySummary } from '../../../src-main/core/service/service.js';
+import { renderModelsReport } from '../../../src-bridge/render/models-report.js';
+
+function report(patch: SettingsPatch = {}): ModelsReport {
+  return {
+    policy: policySummary(applySettingsPatch(defaultSettings(), patch)),
+    balance: { keySource: 'keychain', key: null, keyProblem: 'no key', credits: null, fetchedAt: null },
+    environment: [],
+    catalog: { fetchedAt: null, ageSeconds: null, stale: false },
+    totalToolModels: 0,
+    matched: 0,
+    models: [],
+  };
+}
+
+function providerLines(text: string): string[] {
+  return text.split('\n').filter((line) => line.trimStart().startsWith('providers:'));
+}
+
+describe('renderModelsReport: the provider policy', () => {
+  it('says nothing about providers when the policy leaves OpenRouter its defaults', () => {
+    for (const detail of [false, true]) expect(providerLines(renderModelsReport(report(), {}, detail))).toEqual([]);
+  });
+
+  it('says in one line what restricts the providers, right under the policy', () => {
+    const restricted = report({
+      provider: { dataCollection: 'deny', zdr: true, only: ['anthropic', 'google-vertex'], ignore: ['together'], sort: 'price', allowFallbacks: false },
+    });
+    const line = '  providers: no data collection · ZDR only · only: anthropic, google-vertex · skipping: together · sorted by price · no fallbacks';
+    const brief = renderModelsReport(restricted, {}, false).split('\n');
+    expect(brief.slice(0, 3)).toEqual([expect.stringMatching(/^Policy: /), expect.stringMatching(/^ {2}permissions /), line]);
+    expect(providerLines(renderModelsReport(restricted, {}, true))).toEqual([line]);
+  });
+
+  it.each<[SettingsPatch['provider'], string]>([
+    [{ zdr: true }, '  providers: ZDR only'],
+    [{ sort: 'latency' }, '  providers: sorted by latency'],
+    [{ allowFallbacks: false }, '  providers: no fallbacks'],
+    [{ ignore: ['deepinfra/turbo'] }, '  providers: skipping: deepinfra/turbo'],
+  ])('names one departure alone: %j', (provider, line) => {
+    expect(providerLines(renderModelsReport(report({ provider }), {}, false))).toEqual([line]);
+  });
+});
