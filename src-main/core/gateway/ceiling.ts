@@ -13,6 +13,14 @@
 import { formatUsd } from '../../common/format.js';
 import type { CatalogPricing } from '../catalog/parse.js';
 
+/** Three significant figures below a dollar: a refusal near a small cap must show the figures apart ($0.0168 of $0.02). */
+function usd(value: number): string {
+  const v = Math.max(0, value);
+  if (v >= 1 || v === 0) return formatUsd(v);
+  const figures = Number(v.toPrecision(3)).toString();
+  return `$${(figures.split('.')[1]?.length ?? 0) < 2 ? v.toFixed(2) : figures}`;
+}
+
 export const FIRST_TOKENS_PER_BYTE = 1 / 3;
 /** An answer shorter than this (or than max_tokens, if smaller) is not worth sending. */
 export const MIN_USEFUL_OUTPUT_TOKENS = 1024;
@@ -58,11 +66,11 @@ export function decide(input: { standing: Standing; prices: Prices; promptTokens
   const left = Math.min(jobLeft, dayLeft);
   const which =
     jobLeft <= dayLeft
-      ? `budget reached: ${formatUsd(Math.max(0, standing.jobCommittedUsd))} of the job's ${formatUsd(standing.jobCapUsd)} spent or committed`
-      : `daily budget reached: ${formatUsd(Math.max(0, standing.dayCommittedUsd))} of ${formatUsd(standing.dayCapUsd)} spent or committed today`;
+      ? `budget reached: ${usd(standing.jobCommittedUsd)} of the job's ${usd(standing.jobCapUsd)} spent or committed`
+      : `daily budget reached: ${usd(standing.dayCommittedUsd)} of ${usd(standing.dayCapUsd)} spent or committed today`;
   if (maxTokens === null) {
     if (promptUsd <= left + 1e-12) return { go: true, ceilingUsd: 0, maxTokens: null, maxTokensAsked: null };
-    return { go: false, ceilingUsd: promptUsd, reason: `${which}; this request could cost up to ${formatUsd(promptUsd)}.` };
+    return { go: false, ceilingUsd: promptUsd, reason: `${which}; this request could cost up to ${usd(promptUsd)}.` };
   }
   const full = promptUsd + maxTokens * prices.output;
   if (full <= left + 1e-12) return { go: true, ceilingUsd: full, maxTokens, maxTokensAsked: null };
@@ -74,7 +82,7 @@ export function decide(input: { standing: Standing; prices: Prices; promptTokens
   return {
     go: false,
     ceilingUsd: promptUsd + useful * prices.output,
-    reason: `${which}; the next request (about ${promptTokens.toLocaleString('en-US')} prompt tokens) could cost up to ${formatUsd(promptUsd + useful * prices.output)}, more than the ${formatUsd(Math.max(0, left))} left.`,
+    reason: `${which}; the next request (about ${promptTokens.toLocaleString('en-US')} prompt tokens) could cost up to ${usd(promptUsd + useful * prices.output)}, more than the ${usd(left)} left.`,
   };
 }
 

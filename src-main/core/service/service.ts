@@ -21,6 +21,7 @@ import type {
 import type { Locations } from '../../platform/locations.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
 import { MeteringGateway } from '../gateway/gateway.js';
+import { providerPreferences } from '../gateway/provider-preferences.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
@@ -177,6 +178,8 @@ export class Service {
       apiKey: () => this.apiKey()?.value ?? null,
       onUnauthorized: () => this.secrets.forget('api'),
       attribution: ATTRIBUTION,
+      // Read at each request: a policy changed in the settings holds from the next request on.
+      provider: () => providerPreferences(this.settings.current.provider),
       ...(options.fetch ? { fetch: options.fetch } : {}),
       now: this.now,
       log: this.log,

@@ -261,7 +261,7 @@ describe('the metering gateway', () => {
     expect(response.status).toBe(402);
     const parsed = (await response.json()) as { error: { type: string; message: string } };
     expect(parsed.error.type).toBe('billing_error');
-    expect(parsed.error.message).toMatch(/budget reached: \$0\.50 of the job's \$0\.50 spent or committed; the next request .* more than the \$0\.001 left\./);
+    expect(parsed.error.message).toMatch(/budget reached: \$0\.499 of the job's \$0\.50 spent or committed; the next request .* more than the \$0\.001 left\./);
     expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
     expect(jobs.stopped).toEqual([{ jobId: job.id, reason: expect.stringMatching(/^Stopped before a request: budget reached/) as unknown }]);
     expect(jobs.log[0]?.entry).toMatchObject({ outcome: 'refused', status: 402 });
