@@ -3,13 +3,14 @@
  * (the tray app where it is installed and a display exists, else the headless service: see
  * service-launch.ts) and waits for it, bounded; reconnects after the service restarts.
  */
-import { spawn } from 'node:child_process';
 import { closeSync } from 'node:fs';
+import path from 'node:path';
 import { APP_VERSION, CONTRACT, ServiceError } from '../src-main/contract/index.js';
 import type { EventName, EventOf, MethodName, RequestOf, ResponseOf } from '../src-main/contract/index.js';
 import { IpcClient } from '../src-main/ipc/client.js';
 import type { Locations } from '../src-main/platform/locations.js';
 import { TrayAppExitedError, waitForService } from '../src-main/ipc/wait-for-service.js';
+import { startHeadlessService } from '../src-main/platform/headless-service.js';
 import { openServiceLog, spawnTrayApp } from '../src-main/platform/tray-app.js';
 import { DELEGATE_LIST_TOOL } from './mcp-names.js';
 import { detectServiceLaunch } from './service-launch.js';
@@ -154,41 +155,13 @@ export class ServiceConnection {
 
   /** Starts the headless service detached (it outlives this bridge), waits for its "ready" line, connects. */
   private async startHeadless(launch: HeadlessLaunch, announcement: string): Promise<IpcClient> {
-    const log = openServiceLog(this.options.locations);
-    this.options.log(`${announcement} (log: ${log.file})`);
-    const child = spawn(launch.command, launch.args, { detached: true, stdio: ['ignore', 'pipe', log.fd], env: this.options.env, windowsHide: true });
-    closeSync(log.fd);
-    const timeoutMs = this.options.startTimeoutMs ?? 15_000;
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      const finish = (error?: Error) => {
-        clearTimeout(timer);
-        child.stdout?.off('data', onData);
-        child.off('exit', onExit);
-        child.off('error', onError);
-        child.stdout?.destroy();
-        child.unref();
-        if (error) reject(error);
-        else resolve();
-      };
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        if (/^(ready|already-running)$/m.test(output)) finish();
-      };
-      const onExit = (code: number | null) =>
-        finish(new ServiceError('unavailable', `The OpenRouter Delegate service exited (code ${code ?? 'signal'}) before it was ready. See ${log.file}.`));
-      const onError = (error: Error) =>
-        finish(new ServiceError('unavailable', `Could not start the OpenRouter Delegate service (${launch.command}): ${error.message}`));
-      const timer = setTimeout(
-        () =>
-          finish(
-            new ServiceError('unavailable', `The OpenRouter Delegate service did not become ready within ${Math.round(timeoutMs / 1000)} s. See ${log.file}.`),
-          ),
-        timeoutMs,
-      );
-      child.stdout?.on('data', onData);
-      child.once('exit', onExit);
-      child.once('error', onError);
+    this.options.log(`${announcement} (log: ${path.join(this.options.locations.logs, 'service.log')})`);
+    await startHeadlessService({
+      command: launch.command,
+      args: launch.args,
+      env: this.options.env,
+      locations: this.options.locations,
+      timeoutMs: this.options.startTimeoutMs ?? 15_000,
     });
     const client = await this.tryConnect();
     if (!client)

@@ -22,6 +22,7 @@ import { runDoctor } from '../core/setup/doctor.js';
 import { describeInstall, describeUninstall, renderDoctorLines } from '../core/setup/present.js';
 import { HttpUiServer } from '../ipc/http-ui.js';
 import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
+import { runKeeper } from '../host/keeper.js';
 import { readSecret } from './read-secret.js';
 
 const USAGE = `openrouter-delegate ${APP_VERSION}
@@ -35,7 +36,8 @@ Usage:
                                         exists (it takes over; the command returns), else the headless service
                                         in the foreground, saying why
   openrouter-delegate stop [--kill-jobs]
-                                        stop the running service (delegated jobs keep running unless --kill-jobs)
+                                        stop the running service (delegated jobs keep running unless --kill-jobs,
+                                        and wait, retrying, for a service to be started again)
   openrouter-delegate status [--json]   is it running, where its files are, which key is in use
   openrouter-delegate key set [--management] [--no-validate]
                                         store the OpenRouter key (read from stdin) in the OS keychain
@@ -81,7 +83,13 @@ function pageDir(): string {
 
 async function serve(locations: Locations, options: ServeOptions): Promise<number> {
   const { notifyReady } = options;
-  const service = new ServiceHost({ locations, env: process.env, host: 'headless', setup: { nodePath: process.execPath, bridgeScript: bridgeScript() } });
+  const service = new ServiceHost({
+    locations,
+    env: process.env,
+    host: 'headless',
+    setup: { nodePath: process.execPath, bridgeScript: bridgeScript() },
+    keeper: { command: process.execPath, args: [fileURLToPath(import.meta.url), 'keeper'] },
+  });
   try {
     await service.start();
   } catch (error) {
@@ -338,6 +346,14 @@ export async function main(argv: string[]): Promise<number> {
       return uninstall(locations);
     case 'doctor':
       return doctor(locations, values.json);
+    case 'keeper':
+      // Started by the service's host, detached; not for people (docs/ARCHITECTURE.md §11).
+      return runKeeper({
+        locations,
+        env: process.env,
+        serve: { command: process.execPath, args: [fileURLToPath(import.meta.url), 'serve', '--notify-ready'] },
+        log: (line) => err(`${new Date().toISOString()} ${line}`),
+      });
     case 'key':
       return key(locations, action, values.management ? 'management' : 'api', { validate: !values['no-validate'], json: values.json });
     default:

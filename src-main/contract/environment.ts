@@ -17,4 +17,6 @@ export const ENV = {
   job: 'OPENROUTER_DELEGATE_JOB',
   /** The Node.js the packaged launchers (and a checkout's tray app) run the bridge and CLIs with. */
   node: 'OPENROUTER_DELEGATE_NODE',
+  /** `off`: no keeper brings a killed service back (tests that restart services themselves). */
+  keeper: 'OPENROUTER_DELEGATE_KEEPER',
 } as const;

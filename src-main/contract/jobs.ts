@@ -56,6 +56,8 @@ export const JobPricesSchema = z.object({
  * job's request log keeps it: what was asked, what OpenRouter answered, what it cost by the list prices.
  */
 export const GatewayRequestSchema = z.object({
+  /** Its own id: the line written when it starts and the one written when it ends share it (the last wins). */
+  id: z.string(),
   at: z.string(),
   /** The model OpenRouter says served it (the job's model unless OpenRouter routed elsewhere). */
   model: z.string(),
@@ -65,8 +67,11 @@ export const GatewayRequestSchema = z.object({
   generationId: z.string().nullable(),
   /** HTTP status returned to the delegate; 0 when the delegate hung up first. */
   status: z.number().int(),
-  /** `ok`, or why not: refused by a cap, an upstream error, the delegate or OpenRouter breaking off. */
-  outcome: z.enum(['ok', 'refused', 'upstream_error', 'aborted', 'broken']),
+  /**
+   * `ok`, or why not: refused by a cap, an upstream error, the delegate or OpenRouter breaking off. `pending`:
+   * under way; `interrupted`: the service itself stopped before it ended (its delegate retried it).
+   */
+  outcome: z.enum(['ok', 'refused', 'upstream_error', 'aborted', 'broken', 'pending', 'interrupted']),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), cacheReadTokens: z.number(), cacheWriteTokens: z.number() }),
   costUsd: z.number(),
   /** The most the request could have cost when it was let through (its input and max_tokens at list prices). */

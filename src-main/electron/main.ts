@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import * as electron from 'electron';
 import { ENV } from '../contract/index.js';
 import { ServiceHost } from '../host/service-host.js';
-import type { ServiceOptions } from '../host/service-host.js';
+import type { KeeperLaunch, ServiceOptions } from '../host/service-host.js';
 import { resolveLocations } from '../platform/locations.js';
 import { DesktopApp } from './desktop-app.js';
 import { PAGE_SCHEME, PAGE_SCHEME_PRIVILEGES, PAGE_URL, createPageHandler } from './page-protocol.js';
@@ -46,8 +46,31 @@ function bridgeSetup(): ServiceOptions['setup'] {
   return node ? { nodePath: node, bridgeScript } : undefined;
 }
 
+/**
+ * How a killed service is brought back while jobs need it (the keeper, docs/ARCHITECTURE.md §11): the packaged CLI
+ * launcher, or in a checkout the Node that `npm start` ran. It brings back the headless service, not this app.
+ */
+function keeperLaunch(): KeeperLaunch | undefined {
+  const cliScript = path.join(here, '..', 'cli', 'openrouter-delegate.js');
+  if (electron.app.isPackaged) {
+    return {
+      command: path.join(process.resourcesPath, 'bin', process.platform === 'win32' ? 'openrouter-delegate.cmd' : 'openrouter-delegate'),
+      args: ['keeper'],
+    };
+  }
+  const node = process.env[ENV.node];
+  return node ? { command: node, args: [cliScript, 'keeper'] } : undefined;
+}
+
 const setup = bridgeSetup();
-const service = new ServiceHost({ locations: resolveLocations(process.env), env: process.env, host: 'electron', ...(setup ? { setup } : {}) });
+const keeper = keeperLaunch();
+const service = new ServiceHost({
+  locations: resolveLocations(process.env),
+  env: process.env,
+  host: 'electron',
+  ...(setup ? { setup } : {}),
+  ...(keeper ? { keeper } : {}),
+});
 // resources/ sits beside dist/ in a checkout, and inside app.asar when packaged (electron-builder.yml `files`).
 const paths = {
   icons: path.join(here, '..', '..', 'resources', 'tray'),

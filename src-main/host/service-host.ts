@@ -4,8 +4,13 @@
  * constructs a transport and neither host reaches into the core: they get one route to the service, its
  * dispatcher and its events.
  */
-import { APP_VERSION } from '../contract/index.js';
-import type { EventName } from '../contract/index.js';
+import { spawn } from 'node:child_process';
+import { closeSync } from 'node:fs';
+import { APP_VERSION, ENV } from '../contract/index.js';
+import type { EventName, JobRecord } from '../contract/index.js';
+import { openServiceLog } from '../platform/tray-app.js';
+import { isAlive } from '../core/jobs/process-table.js';
+import { keeperRunning } from './keeper.js';
 import { GatewayServer } from '../ipc/gateway-server.js';
 import { IpcServer } from '../ipc/server.js';
 import { Service } from '../core/service/service.js';
@@ -15,6 +20,7 @@ import type { Dispatch, ServiceCall } from '../core/service/dispatcher.js';
 import type { Locations } from '../platform/locations.js';
 
 export type { ServiceOptions } from '../core/service/service.js';
+
 export type { Dispatch, ServiceCall } from '../core/service/dispatcher.js';
 
 /** What a host process sees of the service it runs: its life cycle, its dispatcher and its events. */
@@ -34,13 +40,31 @@ export interface HostedService {
   onStopped(listener: () => void): void;
 }
 
+/** How the host starts the keeper (src-main/cli/keeper.ts): `openrouter-delegate keeper`. */
+export interface KeeperLaunch {
+  command: string;
+  args: string[];
+}
+
+export interface HostOptions extends ServiceOptions {
+  /** Without it no keeper brings a killed service back (a host that cannot start the CLI). */
+  keeper?: KeeperLaunch;
+}
+
+/** While jobs are active the host checks this often that a keeper watches (a silent job sends no events). */
+const KEEPER_CHECK_MS = 10_000;
+
 export class ServiceHost implements HostedService {
   /** The core, for tests and benches that inspect it; hosts use the dispatcher. */
   readonly service: Service;
   readonly locations: Locations;
   readonly dispatch: Dispatch;
+  private readonly options: HostOptions;
+  private keeperPid: number | null = null;
+  private keeperTimer: NodeJS.Timeout | null = null;
 
-  constructor(options: ServiceOptions) {
+  constructor(options: HostOptions) {
+    this.options = options;
     const service = new Service(options);
     this.service = service;
     this.locations = service.locations;
@@ -74,12 +98,39 @@ export class ServiceHost implements HostedService {
     return this.service.onEvent(listener);
   }
 
-  start(): Promise<void> {
-    return this.service.start();
+  async start(): Promise<void> {
+    await this.service.start();
+    // A job that starts running, or one adopted at start, is watched by a keeper (docs/ARCHITECTURE.md §11).
+    this.service.onEvent((event, data) => {
+      if (event === 'job.changed' && (data as { job: JobRecord }).job.state === 'running') this.ensureKeeper();
+    });
+    this.keeperTimer = setInterval(() => {
+      if (this.service.supervisor.activeJobs().length > 0) this.ensureKeeper();
+    }, KEEPER_CHECK_MS);
+    this.keeperTimer.unref();
+    if (this.service.supervisor.activeJobs().length > 0) this.ensureKeeper();
   }
 
   stop(options: { killJobs?: boolean } = {}): Promise<void> {
+    if (this.keeperTimer) clearInterval(this.keeperTimer);
+    this.keeperTimer = null;
     return this.service.stop(options);
+  }
+
+  /** Starts the keeper unless one already watches this home (or keepers are turned off). */
+  private ensureKeeper(): void {
+    const launch = this.options.keeper;
+    if (!launch || this.options.env[ENV.keeper] === 'off') return;
+    if ((this.keeperPid !== null && isAlive(this.keeperPid)) || keeperRunning(this.locations.keeperFile)) return;
+    const log = openServiceLog(this.locations);
+    try {
+      const child = spawn(launch.command, launch.args, { detached: true, stdio: ['ignore', log.fd, log.fd], env: this.options.env, windowsHide: true });
+      child.on('error', (error) => this.service.log(`keeper: cannot start it: ${error.message}`));
+      child.unref();
+      this.keeperPid = child.pid ?? null;
+    } finally {
+      closeSync(log.fd);
+    }
   }
 
   onStopped(listener: () => void): void {

@@ -49,6 +49,17 @@ describe('a delegate that prints its credentials', () => {
     expect(stream).not.toContain(`token=${KEY}`);
     // OpenRouter got the key all the same, from the gateway.
     expect(world.model.requestsFor('leak').map((r) => r.bearer)).toEqual([KEY, KEY]);
+    // The token it printed died with its job: the gateway refuses it, and OpenRouter hears nothing.
+    const token = /token=(ordg-[A-Za-z0-9_-]{43})/.exec(stream)?.[1] ?? '';
+    const gateway = `http://127.0.0.1:${(JSON.parse(await readFile(world.locations.gatewayFile, 'utf8')) as { port: number }).port}`;
+    const before = world.model.requests.length;
+    const replay = await fetch(`${gateway}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: end.job.model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(replay.status).toBe(401);
+    expect(world.model.requests.length).toBe(before);
 
     const result = await client.call('jobs.result', { jobId: end.job.id });
     expect(result.resultText).toBe('The key I was given is [redacted], use it well.');

@@ -64,10 +64,13 @@ export class FaultWorld extends DelegationWorld {
     super({ prefix: 'ord-fault-' });
   }
 
-  /** Starts the fake and makes a home whose settings.json holds `settings` (no retries by default). */
+  /**
+   * Starts the fake and makes a home whose settings.json holds `settings` (no retries by default). No keeper
+   * unless `extraEnv` asks for one: these tests kill and start services themselves, and decide who comes back.
+   */
   override async start(settings: Record<string, unknown> = {}, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
     assertBuilt();
-    await super.start(settings, extraEnv);
+    await super.start(settings, { OPENROUTER_DELEGATE_KEEPER: 'off', ...extraEnv });
   }
 
   /** Runs after the services and delegates are gone, before the home is removed (LIFO). */

@@ -9,6 +9,7 @@
  *
  * The listening socket is the host's (src-main/ipc/gateway-server.ts); this is what answers on it.
  */
+import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import type { GatewayRequest, Usage } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
@@ -64,7 +65,9 @@ export interface GatewayJobs {
   byTokenHash(hash: string): Promise<GatewayJob | null>;
   /** Spent today by every job, and the daily cap. */
   day(): { spentUsd: number; capUsd: number };
-  /** Appends one request to the job's log; `meteredUsd` is what its finished requests cost together. */
+  /** Writes a request's first line (`pending`) to the job's log; resolves once it is written (or could not be). */
+  requestStarted(jobId: string, entry: GatewayRequest): Promise<void>;
+  /** Appends a request's last line to the job's log; `meteredUsd` is what its finished requests cost together. */
   logRequest(jobId: string, entry: GatewayRequest, meteredUsd: number): void;
   /** The job asked for more than it may spend: it ends `budget_exceeded`. */
   stopForBudget(jobId: string, reason: string): void;
@@ -196,7 +199,9 @@ export class MeteringGateway {
     const meter = this.meter(job);
     const counting = path.startsWith('/v1/messages/count_tokens');
     const maxTokens = counting ? null : typeof parsed.max_tokens === 'number' ? parsed.max_tokens : null;
+    const requestId = this.nextRequest++;
     const entry: GatewayRequest = {
+      id: `${started.toString(36)}-${requestId.toString(36)}-${randomBytes(3).toString('hex')}`,
       at: new Date(started).toISOString(),
       model: job.model,
       provider: null,
@@ -215,7 +220,6 @@ export class MeteringGateway {
     let outgoing = parsed;
     let modified = false;
     const prices = ceilingPrices(job.pricing);
-    const requestId = this.nextRequest++;
     if (prices && !counting) {
       const spent = Math.max(job.estimatedCostUsd, meter.finishedUsd);
       const jobInFlight = [...meter.inFlight.values()].reduce((a, b) => a + b, 0);
@@ -253,6 +257,9 @@ export class MeteringGateway {
       outgoing = { ...outgoing, provider: { ...(isObject(outgoing.provider) ? outgoing.provider : {}), ...provider } };
       modified = true;
     }
+    // On disk before it goes: a request the service's own death cuts off still has its line (`pending`, read
+    // back as `interrupted`), so the log stays whole.
+    if (!counting) await this.options.jobs.requestStarted(job.id, { ...entry, outcome: 'pending' });
     const abort = new AbortController();
     const hungUp = () => {
       if (!res.writableFinished) abort.abort();

@@ -14,6 +14,8 @@ export class GatewayLink implements GatewayJobs {
   private readonly registry: JobRegistry;
   private readonly lifecycle: JobLifecycle;
   private readonly ready: () => Promise<void>;
+  /** The request-log write under way per job (and any queued behind it). */
+  private readonly writes = new Map<string, Promise<void>>();
 
   constructor(registry: JobRegistry, lifecycle: JobLifecycle, ready: () => Promise<void>) {
     this.registry = registry;
@@ -41,6 +43,10 @@ export class GatewayLink implements GatewayJobs {
     return { spentUsd: this.registry.spentToday(), capUsd: this.registry.deps.settings().budgets.perDayUsd };
   }
 
+  requestStarted(jobId: string, entry: GatewayRequest): Promise<void> {
+    return this.registry.jobs.has(jobId) ? this.append(jobId, entry) : Promise.resolve();
+  }
+
   logRequest(jobId: string, entry: GatewayRequest, meteredUsd: number): void {
     const { registry } = this;
     const job = registry.jobs.get(jobId);
@@ -53,13 +59,23 @@ export class GatewayLink implements GatewayJobs {
     job.record.requests = counts;
     job.meteredUsd = Math.max(job.meteredUsd, meteredUsd);
     job.record.estimatedCostUsd = Math.max(job.record.estimatedCostUsd, job.meteredUsd);
-    const clean = { ...entry, note: entry.note === null ? null : registry.redact(entry.note) };
-    registry.track(
-      registry.deps.store
-        .appendRequest(jobId, clean)
-        .catch((error: unknown) => registry.log(`jobs: ${jobId}: request log not written: ${errorMessage(error)}`)),
-    );
+    this.append(jobId, entry);
     registry.emit(job);
+  }
+
+  /** One append at a time per job, in order: a request's last line must land after its first. */
+  private append(jobId: string, entry: GatewayRequest): Promise<void> {
+    const { registry } = this;
+    const clean = { ...entry, note: entry.note === null ? null : registry.redact(entry.note) };
+    const write = (this.writes.get(jobId) ?? Promise.resolve())
+      .then(() => registry.deps.store.appendRequest(jobId, clean))
+      .catch((error: unknown) => registry.log(`jobs: ${jobId}: request log not written: ${errorMessage(error)}`));
+    this.writes.set(jobId, write);
+    registry.track(write);
+    void write.then(() => {
+      if (this.writes.get(jobId) === write) this.writes.delete(jobId);
+    });
+    return write;
   }
 
   stopForBudget(jobId: string, reason: string): void {

@@ -238,20 +238,23 @@ export class JobStore {
     await appendFile(paths.requests, `\n${JSON.stringify(entry)}\n`, { mode: 0o600 });
   }
 
-  /** The last `limit` requests of the log; lines that do not parse (a write cut short) are skipped. */
+  /**
+   * The last `limit` requests of the log, each as its last line says (a request is written when it starts and
+   * again when it ends), in the order they started; lines that do not parse (a write cut short) are skipped.
+   */
   async readRequests(id: string, limit = 1000): Promise<GatewayRequest[]> {
     const text = (await readFileIfExists(this.paths(id).requests)) ?? '';
-    const entries: GatewayRequest[] = [];
+    const entries = new Map<string, GatewayRequest>();
     for (const line of text.split('\n')) {
       if (!line) continue;
       try {
         const parsed = GatewayRequestSchema.safeParse(JSON.parse(line));
-        if (parsed.success) entries.push(parsed.data);
+        if (parsed.success) entries.set(parsed.data.id, parsed.data);
       } catch {
-        // A torn last line: the rest stands.
+        // A torn line: the rest stands.
       }
     }
-    return entries.slice(-limit);
+    return [...entries.values()].slice(-limit);
   }
 
   /** The final answer, or null when the job has none (yet). */

@@ -32,6 +32,8 @@ export class Supervisor {
   /** What the metering gateway asks of the jobs. */
   readonly gateway: GatewayLink;
   private started: Promise<void> | null = null;
+  /** When this supervisor began (a request log's pending lines from before were cut off by the last service's end). */
+  private readonly startedAt: number;
   private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: SupervisorDeps) {
@@ -41,6 +43,7 @@ export class Supervisor {
     this.recovery = new JobRecovery(this.registry, this.lifecycle, this.billing);
     this.views = new JobViews(this.registry);
     this.gateway = new GatewayLink(this.registry, this.lifecycle, () => this.ready());
+    this.startedAt = this.registry.now();
   }
 
   /** Loads the history; re-adopts live jobs and finishes the ones whose process is gone. */
@@ -134,11 +137,20 @@ export class Supervisor {
     return active.length;
   }
 
-  /** The job's request log, as the gateway wrote it. */
+  /**
+   * The job's request log, as the gateway wrote it. A request still `pending` that began before this service
+   * started, or whose job has ended, was cut off by the end of the service that carried it.
+   */
   async requests(jobId: string): Promise<JobRequests> {
     await this.ready();
     const job = this.registry.find(jobId);
-    return { jobId: job.record.id, requests: await this.registry.deps.store.readRequests(job.record.id) };
+    const active = isActive(job.record.state);
+    const requests = (await this.registry.deps.store.readRequests(job.record.id)).map((entry) =>
+      entry.outcome === 'pending' && (!active || Date.parse(entry.at) < this.startedAt)
+        ? { ...entry, outcome: 'interrupted' as const, note: 'the service stopped before this request ended; the delegate retried it' }
+        : entry,
+    );
+    return { jobId: job.record.id, requests };
   }
 
   list(request: ParsedRequestOf<'jobs.list'>): JobList {

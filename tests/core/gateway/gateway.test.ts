@@ -25,6 +25,8 @@ const PRICING = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePer
 class Jobs implements GatewayJobs {
   readonly jobs = new Map<string, GatewayJob>();
   readonly log: Array<{ jobId: string; entry: GatewayRequest; meteredUsd: number }> = [];
+  /** The lines written as requests start (`pending`), before they go upstream. */
+  readonly pending: GatewayRequest[] = [];
   readonly stopped: Array<{ jobId: string; reason: string }> = [];
   spentToday = 0;
   dayCap = 5;
@@ -50,6 +52,10 @@ class Jobs implements GatewayJobs {
 
   day(): { spentUsd: number; capUsd: number } {
     return { spentUsd: this.spentToday, capUsd: this.dayCap };
+  }
+
+  async requestStarted(_jobId: string, entry: GatewayRequest): Promise<void> {
+    this.pending.push(entry);
   }
 
   logRequest(jobId: string, entry: GatewayRequest, meteredUsd: number): void {
@@ -183,6 +189,8 @@ describe('the metering gateway', () => {
     expect(meteredUsd).toBeCloseTo(cost, 12);
     expect(entry?.firstByteMs).not.toBeNull();
     expect(job.id).toBe(jobs.log[0]?.jobId);
+    // Its first line went before it did; the last line, with the same id, says how it ended.
+    expect(jobs.pending.map((p) => [p.id, p.outcome, p.status])).toEqual([[entry?.id, 'pending', 0]]);
   });
 
   it('reads the usage of a non-streaming answer too', async () => {
@@ -265,6 +273,8 @@ describe('the metering gateway', () => {
     expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
     expect(jobs.stopped).toEqual([{ jobId: job.id, reason: expect.stringMatching(/^Stopped before a request: budget reached/) as unknown }]);
     expect(jobs.log[0]?.entry).toMatchObject({ outcome: 'refused', status: 402 });
+    // Refused before it went anywhere: no pending line.
+    expect(jobs.pending).toEqual([]);
   });
 
   it('holds the daily cap across jobs: requests in flight count against it', async () => {
@@ -412,6 +422,58 @@ describe('the metering gateway', () => {
     } finally {
       await new Promise<void>((resolve) => squatter.close(() => resolve()));
     }
+  });
+
+  it('streams eight jobs at once, each its own answer and its own log line', async () => {
+    fake.route('POST', MESSAGES, (request, res) => {
+      const { messages } = JSON.parse(request.body) as { messages: Array<{ content: string }> };
+      const who = messages[0]?.content ?? '?';
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const events = answerEvents({ input: 100 + who.length, output: 7 }, `answer for ${who}`);
+      let i = 0;
+      const timer = setInterval(() => {
+        const event = events[i++];
+        if (event) res.write(sse([event]));
+        else {
+          clearInterval(timer);
+          res.end();
+        }
+      }, 5);
+    });
+    const running = Array.from({ length: 8 }, (_, n) => ({ n, ...jobs.add() }));
+    const texts = await Promise.all(
+      running.map(async ({ n, token }) => (await post(token, body({ messages: [{ role: 'user', content: `job ${n}` }] }))).text()),
+    );
+    texts.forEach((text, n) => expect(text).toContain(`answer for job ${n}`));
+    expect(jobs.log).toHaveLength(8);
+    for (const { n, job } of running) {
+      const line = jobs.log.find((l) => l.jobId === job.id);
+      expect(line?.entry.usage.inputTokens).toBe(100 + `job ${n}`.length);
+    }
+  });
+
+  it('passes a slow answer on as it arrives, not when it ends', async () => {
+    let sendRest: () => void = () => undefined;
+    fake.route('POST', MESSAGES, (_request, res) => {
+      const events = answerEvents({ input: 10, output: 2 });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse(events.slice(0, 1)));
+      sendRest = () => res.end(sse(events.slice(1)));
+    });
+    const { token } = jobs.add();
+    const response = await post(token, body());
+    const reader = response.body?.getReader();
+    const first = await reader?.read();
+    // The first event is here while OpenRouter still holds the rest.
+    expect(new TextDecoder().decode(first?.value)).toContain('event: message_start');
+    sendRest();
+    let rest = '';
+    for (;;) {
+      const chunk = await reader?.read();
+      if (!chunk || chunk.done) break;
+      rest += new TextDecoder().decode(chunk.value);
+    }
+    expect(rest).toContain('event: message_stop');
   });
 
   it('answers 401 when no key is set, without calling OpenRouter', async () => {

@@ -103,6 +103,7 @@ describe('create, write and load', () => {
     await store.writeTokenHash(id, 'a'.repeat(64));
     expect(await store.readTokenHash(id)).toBe('a'.repeat(64));
     const entry = {
+      id: 'r1',
       at: '2026-12-01T00:00:00.000Z',
       model: 'm',
       provider: null,
@@ -118,11 +119,17 @@ describe('create, write and load', () => {
       durationMs: 9,
       note: null,
     };
+    await store.appendRequest(id, { ...entry, outcome: 'pending' as const });
+    await store.appendRequest(id, { ...entry, id: 'r2', generationId: 'gen-2' });
     await store.appendRequest(id, entry);
     await writeFile(paths.requests, '{"torn', { flag: 'a' });
-    await store.appendRequest(id, { ...entry, generationId: 'gen-2' });
-    // The torn line is lost, not the one after it.
-    expect((await store.readRequests(id)).map((r) => r.generationId)).toEqual(['gen-1', 'gen-2']);
+    await store.appendRequest(id, { ...entry, id: 'r3', generationId: 'gen-3' });
+    // A request's last line wins, in the order requests started; the torn line is lost, not the one after it.
+    expect((await store.readRequests(id)).map((r) => [r.id, r.outcome, r.generationId])).toEqual([
+      ['r1', 'ok', 'gen-1'],
+      ['r2', 'ok', 'gen-2'],
+      ['r3', 'ok', 'gen-3'],
+    ]);
     if (posix) {
       expect(await mode(paths.requests)).toBe(0o600);
       expect(await mode(paths.tokenHash)).toBe(0o600);

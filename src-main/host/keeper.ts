@@ -1,0 +1,151 @@
+/**
+ * The keeper (docs/ARCHITECTURE.md §11): brings a killed service back while its delegates still need it. Since
+ * the metering gateway, a delegate reaches OpenRouter only through the service; its Claude Code retries a
+ * refused connection for a while (delegateMaxRetries), and the keeper makes sure a service is back on the
+ * gateway's port within that while, with or without a bridge connected.
+ *
+ * One per home (a pid file in the runtime folder), started detached by the service's host when a job runs
+ * (`openrouter-delegate keeper`). It holds a connection to the service and learns at once when it drops:
+ *  - the socket file is gone: the service stopped on purpose (`stop`, Ctrl-C, the tray app's Quit). It stays
+ *    stopped; the keeper leaves, and the delegates wait for whoever starts a service next (a bridge does on
+ *    its next call);
+ *  - the socket file is still there: the service died (SIGKILL, a crash, the OOM killer). If any job is still
+ *    queued or running, the keeper starts the headless service, which re-adopts them.
+ * It leaves once no job has been active for two checks in a row, and gives up after five restarts in ten
+ * minutes (a service that dies at every start needs a person, not a loop).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { APP_VERSION, ServiceError, isActive } from '../contract/index.js';
+import { IpcClient } from '../ipc/client.js';
+import { JobStore } from '../core/jobs/job-store.js';
+import { isAlive } from '../core/jobs/process-table.js';
+import { startHeadlessService } from '../platform/headless-service.js';
+import type { Locations } from '../platform/locations.js';
+import { errorCode, errorMessage } from '../common/errors.js';
+
+export interface KeeperOptions {
+  locations: Locations;
+  env: NodeJS.ProcessEnv;
+  /** How to start the headless service: `node <cli> serve --notify-ready`. */
+  serve: { command: string; args: string[] };
+  log: (line: string) => void;
+  /** How often, while connected, it asks whether any job is still active (ms). */
+  checkMs?: number;
+}
+
+const RESTART_WINDOW_MS = 10 * 60_000;
+const MAX_RESTARTS = 5;
+
+export async function runKeeper(options: KeeperOptions): Promise<number> {
+  const { locations, log } = options;
+  if (!(await takePidFile(locations.keeperFile))) return 0;
+  const restarts: number[] = [];
+  try {
+    for (;;) {
+      const client = await connect(locations);
+      if (client) {
+        const how = await watch(client, options.checkMs ?? 2000);
+        client.close();
+        if (how === 'idle') {
+          log('keeper: no job is active any more; leaving');
+          return 0;
+        }
+        // The connection dropped. A service stopping on purpose removes its socket first.
+        await pause(100);
+        if (!existsSync(locations.socketPath)) {
+          log('keeper: the service stopped (its socket is gone); leaving it stopped');
+          return 0;
+        }
+      }
+      if (!(await anyJobActive(locations))) {
+        log('keeper: no service, and no job that needs one; leaving');
+        return 0;
+      }
+      const now = Date.now();
+      while (restarts.length > 0 && now - (restarts[0] ?? 0) > RESTART_WINDOW_MS) restarts.shift();
+      if (restarts.length >= MAX_RESTARTS) {
+        log(`keeper: the service died ${MAX_RESTARTS} times in ${RESTART_WINDOW_MS / 60_000} minutes; not starting it again (see the service log)`);
+        return 1;
+      }
+      restarts.push(now);
+      log('keeper: the service is gone while jobs are active; starting it');
+      try {
+        const said = await startHeadlessService({ ...options.serve, env: options.env, locations });
+        log(`keeper: service ${said === 'ready' ? 'started' : 'already started by someone else'}`);
+      } catch (error) {
+        log(`keeper: ${errorMessage(error)}`);
+        await pause(1000);
+      }
+    }
+  } finally {
+    await rm(locations.keeperFile, { force: true }).catch(() => undefined);
+  }
+}
+
+async function connect(locations: Locations): Promise<IpcClient | null> {
+  try {
+    return await IpcClient.connect({ locations, clientName: `keeper/${APP_VERSION}` });
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'unavailable') return null;
+    throw error;
+  }
+}
+
+/** Resolves when the connection drops, or once no job has been active for two checks in a row. */
+function watch(client: IpcClient, checkMs: number): Promise<'closed' | 'idle'> {
+  return new Promise((resolve) => {
+    let idleChecks = 0;
+    const finish = (how: 'closed' | 'idle') => {
+      clearInterval(timer);
+      stopListening();
+      resolve(how);
+    };
+    const timer = setInterval(() => {
+      client.call('jobs.list', { limit: 1 }).then(
+        (list) => {
+          idleChecks = list.running + list.queued === 0 ? idleChecks + 1 : 0;
+          if (idleChecks >= 2) finish('idle');
+        },
+        () => undefined,
+      );
+    }, checkMs);
+    const stopListening = client.onClose(() => finish('closed'));
+  });
+}
+
+async function anyJobActive(locations: Locations): Promise<boolean> {
+  const { records } = await new JobStore({ dir: locations.jobsDir }).loadAll();
+  return records.some((record) => isActive(record.state));
+}
+
+/** Whether a live keeper holds this home (its pid file names a running process). */
+export function keeperRunning(file: string): boolean {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return false;
+  }
+  const pid = Number.parseInt(text, 10);
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid);
+}
+
+/** One keeper per home: the pid file holds the live keeper's pid; a dead keeper's file is taken over. */
+async function takePidFile(file: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      return true;
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+      if (keeperRunning(file)) return false;
+      await rm(file, { force: true });
+    }
+  }
+  return false;
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,58 @@
+/**
+ * Starting the headless service from another process (docs/ARCHITECTURE.md §1, §11): the bridge does it when no
+ * service answers, the keeper when the service it watched was killed. `openrouter-delegate serve
+ * --notify-ready`, detached so it outlives its starter, its log appended to the service log; resolves once it
+ * says `ready` (or `already-running`: someone else was quicker, which is just as good).
+ */
+import { spawn } from 'node:child_process';
+import { closeSync } from 'node:fs';
+import { ServiceError } from '../contract/protocol.js';
+import type { Locations } from './locations.js';
+import { openServiceLog } from './tray-app.js';
+
+export interface HeadlessStart {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  locations: Pick<Locations, 'logs'>;
+  timeoutMs?: number;
+}
+
+export function startHeadlessService(input: HeadlessStart): Promise<'ready' | 'already-running'> {
+  const log = openServiceLog(input.locations);
+  const child = spawn(input.command, input.args, { detached: true, stdio: ['ignore', 'pipe', log.fd], env: input.env, windowsHide: true });
+  closeSync(log.fd);
+  const timeoutMs = input.timeoutMs ?? 15_000;
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const finish = (outcome: 'ready' | 'already-running' | Error) => {
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.off('exit', onExit);
+      child.off('error', onError);
+      child.stdout?.destroy();
+      child.unref();
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    };
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      const said = /^(ready|already-running)$/m.exec(output);
+      if (said) finish(said[1] as 'ready' | 'already-running');
+    };
+    const onExit = (code: number | null) =>
+      finish(new ServiceError('unavailable', `The OpenRouter Delegate service exited (code ${code ?? 'signal'}) before it was ready. See ${log.file}.`));
+    const onError = (error: Error) =>
+      finish(new ServiceError('unavailable', `Could not start the OpenRouter Delegate service (${input.command}): ${error.message}`));
+    const timer = setTimeout(
+      () =>
+        finish(
+          new ServiceError('unavailable', `The OpenRouter Delegate service did not become ready within ${Math.round(timeoutMs / 1000)} s. See ${log.file}.`),
+        ),
+      timeoutMs,
+    );
+    child.stdout?.on('data', onData);
+    child.once('exit', onExit);
+    child.once('error', onError);
+  });
+}
