@@ -176,7 +176,7 @@ async function stop(locations: Locations, killJobs: boolean): Promise<number> {
   out(
     killJobs
       ? `Service stopped; ${killedJobs} delegated job${killedJobs === 1 ? '' : 's'} killed.`
-      : 'Service stopped. Delegated jobs, if any, keep running and are picked up by the next start (`stop --kill-jobs` ends them).',
+      : 'Service stopped. Delegated jobs, if any, keep running and wait, retrying, for the next start, which picks them up; without one they fail once their retries run out (`stop --kill-jobs` ends them).',
   );
   return 0;
 }

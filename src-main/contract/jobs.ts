@@ -72,7 +72,7 @@ export const GatewayRequestSchema = z.object({
    * under way; `interrupted`: the service itself stopped before it ended (its delegate retried it).
    */
   outcome: z.enum(['ok', 'refused', 'upstream_error', 'aborted', 'broken', 'pending', 'interrupted']),
-  usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), cacheReadTokens: z.number(), cacheWriteTokens: z.number() }),
+  usage: UsageSchema,
   costUsd: z.number(),
   /** The most the request could have cost when it was let through (its input and max_tokens at list prices). */
   ceilingUsd: z.number(),

@@ -11,11 +11,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { LOOPBACK, listenLoopback } from './loopback.js';
 import { writePrivateFile } from './runtime-dir.js';
 import { errorMessage } from '../common/errors.js';
-
-const LOOPBACK = '127.0.0.1';
 
 export interface GatewayServerDeps {
   /** Answers a request that passed the Host check. */
@@ -60,11 +59,11 @@ export class GatewayServer {
     });
     let port: number;
     try {
-      port = await listen(server, kept ?? 0);
+      port = await listenLoopback(server, kept ?? 0);
     } catch (error) {
       if (kept === null) throw error;
       log(`gateway: port ${kept} (kept from the last run) is taken (${errorMessage(error)}); delegates still running from then cannot reach this service`);
-      port = await listen(server, 0);
+      port = await listenLoopback(server, 0);
     }
     this.server = server;
     this.port = port;
@@ -100,15 +99,4 @@ async function readKeptPort(file: string): Promise<number | null> {
   } catch {
     return null;
   }
-}
-
-function listen(server: http.Server, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
-    server.once('error', onError);
-    server.listen({ host: LOOPBACK, port, exclusive: true }, () => {
-      server.off('error', onError);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
 }

@@ -28,11 +28,12 @@ import { createHmac } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import { PAGE_FILE_TYPES, contentSecurityPolicy } from '../common/page-security.js';
 import { MAX_FRAME_BYTES, ServiceError } from '../contract/protocol.js';
 import type { WireError } from '../contract/protocol.js';
+import { LOOPBACK, listenLoopback } from './loopback.js';
 import { generateToken, tokensEqual, writePrivateFile } from './runtime-dir.js';
 import { errorMessage } from '../common/errors.js';
 
@@ -84,7 +85,6 @@ export interface HttpUiAddress {
   url: string;
 }
 
-const LOOPBACK = '127.0.0.1';
 /** The same policy as the Electron window's: no inline script, no eval, nothing remote. */
 const PAGE_CSP = contentSecurityPolicy();
 const COMMON_HEADERS = {
@@ -148,16 +148,16 @@ export class HttpUiServer {
     // was away may have left something in the browser for that origin (a service worker that would serve
     // its own page and read the next token from the URL); a URL on a port never used before cannot meet it.
     const wanted = this.deps.port ?? 0;
-    let port = await this.listen(server, wanted);
+    let port = await listenLoopback(server, wanted);
     // The system handed out a recent port again: hold it (so it cannot come back) and ask for another.
     const held: net.Server[] = [];
     try {
       while (wanted === 0 && recentPorts.includes(port) && held.length < RECENT_PORTS) {
         await new Promise<void>((resolve) => server.close(() => resolve()));
         const holder = net.createServer();
-        await this.listen(holder, port);
+        await listenLoopback(holder, port);
         held.push(holder);
-        port = await this.listen(server, 0);
+        port = await listenLoopback(server, 0);
       }
     } finally {
       for (const holder of held) holder.close();
@@ -181,17 +181,6 @@ export class HttpUiServer {
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       for (const socket of this.sockets) socket.destroy();
-    });
-  }
-
-  private listen(server: net.Server, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const onError = (error: Error) => reject(error);
-      server.once('error', onError);
-      server.listen({ host: LOOPBACK, port, exclusive: true }, () => {
-        server.off('error', onError);
-        resolve((server.address() as AddressInfo).port);
-      });
     });
   }
 
