@@ -57,9 +57,10 @@ export class GatewayLink implements GatewayJobs {
     registry.track(
       registry.deps.store
         .appendRequest(jobId, clean)
-        .catch((error: unknown) => registry.log(`jobs: ${jobId}: request log not written: ${errorMessage(error)}`)),
+        .catch((error: unknown) => registry.log(`jobs: ${jobId}: request log not written: ${errorMessage(error)}`))
+        // Announced once the line is on disk: the Jobs page reads the log when it hears of a new request.
+        .finally(() => registry.emit(job)),
     );
-    registry.emit(job);
   }
 
   stopForBudget(jobId: string, reason: string): void {
