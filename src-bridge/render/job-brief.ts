@@ -5,7 +5,7 @@
  * Pure functions of contract data.
  */
 import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
-import type { JobList, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
+import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive } from '../../src-main/contract/jobs.js';
 import { DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL } from '../mcp-names.js';
 import { STATE_WORDS, formatJobCost } from './jobs.js';
@@ -51,6 +51,22 @@ export function briefNext(view: JobView, answerShown: boolean): string {
   return `Next, ${why}: ${toolCall(DELEGATE_FOLLOWUP_TOOL, { job_id: id, prompt: '…' })}`;
 }
 
+/**
+ * The request log's counts, only when they say something: "7 requests: 2 failed". All ok is noise to the
+ * model; a refusal stops the job, and its end reason already says so with the figures.
+ */
+function requestsLine(job: JobRecord): string | null {
+  const counts = job.requests;
+  if (!counts) return null;
+  const refused = job.state === 'budget_exceeded' ? 0 : counts.refused;
+  const parts: string[] = [];
+  if (counts.failed) parts.push(`${counts.failed} failed`);
+  if (refused) parts.push(`${refused} refused by the cap`);
+  if (counts.clamped) parts.push(`${counts.clamped} with max_tokens lowered by the cap`);
+  if (parts.length === 0) return null;
+  return `${counts.total} request${counts.total === 1 ? '' : 's'}: ${parts.join(', ')}`;
+}
+
 /** The job and its money; with `tokens`, what it sent and received and what the provider's cache served. */
 function header(view: JobView, tokens = false): string[] {
   const j = view.job;
@@ -59,6 +75,8 @@ function header(view: JobView, tokens = false): string[] {
   const calls = `${j.toolCalls} tool call${j.toolCalls === 1 ? '' : 's'}`;
   const lines = [`Job ${j.id}: ${STATE_WORDS[j.state]}${queued} — ${j.model}${turn}`, `${formatDuration(view.elapsedSeconds)}, ${calls}; ${formatJobCost(j)}`];
   if (tokens && promptTokens(j.usage) > 0) lines.push(`Tokens: ${formatUsage(j.usage)}`);
+  const requests = requestsLine(j);
+  if (requests) lines.push(requests);
   if (j.endReason) lines.push(j.endReason);
   if (view.unverified && j.state === 'succeeded') lines.push('Unverified: no tool calls, so nothing was checked against a file or command.');
   if (view.waitTimedOut) lines.push('Still running when the wait ended.');

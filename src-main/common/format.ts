@@ -96,6 +96,15 @@ export function formatDuration(seconds: number | null | undefined): string {
   return `${Math.floor(h / 24)}d ${h % 24}h`;
 }
 
+/** Short spans measured in milliseconds (a request's first byte, its duration): "850ms", "1.2s", "45s", then as formatDuration. */
+export function formatMs(ms: number | null | undefined): string {
+  if (!isFigure(ms) || ms < 0) return NO_FIGURE;
+  // 999.6 ms would read "1000ms": from a rounded second on, say seconds.
+  if (Math.round(ms) < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 9950) return `${Number((ms / 1000).toFixed(1))}s`;
+  return formatDuration(ms / 1000);
+}
+
 /** A job's tokens as its stream reported them; `inputTokens` is the prompt sent uncached (Anthropic's `input_tokens`). */
 export interface TokenUsage {
   inputTokens: number;

@@ -3,7 +3,17 @@
  * uses (src-main/common/format.ts), so the page reads "$0.27/M", "12.3k", "1h 4m" like the tray and the bridge;
  * the page's own times ("2 minutes ago", dates) are here. Pure, tested in tests/renderer.
  */
-export { cacheShare, formatDuration, formatPricePerM, formatShare, formatTokens, formatUsage, formatUsd } from '../../src-main/common/format.js';
+export {
+  cacheShare,
+  formatDuration,
+  formatMs,
+  formatPricePerM,
+  formatShare,
+  formatTokens,
+  formatUsage,
+  formatUsd,
+  promptTokens,
+} from '../../src-main/common/format.js';
 
 /** "just now", "5 minutes ago", "3 hours ago", else the local date and time. */
 export function formatAgo(iso: string | null | undefined, now: number = Date.now()): string {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   cacheShare,
   formatDuration,
+  formatMs,
   formatPriceCapPerM,
   formatPricePerM,
   formatShare,
@@ -82,6 +83,25 @@ describe('formatDuration', () => {
   it('shows a dash for a negative or unknown duration', () => {
     expect(formatDuration(-1)).toBe('—');
     expect(formatDuration(undefined)).toBe('—');
+  });
+});
+
+describe('formatMs', () => {
+  it('gives milliseconds under a second, tenths up to ten seconds, then reads like formatDuration', () => {
+    expect(formatMs(0)).toBe('0ms');
+    expect(formatMs(42.4)).toBe('42ms');
+    expect(formatMs(999.4)).toBe('999ms');
+    // Rounded to a whole second it is a second, never "1000ms".
+    expect(formatMs(999.6)).toBe('1s');
+    expect(formatMs(1234)).toBe('1.2s');
+    expect(formatMs(9949)).toBe('9.9s');
+    expect(formatMs(9950)).toBe('10s');
+    expect(formatMs(192_000)).toBe('3m 12s');
+  });
+  it('shows a dash for a negative or unknown span (no first byte yet)', () => {
+    expect(formatMs(null)).toBe('—');
+    expect(formatMs(-5)).toBe('—');
+    expect(formatMs(Number.NaN)).toBe('—');
   });
 });
 

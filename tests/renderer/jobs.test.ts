@@ -7,14 +7,18 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JobRecord, JobView, StartJobRequest } from '../../src-main/contract/index.js';
+import type { GatewayRequest, JobRecord, JobView, StartJobRequest } from '../../src-main/contract/index.js';
+import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
+import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
-import { formatUsd } from '../../src-renderer/lib/format.js';
+import { formatMs, formatTime, formatUsd } from '../../src-renderer/lib/format.js';
 import { billedCostText, jobDurationSeconds, spendTone, tailLine } from '../../src-renderer/lib/jobs.js';
+import { countRequests, requestRow, requestsSummary } from '../../src-renderer/lib/requests.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import { MODEL, alive, processesRunning } from '../support/delegation.js';
-import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
+import { jobFields } from '../support/job-fields.js';
+import { UiWorld, useBrowser, openPage, screenshot, screenshotOf } from '../support/ui.js';
 
 const m = ScriptedModel.marker;
 /** Bounds for waits on a real `claude` process (it starts in about a second; CI machines are slower). */
@@ -53,6 +57,27 @@ const watchGate = () => path.join(world.project, '.gate-watched');
 const jobRow = (page: Page, jobId: string) => page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`);
 const tailEntries = (page: Page) => page.getByTestId('tail-entry');
 const tailTexts = (page: Page) => tailEntries(page).allTextContents();
+const requestsSection = (page: Page) => page.getByRole('region', { name: 'Requests', exact: true });
+const requestRows = (page: Page) => page.getByTestId('request-row');
+
+/** The job's request log as the service keeps it. */
+async function requestLog(jobId: string): Promise<GatewayRequest[]> {
+  return (await (await contract()).call('jobs.requests', { jobId })).requests;
+}
+
+/** Every cell of one request row, by its test id. */
+async function rowCells(page: Page, index: number): Promise<Record<string, string | null>> {
+  const row = requestRows(page).nth(index);
+  const cells: Record<string, string | null> = {};
+  for (const id of ['time', 'outcome', 'provider', 'tokens', 'cache', 'cost', 'first-byte', 'duration']) {
+    cells[id] = (await row.getByTestId(`request-${id}`).textContent())?.trim() ?? null;
+  }
+  for (const id of ['model', 'note', 'lowered', 'cache-detail']) {
+    const cell = row.getByTestId(`request-${id}`);
+    cells[id] = (await cell.count()) ? ((await cell.textContent())?.trim() ?? null) : null;
+  }
+  return cells;
+}
 
 describe('the Jobs page', () => {
   beforeEach(async () => {
@@ -155,8 +180,12 @@ describe('the Jobs page', () => {
       // A tool call appears first; more entries follow while the job runs, with no reload of the page.
       await expect.poll(async () => (await tailTexts(page)).some((t) => t.includes('echo step-one')), JOB_WAIT).toBe(true);
       const early = await tailEntries(page).count();
+      // Its requests so far (the call that ran echo, the one now held at the gate), read again on each job.changed.
+      await expect.poll(() => requestRows(page).count(), JOB_WAIT).toBe(2);
       await writeFile(growGate(), 'open\n');
       await expect.poll(async () => (await tailTexts(page)).some((t) => t.includes('sleep 401')), JOB_WAIT).toBe(true);
+      await expect.poll(() => requestRows(page).count(), JOB_WAIT).toBe(3);
+      expect(await page.getByTestId('requests-summary').textContent()).toBe('3 requests, all ok');
       expect(await tailEntries(page).count()).toBeGreaterThan(early);
       const texts = await tailTexts(page);
       expect(texts.some((t) => t.includes('step-two'))).toBe(true);
@@ -361,7 +390,144 @@ describe('the Jobs page', () => {
       expect(await output.textContent()).toContain('not a finished answer');
       expect(await page.getByRole('heading', { name: 'Answer', exact: true }).count()).toBe(0);
       expect(await page.locator('[data-testid="tail-entry"][data-kind="error"]').count()).toBeGreaterThanOrEqual(1);
+      // OpenRouter's refusal is in the request log too, marked, with what it answered.
+      const log = await requestLog(started.job.id);
+      expect(log.length).toBeGreaterThanOrEqual(1);
+      await expect.poll(() => requestRows(page).count()).toBe(log.length);
+      expect(await rowCells(page, 0)).toMatchObject({ outcome: 'Error 402', note: 'OpenRouter answered 402' });
+      expect(await requestRows(page).first().getAttribute('data-tone')).toBe('fail');
       await screenshot(page, 'jobs-failed', 'light');
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+
+  describe('the request log', () => {
+    it('lists each request of a finished job with its figures: when, who served it, tokens, cache, cost and timings', async () => {
+      await world.startService();
+      world.model.script('logged', [
+        {
+          toolUse: { name: 'Bash', input: { command: 'echo logged', description: 'Log' } },
+          usage: { input_tokens: 300, cache_creation_input_tokens: 6_000, output_tokens: 40 },
+          provider: 'DeepInfra',
+        },
+        // OpenRouter may name another model than the one asked for: that row says so.
+        {
+          text: 'Logged.',
+          usage: { input_tokens: 200, cache_read_input_tokens: 6_000, cache_creation_input_tokens: 400, output_tokens: 12 },
+          provider: 'Chutes',
+          model: 'deepseek/deepseek-v4-flash',
+        },
+      ]);
+      // A cap small enough that the gateway lowers max_tokens (Claude Code asks for 32,000) to what it pays for.
+      const started = await startJob('logged', 'Log it.', { waitSeconds: 90, maxCostUsd: 0.004 });
+      expect(started.job.state).toBe('succeeded');
+      const log = await requestLog(started.job.id);
+      expect(log).toHaveLength(2);
+      expect(started.job.requests).toEqual({ total: 2, failed: 0, refused: 0, clamped: 2 });
+
+      for (const theme of ['light', 'dark'] as const) {
+        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { theme });
+        await expect.poll(() => requestRows(page).count(), JOB_WAIT).toBe(2);
+        expect(await page.getByTestId('requests-summary').textContent()).toBe('2 requests: 2 with max_tokens lowered');
+        const [first, second] = log;
+        expect(await rowCells(page, 0)).toEqual({
+          time: formatTime(first?.at),
+          outcome: 'OK',
+          provider: 'DeepInfra',
+          model: null,
+          note: null,
+          lowered: `max_tokens lowered from 32,000 to ${first?.maxTokens?.toLocaleString('en-US')}`,
+          tokens: '6.3k / 40',
+          cache: '0%',
+          'cache-detail': '0 read, 6k written',
+          cost: formatUsd(first?.costUsd),
+          'first-byte': formatMs(first?.firstByteMs),
+          duration: formatMs(first?.durationMs),
+        });
+        expect(await rowCells(page, 1)).toEqual({
+          time: formatTime(second?.at),
+          outcome: 'OK',
+          provider: 'Chutes',
+          model: 'deepseek/deepseek-v4-flash',
+          note: null,
+          lowered: `max_tokens lowered from 32,000 to ${second?.maxTokens?.toLocaleString('en-US')}`,
+          tokens: '6.6k / 12',
+          cache: '91%',
+          'cache-detail': '6k read, 400 written',
+          cost: formatUsd(second?.costUsd),
+          'first-byte': formatMs(second?.firstByteMs),
+          duration: formatMs(second?.durationMs),
+        });
+        // The figures are the gateway's own: priced, timed, and lowered below what was asked.
+        for (const request of log) {
+          expect(request.costUsd).toBeGreaterThan(0);
+          expect(request.firstByteMs).not.toBeNull();
+          expect(request.maxTokens).toBeLessThan(32_000);
+        }
+        expect(await page.getByRole('columnheader').allTextContents()).toEqual(
+          expect.arrayContaining(['Sent', 'Outcome', 'Served by', 'Tokens in / out', 'From cache', 'Cost', 'First byte', 'Took']),
+        );
+        expect(await requestsSection(page).getByRole('rowheader').count()).toBe(2);
+        await screenshotOf(requestsSection(page), 'jobs-requests', theme);
+        expect(errors).toEqual([]);
+        await context.close();
+      }
+
+      // In a small window each request becomes a block of labelled lines: nothing runs off the side.
+      const narrow = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { width: 420, height: 800 });
+      await expect.poll(() => requestRows(narrow.page).count(), JOB_WAIT).toBe(2);
+      expect(await narrow.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+      expect(await narrow.page.getByTestId('request-tokens').first().isVisible()).toBe(true);
+      await screenshotOf(requestsSection(narrow.page), 'jobs-requests-narrow', 'light');
+      expect(narrow.errors).toEqual([]);
+      await narrow.context.close();
+    });
+
+    it('shows the request a cap refused, marked, with the reason', async () => {
+      await world.startService();
+      world.model.script('capped', [
+        // $0.0168 of a $0.02 cap: the next prompt, as large again, cannot fit in what is left.
+        { toolUse: { name: 'Bash', input: { command: 'echo spent', description: 'Spend' } }, usage: { input_tokens: 120_000, output_tokens: 20 } },
+        { text: 'never asked for' },
+      ]);
+      const started = await startJob('capped', 'Spend.', { waitSeconds: 90, maxCostUsd: 0.02 });
+      expect(started.job.state).toBe('budget_exceeded');
+      const log = await requestLog(started.job.id);
+      expect(log.map((r) => r.outcome)).toEqual(['ok', 'refused']);
+      const note = log[1]?.note ?? '';
+      expect(note).toMatch(/^budget reached: \$0\.0168 of the job's \$0\.02 spent or committed; the next request/);
+
+      for (const theme of ['light', 'dark'] as const) {
+        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { theme });
+        await expect.poll(() => requestRows(page).count(), JOB_WAIT).toBe(2);
+        expect(await page.getByTestId('requests-summary').textContent()).toBe('2 requests: 1 refused by the cap');
+        const refused = requestRows(page).nth(1);
+        expect(await refused.getAttribute('data-tone')).toBe('fail');
+        expect(await rowCells(page, 1)).toMatchObject({ outcome: 'Refused', note, provider: '—', tokens: '—', cost: '$0.00', 'first-byte': '—' });
+        expect(await refused.getByRole('cell').first().getAttribute('title')).toBe(note);
+        expect(await rowCells(page, 0)).toMatchObject({ outcome: 'OK', note: null, tokens: '120k / 20' });
+        expect(await requestRows(page).first().getAttribute('data-tone')).toBe('ok');
+        await screenshotOf(requestsSection(page), 'jobs-requests-refused', theme);
+        expect(errors).toEqual([]);
+        await context.close();
+      }
+    });
+
+    it('says so for a job that ran before requests went through the gateway', async () => {
+      const store = new JobStore({ dir: resolveLocations(world.env).jobsDir });
+      const id = store.newJobId();
+      const record = newJobRecord(id, jobFields({ cwd: world.project, promptPreview: 'An older job' }), Date.now() - 60_000);
+      await store.create(record, 'An older job');
+      const ended = new Date().toISOString();
+      await store.write({ ...record, state: 'succeeded', startedAt: record.createdAt, endedAt: ended, exitCode: 0 });
+      await world.startService();
+      expect((await jobRecord(id)).requests).toBeUndefined();
+
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${id}`));
+      await expect.poll(() => page.getByTestId('no-requests').textContent(), JOB_WAIT).toContain('No requests through the gateway.');
+      expect(await requestRows(page).count()).toBe(0);
+      expect(await page.getByTestId('requests-summary').count()).toBe(0);
       expect(errors).toEqual([]);
       await context.close();
     });
@@ -437,6 +603,92 @@ describe('how a job is presented (pure)', () => {
     expect(jobDurationSeconds({ startedAt: '2026-01-01T00:00:00Z', endedAt: null }, now)).toBe(600);
     expect(jobDurationSeconds({ startedAt: '2026-01-01T00:00:00Z', endedAt: '2026-01-01T00:03:12Z' }, now)).toBe(192);
     expect(jobDurationSeconds({ startedAt: null, endedAt: null }, now)).toBeNull();
+  });
+
+  const request: GatewayRequest = {
+    id: 'r1',
+    at: '2026-11-30T12:00:05.000Z',
+    model: MODEL,
+    provider: null,
+    generationId: 'gen-1',
+    status: 200,
+    outcome: 'ok',
+    usage: { inputTokens: 1_200, outputTokens: 950, cacheReadTokens: 38_100, cacheWriteTokens: 2_000 },
+    costUsd: 0.0042,
+    ceilingUsd: 0.05,
+    maxTokens: 32_000,
+    maxTokensAsked: null,
+    firstByteMs: 850,
+    durationMs: 12_345,
+    note: null,
+  };
+
+  it("shows a request's figures, and its model only when it is not the job's", () => {
+    expect(requestRow(request, MODEL)).toEqual({
+      time: formatTime(request.at),
+      model: null,
+      provider: '—',
+      outcome: 'OK',
+      tone: 'ok',
+      note: null,
+      lowered: null,
+      tokens: '41.3k / 950',
+      cache: '92%',
+      cacheDetail: '38.1k read, 2k written',
+      cost: '$0.0042',
+      firstByte: '850ms',
+      duration: '12s',
+    });
+    expect(requestRow({ ...request, model: 'other/model', provider: 'DeepInfra' }, MODEL)).toMatchObject({ model: 'other/model', provider: 'DeepInfra' });
+    const plain = { ...request, usage: { ...request.usage, cacheReadTokens: 0, cacheWriteTokens: 0 } };
+    expect(requestRow(plain, MODEL)).toMatchObject({ tokens: '1.2k / 950', cache: '—', cacheDetail: null });
+  });
+
+  it('marks refusals and errors with their reason, and says when max_tokens was lowered', () => {
+    const refused = {
+      ...request,
+      status: 402,
+      outcome: 'refused' as const,
+      usage: { ...request.usage, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    };
+    expect(requestRow({ ...refused, costUsd: 0, firstByteMs: null, note: 'budget reached' }, MODEL)).toMatchObject({
+      outcome: 'Refused',
+      tone: 'fail',
+      note: 'budget reached',
+      tokens: '—',
+      cache: '—',
+      firstByte: '—',
+    });
+    expect(requestRow({ ...request, status: 429, outcome: 'upstream_error', note: 'OpenRouter answered 429' }, MODEL)).toMatchObject({
+      outcome: 'Error 429',
+      tone: 'fail',
+      note: 'OpenRouter answered 429',
+    });
+    // An error inside an answer that began with 200.
+    expect(requestRow({ ...request, outcome: 'upstream_error', note: 'Overloaded' }, MODEL)).toMatchObject({ outcome: 'Error', tone: 'fail' });
+    expect(requestRow({ ...request, status: 0, outcome: 'aborted', note: 'the delegate hung up mid-answer' }, MODEL)).toMatchObject({
+      outcome: 'Aborted',
+      tone: 'warn',
+    });
+    expect(requestRow({ ...request, outcome: 'broken', note: 'OpenRouter broke off the answer' }, MODEL)).toMatchObject({
+      outcome: 'Broken off',
+      tone: 'fail',
+    });
+    expect(requestRow({ ...request, status: 0, outcome: 'pending' }, MODEL)).toMatchObject({ outcome: 'Under way', tone: 'warn' });
+    expect(requestRow({ ...request, status: 0, outcome: 'interrupted', note: 'the service stopped before this request ended' }, MODEL)).toMatchObject({
+      outcome: 'Interrupted',
+      tone: 'warn',
+    });
+    expect(requestRow({ ...request, maxTokens: 14_100, maxTokensAsked: 32_000 }, MODEL).lowered).toBe('max_tokens lowered from 32,000 to 14,100');
+  });
+
+  it('sums the log up in one line, naming only what went wrong', () => {
+    expect(requestsSummary({ total: 0, failed: 0, refused: 0, clamped: 0 })).toBeNull();
+    expect(requestsSummary({ total: 1, failed: 0, refused: 0, clamped: 0 })).toBe('1 request, ok');
+    expect(requestsSummary({ total: 7, failed: 0, refused: 0, clamped: 0 })).toBe('7 requests, all ok');
+    expect(requestsSummary({ total: 7, failed: 2, refused: 1, clamped: 1 })).toBe('7 requests: 2 failed, 1 refused by the cap, 1 with max_tokens lowered');
+    const log = [request, { ...request, outcome: 'refused' as const }, { ...request, outcome: 'broken' as const, maxTokensAsked: 32_000 }];
+    expect(countRequests(log)).toEqual({ total: 3, failed: 1, refused: 1, clamped: 1 });
   });
 
   it('warns from 80% of the daily budget and fails once it is reached', () => {

@@ -92,12 +92,20 @@ interface StepTiming {
   delayMs?: number;
 }
 
-export interface TextStep extends StepTiming {
+/** What OpenRouter says served an answer, where the metering gateway reads it (the message's `model` and `provider`). */
+interface StepServedBy {
+  /** Default: the model the request asked for. */
+  model?: string;
+  /** Default: none named. */
+  provider?: string;
+}
+
+export interface TextStep extends StepTiming, StepServedBy {
   text: string;
   usage?: ScriptUsage;
 }
 
-export interface ToolUseStep extends StepTiming {
+export interface ToolUseStep extends StepTiming, StepServedBy {
   /** Said before the call, as its own content block. */
   text?: string;
   /** Several calls in one message are parallel tool calls. */
@@ -541,7 +549,8 @@ export class ScriptedModel {
     const cached = this.options.promptCache?.serve(request);
     const usage: Usage = { ...DEFAULT_USAGE, ...cached?.usage, ...step.usage };
     request.provider = cached?.provider ?? null;
-    const model = request.model ?? 'unknown';
+    const model = step.model ?? request.model ?? 'unknown';
+    const provider = step.provider === undefined ? {} : { provider: step.provider };
     const content: AnthropicBlock[] = [];
     if (step.text !== undefined) content.push({ type: 'text', text: step.text });
     if (isToolUse(step)) {
@@ -564,7 +573,7 @@ export class ScriptedModel {
       ...(this.options.generationVisibleAfterMs === undefined ? {} : { visibleAfterMs: this.options.generationVisibleAfterMs }),
     });
     if (!request.stream) {
-      const text = JSON.stringify({ id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage });
+      const text = JSON.stringify({ id, type: 'message', role: 'assistant', model, ...provider, content, stop_reason: stopReason, stop_sequence: null, usage });
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
       response.end(text);
       return;
@@ -577,6 +586,7 @@ export class ScriptedModel {
         type: 'message',
         role: 'assistant',
         model,
+        ...provider,
         content: [],
         stop_reason: null,
         stop_sequence: null,

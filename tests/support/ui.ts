@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { CLI, ROOT } from './built.js';
 import { DelegationWorld } from './delegation.js';
 
@@ -145,6 +145,14 @@ export async function openPage(
   });
   await page.goto(url);
   return { context, page, errors };
+}
+
+/** Saves a screenshot of one part of the page (a section, say) as test-results/screenshots/<name>-<theme>.png. */
+export async function screenshotOf(locator: Locator, name: string, theme: Theme): Promise<string> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, `${name}-${theme}.png`);
+  await locator.screenshot({ path: file });
+  return file;
 }
 
 /** Saves a full-page screenshot as test-results/screenshots/<name>-<theme>.png. */

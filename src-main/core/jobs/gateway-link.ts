@@ -59,8 +59,8 @@ export class GatewayLink implements GatewayJobs {
     job.record.requests = counts;
     job.meteredUsd = Math.max(job.meteredUsd, meteredUsd);
     job.record.estimatedCostUsd = Math.max(job.record.estimatedCostUsd, job.meteredUsd);
-    this.append(jobId, entry);
-    registry.emit(job);
+    // Announced once the line is on disk: the Jobs page reads the log when it hears of a new request.
+    void this.append(jobId, entry).then(() => registry.emit(job));
   }
 
   /** One append at a time per job, in order: a request's last line must land after its first. */

@@ -9,7 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENV, ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
-import type { Balance, JobRecord, JobState, ParsedRequestOf, Settings } from '../../../src-main/contract/index.js';
+import type { Balance, GatewayRequest, JobRecord, JobState, ParsedRequestOf, Settings } from '../../../src-main/contract/index.js';
 import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
 import type { GenerationRecord } from '../../../src-main/core/openrouter/client.js';
 import { generationRecord } from '../../support/generation-record.js';
@@ -474,6 +474,46 @@ describe('billing and saving', () => {
     expect((await h.supervisor.result({ jobId: id, waitSeconds: 0, maxChars: 10_000 })).resultText).toBe(ANSWER);
   });
 
+  it("announces a request through the gateway only once it is in the job's request log", async () => {
+    const store = new HeldLogStore({ dir: path.join(home.home, 'jobs') });
+    const h = harness({ store, scripts: [{ gate: gateFile('logged') }] });
+    const id = await h.start();
+    await h.until(id, 'running');
+    const entry: GatewayRequest = {
+      id: 'r1',
+      at: new Date(h.clock.now()).toISOString(),
+      model: MODEL,
+      provider: null,
+      generationId: 'gen-1',
+      status: 200,
+      outcome: 'ok',
+      usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      costUsd: 0.0001,
+      ceilingUsd: 0.001,
+      maxTokens: 32000,
+      maxTokensAsked: null,
+      firstByteMs: 80,
+      durationMs: 300,
+      note: null,
+    };
+    const announcements = () => h.states.get(id)?.length ?? 0;
+    const before = announcements();
+    h.supervisor.gateway.logRequest(id, entry, entry.costUsd);
+    const announced = h.when(id, (record) => record.requests?.total === 1);
+    try {
+      // The line is not on disk yet: a window that read the log on an announcement now would miss it.
+      await store.appending;
+      expect((await h.supervisor.requests(id)).requests).toEqual([]);
+      expect(announcements()).toBe(before);
+    } finally {
+      store.release();
+    }
+    await announced;
+    expect((await h.supervisor.requests(id)).requests).toEqual([entry]);
+    await h.open(gateFile('logged'));
+    expect((await finalState(h, id)).requests).toEqual({ total: 1, failed: 0, refused: 0, clamped: 0 });
+  });
+
   it('writes job.json again when a write failed', async () => {
     const store = new FlakyStore({ dir: path.join(home.home, 'jobs') });
     const h = harness({ store, scripts: [{ after: [RESULT_LINE] }] });
@@ -543,6 +583,24 @@ class HeldProgressStore extends JobStore {
 
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+}
+
+/** A store whose request-log appends wait until the test releases them (a slow disk). */
+class HeldLogStore extends JobStore {
+  private started: () => void = () => undefined;
+  private opened: () => void = () => undefined;
+  readonly appending = new Promise<void>((resolve) => (this.started = resolve));
+  private readonly gate = new Promise<void>((resolve) => (this.opened = resolve));
+
+  release(): void {
+    this.opened();
+  }
+
+  override async appendRequest(id: string, entry: GatewayRequest): Promise<void> {
+    this.started();
+    await this.gate;
+    await super.appendRequest(id, entry);
   }
 }
 
