@@ -111,9 +111,9 @@ export class MeteringGateway {
     this.log = options.log ?? (() => undefined);
   }
 
-  /** Answers one HTTP request. Never throws: whatever a client sends gets an Anthropic-shaped answer. */
-  handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    this.serve(req, res).catch((error: unknown) => {
+  /** Answers one HTTP request; settles once done with it, never rejects. Whatever a client sends gets an Anthropic-shaped answer. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    return this.serve(req, res).catch((error: unknown) => {
       this.log(`gateway: ${errorMessage(error)}`);
       fail(res, 500, 'api_error', 'The OpenRouter Delegate gateway failed on this request; it has been logged.');
     });
@@ -424,6 +424,11 @@ function bearerOf(req: http.IncomingMessage): string | null {
 
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too_large' | 'aborted'> {
   return new Promise((resolve) => {
+    // Gone while its token was looked up: its 'close' has been and gone, and no 'end' will come.
+    if (req.destroyed) {
+      resolve('aborted');
+      return;
+    }
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       req.resume();

@@ -4,6 +4,7 @@
  * receives, and what the job's request log says.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,6 +29,9 @@ class Jobs implements GatewayJobs {
   readonly stopped: Array<{ jobId: string; reason: string }> = [];
   spentToday = 0;
   dayCap = 5;
+  lookups = 0;
+  /** While set, a token is looked up only once it resolves (a restarted service adopting its jobs). */
+  gate: Promise<void> | null = null;
 
   add(job: Partial<GatewayJob> = {}): { token: string; job: GatewayJob } {
     const token = newJobToken();
@@ -45,6 +49,8 @@ class Jobs implements GatewayJobs {
   }
 
   async byTokenHash(hash: string): Promise<GatewayJob | null> {
+    this.lookups++;
+    if (this.gate) await this.gate;
     return this.jobs.get(hash) ?? null;
   }
 
@@ -92,6 +98,9 @@ let gateway: MeteringGateway;
 let server: GatewayServer;
 let dir: string;
 let keyValue: string | null;
+/** What the listener handed the gateway, and the gateway's promise for each. */
+let incoming: http.IncomingMessage[];
+let handled: Array<Promise<void>>;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'ord-gw-'));
@@ -99,6 +108,8 @@ beforeEach(async () => {
   await fake.start();
   jobs = new Jobs();
   keyValue = KEY;
+  incoming = [];
+  handled = [];
   gateway = new MeteringGateway({
     jobs,
     upstream: fake.baseUrl,
@@ -106,7 +117,10 @@ beforeEach(async () => {
     attribution: { url: 'https://example.org/app', title: 'OpenRouter Delegate' },
   });
   server = new GatewayServer({
-    handle: (req, res) => gateway.handle(req, res),
+    handle: (req, res) => {
+      incoming.push(req);
+      handled.push(gateway.handle(req, res));
+    },
     stateFile: path.join(dir, 'gateway.json'),
     onListening: (url) => (gateway.url = url),
   });
@@ -412,6 +426,24 @@ describe('the metering gateway', () => {
     } finally {
       await new Promise<void>((resolve) => squatter.close(() => resolve()));
     }
+  });
+
+  it('lets go of a request whose delegate hung up while its token was being looked up', async () => {
+    const { token } = jobs.add();
+    let release: () => void = () => undefined;
+    jobs.gate = new Promise<void>((resolve) => (release = resolve));
+    const port = Number(new URL(gateway.url ?? '').port);
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(`POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Length: 100\r\n\r\n{"model":`);
+    await expect.poll(() => jobs.lookups).toBe(1);
+    socket.destroy();
+    await expect.poll(() => incoming[0]?.destroyed).toBe(true);
+    release();
+    let settled = false;
+    void handled[0]?.then(() => (settled = true));
+    await expect.poll(() => settled).toBe(true);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('answers 401 when no key is set, without calling OpenRouter', async () => {
