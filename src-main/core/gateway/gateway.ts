@@ -44,6 +44,8 @@ const DROPPED_REQUEST_HEADERS = new Set([
   'http-referer',
   'x-title',
   'x-session-id',
+  // node:http has answered it (100 Continue); undici refuses to send it.
+  'expect',
 ]);
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'set-cookie']);
 

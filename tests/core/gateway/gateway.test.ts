@@ -428,6 +428,38 @@ describe('the metering gateway', () => {
     }
   });
 
+  it('forwards a request sent with Expect: 100-continue, without that header (node:http answered it; undici will not send it)', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const { token } = jobs.add();
+    const payload = JSON.stringify(body());
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = http.request(
+        {
+          host: '127.0.0.1',
+          port: new URL(gateway.url ?? '').port,
+          path: '/v1/messages',
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            expect: '100-continue',
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      request.on('continue', () => request.end(payload));
+      request.on('error', reject);
+    });
+    expect(status).toBe(200);
+    const [sent] = fake.requestsTo(MESSAGES);
+    expect(sent?.body).toBe(payload);
+    expect(sent?.headers.expect).toBeUndefined();
+  });
+
   it('lets go of a request whose delegate hung up while its token was being looked up', async () => {
     const { token } = jobs.add();
     let release: () => void = () => undefined;
