@@ -161,6 +161,12 @@ export class MeteringGateway {
       fail(res, 400, 'invalid_request_error', `This job runs on "${job.model}"; a request for ${asked} is refused.`);
       return;
     }
+    // The ceiling prices the answer at max_tokens: without a whole positive one it is no bound (a negative one would even free
+    // budget for the job's other requests in flight). count_tokens has none.
+    if (url.pathname === '/v1/messages' && !(Number.isSafeInteger(parsed.max_tokens) && (parsed.max_tokens as number) >= 1)) {
+      fail(res, 400, 'invalid_request_error', 'max_tokens must be a positive integer.');
+      return;
+    }
     const key = this.options.apiKey();
     if (!key) {
       fail(res, 401, 'authentication_error', 'No OpenRouter key is set in OpenRouter Delegate.');

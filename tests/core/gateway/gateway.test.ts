@@ -460,6 +460,29 @@ describe('the metering gateway', () => {
     expect(sent?.headers.expect).toBeUndefined();
   });
 
+  it('refuses a Messages request whose max_tokens is not a whole positive number, which no ceiling could bound', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    fake.route('POST', `${MESSAGES}/count_tokens`, (_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"input_tokens":12}');
+    });
+    const { token } = jobs.add();
+    const text = JSON.stringify(body()).replace('"max_tokens":1000', '"max_tokens":VALUE');
+    // A negative one would have been priced below nothing, and freed budget for the job's other requests in flight.
+    for (const value of ['-100000', '0', '1.5', '"1000"', 'null', '1e999', '9007199254740993']) {
+      const response = await post(token, text.replace('VALUE', value));
+      expect(response.status, value).toBe(400);
+      expect(await response.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens must be a positive integer.' } });
+    }
+    const { max_tokens: _none, ...unbounded } = body();
+    expect((await post(token, unbounded)).status).toBe(400);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+    expect(jobs.log).toHaveLength(0);
+    // count_tokens has none and needs none.
+    expect((await post(token, unbounded, { path: '/v1/messages/count_tokens' })).status).toBe(200);
+    expect(fake.requestsTo(`${MESSAGES}/count_tokens`)).toHaveLength(1);
+  });
+
   it('lets go of a request whose delegate hung up while its token was being looked up', async () => {
     const { token } = jobs.add();
     let release: () => void = () => undefined;
