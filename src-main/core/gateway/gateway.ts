@@ -261,6 +261,18 @@ export class MeteringGateway {
       outgoing = { ...outgoing, provider: { ...(isObject(outgoing.provider) ? outgoing.provider : {}), ...provider } };
       modified = true;
     }
+    // Unchanged, the bytes as the delegate sent them (undici takes a Buffer; its typing here does not say so).
+    let payload = input.body as unknown as string;
+    if (modified) {
+      try {
+        payload = JSON.stringify(outgoing);
+      } catch {
+        // Nested deeper than JSON.stringify can walk (JSON.parse has no such limit): no fault of OpenRouter's, and no use retrying.
+        meter.inFlight.delete(requestId);
+        fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
+        return;
+      }
+    }
     const abort = new AbortController();
     const hungUp = () => {
       if (!res.writableFinished) abort.abort();
@@ -279,8 +291,7 @@ export class MeteringGateway {
         upstream = await this.fetch(`${this.options.upstream}${path}`, {
           method: 'POST',
           headers: this.upstreamHeaders(req, input.key, job),
-          // Unchanged, the bytes as the delegate sent them (undici takes a Buffer; its typing here does not say so).
-          body: modified ? JSON.stringify(outgoing) : (input.body as unknown as string),
+          body: payload,
           signal: abort.signal,
         });
       } catch (error) {

@@ -483,6 +483,23 @@ describe('the metering gateway', () => {
     expect(fake.requestsTo(`${MESSAGES}/count_tokens`)).toHaveLength(1);
   });
 
+  it('answers 400, not a 502 that Claude Code would retry, to a body nested too deeply to be written anew, and frees its reservation', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    // $0.10 pays for the ~200 KB prompt but not 32,000 tokens: max_tokens is lowered, so the body is written anew.
+    const { token } = jobs.add({ maxCostUsd: 0.1 });
+    const depth = 100_000;
+    const deep = `{"model":"${MODEL}","max_tokens":32000,"messages":[{"role":"user","content":${'['.repeat(depth)}${']'.repeat(depth)}}]}`;
+    const response = await post(token, deep);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { type: string; message: string } }).error.message).toMatch(/nested too deeply/);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+    // Nothing of it stays reserved: the next request gets all it asks for.
+    const next = await post(token, body({ max_tokens: 20000 }));
+    expect(next.status).toBe(200);
+    await next.text();
+    expect(jobs.log.map((l) => l.entry)).toMatchObject([{ outcome: 'ok', maxTokens: 20000, maxTokensAsked: null }]);
+  });
+
   it('lets go of a request whose delegate hung up while its token was being looked up', async () => {
     const { token } = jobs.add();
     let release: () => void = () => undefined;
