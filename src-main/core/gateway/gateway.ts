@@ -127,14 +127,14 @@ export class MeteringGateway {
   }
 
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    if (req.method !== 'POST' || !FORWARDED.has(url.pathname)) {
+    const url = parseTarget(req.url ?? '/');
+    if (req.method !== 'POST' || !url || !FORWARDED.has(url.pathname)) {
       req.resume();
       fail(
         res,
         404,
         'not_found_error',
-        `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${req.method ?? '?'} ${url.pathname.slice(0, 100)}.`,
+        `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${req.method ?? '?'} ${(url?.pathname ?? req.url ?? '').slice(0, 100)}.`,
       );
       return;
     }
@@ -476,6 +476,15 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 't
     req.on('error', () => settle('aborted'));
     req.on('close', () => settle('aborted'));
   });
+}
+
+/** The request-target as a URL; null when it cannot be one (an absolute form with a bad port, say). */
+function parseTarget(target: string): URL | null {
+  try {
+    return new URL(target, 'http://gateway');
+  } catch {
+    return null;
+  }
 }
 
 function parseObject(body: Buffer): Record<string, unknown> | null {

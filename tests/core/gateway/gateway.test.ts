@@ -101,6 +101,7 @@ let keyValue: string | null;
 /** What the listener handed the gateway, and the gateway's promise for each. */
 let incoming: http.IncomingMessage[];
 let handled: Array<Promise<void>>;
+let gatewayLog: string[];
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'ord-gw-'));
@@ -110,11 +111,13 @@ beforeEach(async () => {
   keyValue = KEY;
   incoming = [];
   handled = [];
+  gatewayLog = [];
   gateway = new MeteringGateway({
     jobs,
     upstream: fake.baseUrl,
     apiKey: () => keyValue,
     attribution: { url: 'https://example.org/app', title: 'OpenRouter Delegate' },
+    log: (line) => gatewayLog.push(line),
   });
   server = new GatewayServer({
     handle: (req, res) => {
@@ -498,6 +501,31 @@ describe('the metering gateway', () => {
     expect(next.status).toBe(200);
     await next.text();
     expect(jobs.log.map((l) => l.entry)).toMatchObject([{ outcome: 'ok', maxTokens: 20000, maxTokensAsked: null }]);
+  });
+
+  it('answers a request-target that is no URL (absolute form, bad port) with a 404, not a 500', async () => {
+    const { token } = jobs.add();
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const request = http.request(
+        {
+          host: '127.0.0.1',
+          port: new URL(gateway.url ?? '').port,
+          path: 'http://a:99999/v1/messages',
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      request.on('error', reject);
+      request.end(JSON.stringify(body()));
+    });
+    expect(answer.status).toBe(404);
+    expect((JSON.parse(answer.text) as { error: { type: string } }).error.type).toBe('not_found_error');
+    expect(gatewayLog).toEqual([]);
   });
 
   it('lets go of a request whose delegate hung up while its token was being looked up', async () => {
