@@ -83,9 +83,16 @@ export class GatewayServer {
   private route(req: http.IncomingMessage, res: http.ServerResponse): void {
     const host = req.headers.host;
     if (host !== `${LOOPBACK}:${this.port}` && host !== `localhost:${this.port}`) {
-      req.resume();
-      res.writeHead(421, { 'content-type': 'application/json', connection: 'close' });
-      res.end(JSON.stringify({ type: 'error', error: { type: 'permission_error', message: 'Wrong Host for the OpenRouter Delegate gateway.' } }));
+      const refuse = () => {
+        res.writeHead(421, { 'content-type': 'application/json', connection: 'close' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'permission_error', message: 'Wrong Host for the OpenRouter Delegate gateway.' } }));
+      };
+      // Answered once the body is in (and thrown away): an answer sent mid-upload is lost to the reset.
+      if (req.complete) refuse();
+      else {
+        req.resume();
+        req.once('end', refuse);
+      }
       return;
     }
     this.deps.handle(req, res);

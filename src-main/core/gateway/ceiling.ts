@@ -74,7 +74,8 @@ export function decide(input: { standing: Standing; prices: Prices; promptTokens
   }
   const full = promptUsd + maxTokens * prices.output;
   if (full <= left + 1e-12) return { go: true, ceilingUsd: full, maxTokens, maxTokensAsked: null };
-  const affordable = prices.output > 0 ? Math.floor((left - promptUsd) / prices.output) : maxTokens;
+  // With a free answer only the prompt can be what does not fit: then nothing is affordable.
+  const affordable = prices.output > 0 ? Math.floor((left - promptUsd) / prices.output) : -1;
   const useful = Math.min(maxTokens, MIN_USEFUL_OUTPUT_TOKENS);
   if (affordable >= useful) {
     return { go: true, ceilingUsd: promptUsd + affordable * prices.output, maxTokens: affordable, maxTokensAsked: maxTokens };

@@ -45,6 +45,8 @@ const DROPPED_REQUEST_HEADERS = new Set([
   'http-referer',
   'x-title',
   'x-session-id',
+  // node:http has answered it (100 Continue); undici refuses to send it.
+  'expect',
 ]);
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'set-cookie']);
 
@@ -114,9 +116,9 @@ export class MeteringGateway {
     this.log = options.log ?? (() => undefined);
   }
 
-  /** Answers one HTTP request. Never throws: whatever a client sends gets an Anthropic-shaped answer. */
-  handle(req: http.IncomingMessage, res: http.ServerResponse): void {
-    this.serve(req, res).catch((error: unknown) => {
+  /** Answers one HTTP request; settles once done with it, never rejects. Whatever a client sends gets an Anthropic-shaped answer. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    return this.serve(req, res).catch((error: unknown) => {
       this.log(`gateway: ${errorMessage(error)}`);
       fail(res, 500, 'api_error', 'The OpenRouter Delegate gateway failed on this request; it has been logged.');
     });
@@ -128,27 +130,21 @@ export class MeteringGateway {
   }
 
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    if (req.method !== 'POST' || !FORWARDED.has(url.pathname)) {
-      req.resume();
-      fail(
-        res,
-        404,
-        'not_found_error',
-        `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${req.method ?? '?'} ${url.pathname.slice(0, 100)}.`,
-      );
+    const url = parseTarget(req.url ?? '/');
+    if (req.method !== 'POST' || !url || !FORWARDED.has(url.pathname)) {
+      const what = `${req.method ?? '?'} ${(url?.pathname ?? req.url ?? '').slice(0, 100)}`;
+      afterBody(req, () => fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`));
       return;
     }
     const token = bearerOf(req);
     const job = token ? await this.options.jobs.byTokenHash(tokenHash(token)) : null;
     if (!job) {
-      req.resume();
-      fail(res, 401, 'authentication_error', 'This token belongs to no running OpenRouter Delegate job (it ended, or was never issued).');
+      afterBody(req, () => fail(res, 401, 'authentication_error', 'This token belongs to no running OpenRouter Delegate job (it ended, or was never issued).'));
       return;
     }
     const body = await readBody(req, MAX_BODY_BYTES);
     if (body === 'too_large') {
-      fail(res, 413, 'request_too_large', `The request is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB.`);
+      afterBody(req, () => fail(res, 413, 'request_too_large', `The request is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB.`));
       return;
     }
     if (body === 'aborted') return;
@@ -160,6 +156,12 @@ export class MeteringGateway {
     if (parsed.model !== job.model) {
       const asked = typeof parsed.model === 'string' ? `"${parsed.model.slice(0, 100)}"` : 'no model';
       fail(res, 400, 'invalid_request_error', `This job runs on "${job.model}"; a request for ${asked} is refused.`);
+      return;
+    }
+    // The ceiling prices the answer at max_tokens: without a whole positive one it is no bound (a negative one would even free
+    // budget for the job's other requests in flight). count_tokens has none.
+    if (url.pathname === '/v1/messages' && !(Number.isSafeInteger(parsed.max_tokens) && (parsed.max_tokens as number) >= 1)) {
+      fail(res, 400, 'invalid_request_error', 'max_tokens must be a positive integer.');
       return;
     }
     const key = this.options.apiKey();
@@ -257,6 +259,18 @@ export class MeteringGateway {
       outgoing = { ...outgoing, provider: { ...(isObject(outgoing.provider) ? outgoing.provider : {}), ...provider } };
       modified = true;
     }
+    // Unchanged, the bytes as the delegate sent them (undici takes a Buffer; its typing here does not say so).
+    let payload = input.body as unknown as string;
+    if (modified) {
+      try {
+        payload = JSON.stringify(outgoing);
+      } catch {
+        // Nested deeper than JSON.stringify can walk (JSON.parse has no such limit): no fault of OpenRouter's, and no use retrying.
+        meter.inFlight.delete(requestId);
+        fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
+        return;
+      }
+    }
     // On disk before it goes: a request the service's own death cuts off still has its line (`pending`, read
     // back as `interrupted`), so the log stays whole.
     if (!counting) await this.options.jobs.requestStarted(job.id, { ...entry, outcome: 'pending' });
@@ -278,8 +292,7 @@ export class MeteringGateway {
         upstream = await this.fetch(`${this.options.upstream}${path}`, {
           method: 'POST',
           headers: this.upstreamHeaders(req, input.key, job),
-          // Unchanged, the bytes as the delegate sent them (undici takes a Buffer; its typing here does not say so).
-          body: modified ? JSON.stringify(outgoing) : (input.body as unknown as string),
+          body: payload,
           signal: abort.signal,
         });
       } catch (error) {
@@ -429,8 +442,26 @@ function bearerOf(req: http.IncomingMessage): string | null {
   return typeof apiKey === 'string' && apiKey ? apiKey : null;
 }
 
+/**
+ * Answers a request that is refused before its body is read only once the body has arrived (and been thrown
+ * away): an answer sent while the client still sends is lost to the reset when the socket closes under it.
+ */
+function afterBody(req: http.IncomingMessage, answer: () => void): void {
+  if (req.complete || req.readableEnded) {
+    answer();
+    return;
+  }
+  req.resume();
+  req.once('end', answer);
+}
+
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too_large' | 'aborted'> {
   return new Promise((resolve) => {
+    // Gone while its token was looked up: its 'close' has been and gone, and no 'end' will come.
+    if (req.destroyed) {
+      resolve('aborted');
+      return;
+    }
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       req.resume();
@@ -459,6 +490,15 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 't
     req.on('error', () => settle('aborted'));
     req.on('close', () => settle('aborted'));
   });
+}
+
+/** The request-target as a URL; null when it cannot be one (an absolute form with a bad port, say). */
+function parseTarget(target: string): URL | null {
+  try {
+    return new URL(target, 'http://gateway');
+  } catch {
+    return null;
+  }
 }
 
 function parseObject(body: Buffer): Record<string, unknown> | null {

@@ -40,6 +40,13 @@ describe('what a request can cost at most', () => {
     if (!decision.go) expect(decision.reason).toMatch(/^daily budget reached/);
   });
 
+  it('refuses when the prompt alone does not fit, even where the answer is free', () => {
+    const freeAnswer = { promptMax: 1e-6, output: 0 };
+    // $0.001 left: 2,000 prompt tokens cost $0.002, 500 cost $0.0005.
+    expect(decide({ standing: standing(0.499), prices: freeAnswer, promptTokens: 2000, maxTokens: 32000 }).go).toBe(false);
+    expect(decide({ standing: standing(0.499), prices: freeAnswer, promptTokens: 500, maxTokens: 32000 })).toMatchObject({ go: true, maxTokens: 32000 });
+  });
+
   it('lets a request without an answer (count_tokens) through while its prompt fits', () => {
     expect(decide({ standing: standing(0), prices, promptTokens: 1000, maxTokens: null })).toMatchObject({ go: true, maxTokens: null });
     expect(decide({ standing: standing(0.5), prices, promptTokens: 1000, maxTokens: null }).go).toBe(false);

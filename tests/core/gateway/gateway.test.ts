@@ -4,6 +4,7 @@
  * receives, and what the job's request log says.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +31,9 @@ class Jobs implements GatewayJobs {
   readonly stopped: Array<{ jobId: string; reason: string }> = [];
   spentToday = 0;
   dayCap = 5;
+  lookups = 0;
+  /** While set, a token is looked up only once it resolves (a restarted service adopting its jobs). */
+  gate: Promise<void> | null = null;
 
   add(job: Partial<GatewayJob> = {}): { token: string; job: GatewayJob } {
     const token = newJobToken();
@@ -47,6 +51,8 @@ class Jobs implements GatewayJobs {
   }
 
   async byTokenHash(hash: string): Promise<GatewayJob | null> {
+    this.lookups++;
+    if (this.gate) await this.gate;
     return this.jobs.get(hash) ?? null;
   }
 
@@ -98,6 +104,10 @@ let gateway: MeteringGateway;
 let server: GatewayServer;
 let dir: string;
 let keyValue: string | null;
+/** What the listener handed the gateway, and the gateway's promise for each. */
+let incoming: http.IncomingMessage[];
+let handled: Array<Promise<void>>;
+let gatewayLog: string[];
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'ord-gw-'));
@@ -105,14 +115,21 @@ beforeEach(async () => {
   await fake.start();
   jobs = new Jobs();
   keyValue = KEY;
+  incoming = [];
+  handled = [];
+  gatewayLog = [];
   gateway = new MeteringGateway({
     jobs,
     upstream: fake.baseUrl,
     apiKey: () => keyValue,
     attribution: { url: 'https://example.org/app', title: 'OpenRouter Delegate' },
+    log: (line) => gatewayLog.push(line),
   });
   server = new GatewayServer({
-    handle: (req, res) => gateway.handle(req, res),
+    handle: (req, res) => {
+      incoming.push(req);
+      handled.push(gateway.handle(req, res));
+    },
     stateFile: path.join(dir, 'gateway.json'),
     onListening: (url) => (gateway.url = url),
   });
@@ -422,6 +439,121 @@ describe('the metering gateway', () => {
     } finally {
       await new Promise<void>((resolve) => squatter.close(() => resolve()));
     }
+  });
+
+  it('forwards a request sent with Expect: 100-continue, without that header (node:http answered it; undici will not send it)', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const { token } = jobs.add();
+    const payload = JSON.stringify(body());
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = http.request(
+        {
+          host: '127.0.0.1',
+          port: new URL(gateway.url ?? '').port,
+          path: '/v1/messages',
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            expect: '100-continue',
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(payload),
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      request.on('continue', () => request.end(payload));
+      request.on('error', reject);
+    });
+    expect(status).toBe(200);
+    const [sent] = fake.requestsTo(MESSAGES);
+    expect(sent?.body).toBe(payload);
+    expect(sent?.headers.expect).toBeUndefined();
+  });
+
+  it('refuses a Messages request whose max_tokens is not a whole positive number, which no ceiling could bound', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    fake.route('POST', `${MESSAGES}/count_tokens`, (_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"input_tokens":12}');
+    });
+    const { token } = jobs.add();
+    const text = JSON.stringify(body()).replace('"max_tokens":1000', '"max_tokens":VALUE');
+    // A negative one would have been priced below nothing, and freed budget for the job's other requests in flight.
+    for (const value of ['-100000', '0', '1.5', '"1000"', 'null', '1e999', '9007199254740993']) {
+      const response = await post(token, text.replace('VALUE', value));
+      expect(response.status, value).toBe(400);
+      expect(await response.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens must be a positive integer.' } });
+    }
+    const { max_tokens: _none, ...unbounded } = body();
+    expect((await post(token, unbounded)).status).toBe(400);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+    expect(jobs.log).toHaveLength(0);
+    // count_tokens has none and needs none.
+    expect((await post(token, unbounded, { path: '/v1/messages/count_tokens' })).status).toBe(200);
+    expect(fake.requestsTo(`${MESSAGES}/count_tokens`)).toHaveLength(1);
+  });
+
+  it('answers 400, not a 502 that Claude Code would retry, to a body nested too deeply to be written anew, and frees its reservation', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    // $0.10 pays for the ~200 KB prompt but not 32,000 tokens: max_tokens is lowered, so the body is written anew.
+    const { token } = jobs.add({ maxCostUsd: 0.1 });
+    const depth = 100_000;
+    const deep = `{"model":"${MODEL}","max_tokens":32000,"messages":[{"role":"user","content":${'['.repeat(depth)}${']'.repeat(depth)}}]}`;
+    const response = await post(token, deep);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { type: string; message: string } }).error.message).toMatch(/nested too deeply/);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+    // Nothing of it stays reserved: the next request gets all it asks for.
+    const next = await post(token, body({ max_tokens: 20000 }));
+    expect(next.status).toBe(200);
+    await next.text();
+    expect(jobs.log.map((l) => l.entry)).toMatchObject([{ outcome: 'ok', maxTokens: 20000, maxTokensAsked: null }]);
+  });
+
+  it('answers a request-target that is no URL (absolute form, bad port) with a 404, not a 500', async () => {
+    const { token } = jobs.add();
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const request = http.request(
+        {
+          host: '127.0.0.1',
+          port: new URL(gateway.url ?? '').port,
+          path: 'http://a:99999/v1/messages',
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      request.on('error', reject);
+      request.end(JSON.stringify(body()));
+    });
+    expect(answer.status).toBe(404);
+    expect((JSON.parse(answer.text) as { error: { type: string } }).error.type).toBe('not_found_error');
+    expect(gatewayLog).toEqual([]);
+  });
+
+  it('lets go of a request whose delegate hung up while its token was being looked up', async () => {
+    const { token } = jobs.add();
+    let release: () => void = () => undefined;
+    jobs.gate = new Promise<void>((resolve) => (release = resolve));
+    const port = Number(new URL(gateway.url ?? '').port);
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(`POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nContent-Length: 100\r\n\r\n{"model":`);
+    await expect.poll(() => jobs.lookups).toBe(1);
+    socket.destroy();
+    await expect.poll(() => incoming[0]?.destroyed).toBe(true);
+    release();
+    let settled = false;
+    void handled[0]?.then(() => (settled = true));
+    await expect.poll(() => settled).toBe(true);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('streams eight jobs at once, each its own answer and its own log line', async () => {
