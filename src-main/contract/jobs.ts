@@ -63,7 +63,7 @@ export const GatewayRequestSchema = z.object({
   /** Its own id: the line written when it starts and the one written when it ends share it (the last wins). */
   id: z.string(),
   at: z.string(),
-  /** The model OpenRouter says served it (the job's model unless OpenRouter routed elsewhere). */
+  /** The model OpenRouter says served it: the job's model, or one of its fallbacks when that failed. */
   model: z.string(),
   /** The provider, when OpenRouter names it. */
   provider: z.string().nullable(),
