@@ -92,12 +92,17 @@ interface StepTiming {
   delayMs?: number;
 }
 
-export interface TextStep extends StepTiming {
+interface StepModel {
+  /** Answer as this model (`message.model`), as OpenRouter does when a fallback served the request; default: the one asked for. */
+  model?: string;
+}
+
+export interface TextStep extends StepTiming, StepModel {
   text: string;
   usage?: ScriptUsage;
 }
 
-export interface ToolUseStep extends StepTiming {
+export interface ToolUseStep extends StepTiming, StepModel {
   /** Said before the call, as its own content block. */
   text?: string;
   /** Several calls in one message are parallel tool calls. */
@@ -541,7 +546,7 @@ export class ScriptedModel {
     const cached = this.options.promptCache?.serve(request);
     const usage: Usage = { ...DEFAULT_USAGE, ...cached?.usage, ...step.usage };
     request.provider = cached?.provider ?? null;
-    const model = request.model ?? 'unknown';
+    const model = step.model ?? request.model ?? 'unknown';
     const content: AnthropicBlock[] = [];
     if (step.text !== undefined) content.push({ type: 'text', text: step.text });
     if (isToolUse(step)) {
