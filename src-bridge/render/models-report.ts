@@ -23,7 +23,12 @@ function renderProviderPolicy(p: PolicySummary['provider']): string | null {
   return parts.length > 0 ? `  providers: ${parts.join(' · ')}` : null;
 }
 
-/** The policy in two lines (three with a provider policy): only what restricts the caller (no empty lists, no caps that are not set). */
+/** The models OpenRouter may fall back to, in order, under the default model; null when there are none. */
+function renderFallbacks(p: PolicySummary): string | null {
+  return p.fallbackModels.length > 0 ? `  fallbacks: ${p.fallbackModels.join(', ')}` : null;
+}
+
+/** The policy in two lines (one more each for fallback models and a provider policy): only what restricts the caller (no empty lists, no caps that are not set). */
 function renderPolicyBrief(p: PolicySummary): string[] {
   const limits = [
     p.allowlist.length > 0 ? `allowlist ${list(p.allowlist)}` : null,
@@ -34,6 +39,7 @@ function renderPolicyBrief(p: PolicySummary): string[] {
   ].filter((x): x is string => x !== null);
   return [
     `Policy: mode ${p.mode}; default model ${p.defaultModel}${limits.length ? `; ${limits.join('; ')}` : ''}`,
+    ...optional(renderFallbacks(p)),
     `  permissions ${p.defaultPermissionMode} (ceiling ${p.permissionCeiling}); profile ${p.delegateProfile} (at most); allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}; budgets ${formatUsd(p.budgets.perJobUsd)}/job, ${formatUsd(p.budgets.perDayUsd)}/day`,
     ...optional(renderProviderPolicy(p.provider)),
   ];
@@ -51,6 +57,7 @@ function renderPolicy(p: PolicySummary): string[] {
   ].filter((x): x is string => x !== null);
   return [
     `Policy: mode ${p.mode}; default model ${p.defaultModel}`,
+    ...optional(renderFallbacks(p)),
     `  allowlist: ${p.allowlist.length === 0 ? 'all tool-capable models' : list(p.allowlist)}; blocklist: ${list(p.blocklist)}`,
     `  price caps: ${caps.length === 0 ? 'none' : caps.join(', ')}`,
     `  permissions: default ${p.defaultPermissionMode}, ceiling ${p.permissionCeiling}`,

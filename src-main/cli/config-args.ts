@@ -5,7 +5,15 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ModelPatternSchema, ProviderNameSchema, SettingsPatchSchema, ToolRuleSchema, applySettingsPatch, matchesPattern } from '../contract/index.js';
+import {
+  FallbackModelSchema,
+  ModelPatternSchema,
+  ProviderNameSchema,
+  SettingsPatchSchema,
+  ToolRuleSchema,
+  applySettingsPatch,
+  matchesPattern,
+} from '../contract/index.js';
 import type { SecretKind, Settings, SettingsPatch } from '../contract/index.js';
 import { LIST_SETTINGS, SCALAR_SETTINGS, flagForIssuePath, getList, labelForIssuePath, withSetting } from './config-fields.js';
 import type { ListSetting, ScalarSetting, ValueKind } from './config-fields.js';
@@ -149,9 +157,14 @@ export function checkScalar(setting: ScalarSetting, raw: string): { value: unkno
   return 'problem' in checked ? { problem: `${setting.flag} ${JSON.stringify(raw)}: ${checked.problem}.` } : checked;
 }
 
-const ENTRY_SCHEMAS: Record<ListSetting['entry'], z.ZodType<string>> = { model: ModelPatternSchema, tool: ToolRuleSchema, provider: ProviderNameSchema };
+const ENTRY_SCHEMAS: Record<ListSetting['entry'], z.ZodType<string>> = {
+  model: ModelPatternSchema,
+  modelId: FallbackModelSchema,
+  tool: ToolRuleSchema,
+  provider: ProviderNameSchema,
+};
 
-/** A list entry (a model id or `vendor/*` pattern, a tool rule, a provider), checked like the settings check list entries. */
+/** A list entry (a model id or `vendor/*` pattern, a model id alone, a tool rule, a provider), checked like the settings check list entries. */
 export function checkPatternValue(raw: string, entry: ListSetting['entry'] = 'model'): { value: string } | { problem: string } {
   const checked = ENTRY_SCHEMAS[entry].safeParse(raw);
   return checked.success ? { value: checked.data } : { problem: issueMessages(checked.error) };

@@ -19,7 +19,7 @@ import {
 } from '../contract/index.js';
 import type { SettingPath, SettingUnit, Settings, SettingsPatch } from '../contract/index.js';
 
-export type ListField = 'allowlist' | 'blocklist' | 'approvableTools' | 'provider.only' | 'provider.ignore';
+export type ListField = 'fallbackModels' | 'allowlist' | 'blocklist' | 'approvableTools' | 'provider.only' | 'provider.ignore';
 export type { SettingPath } from '../contract/index.js';
 
 /** How a flag's text becomes a value; the schema then checks ranges. */
@@ -39,8 +39,11 @@ export interface ScalarSetting {
 
 export interface ListSetting {
   path: ListField;
-  /** What an entry is: a model id or `vendor/*` pattern, a tool rule (`Read`, `Bash(npm test:*)`, `*`), or an OpenRouter provider. */
-  entry: 'model' | 'tool' | 'provider';
+  /**
+   * What an entry is: a model id or `vendor/*` pattern, a model id alone, a tool rule (`Read`, `Bash(npm test:*)`, `*`), or an
+   * OpenRouter provider.
+   */
+  entry: 'model' | 'modelId' | 'tool' | 'provider';
   /** Adds an entry. */
   flag: string;
   /** Removes an entry. */
@@ -123,6 +126,15 @@ function inSentence(label: string): string {
 
 export const LIST_SETTINGS: readonly ListSetting[] = (
   [
+    // First of the lists before the price caps: shown just after the default model it stands in for.
+    {
+      path: 'fallbackModels',
+      entry: 'modelId',
+      flag: '--fallback-model',
+      removeFlag: '--unfallback-model',
+      clearFlag: '--clear-fallback-models',
+      shownBefore: 'maxPriceInputPerM',
+    },
     { path: 'allowlist', entry: 'model', flag: '--allow', removeFlag: '--unallow', clearFlag: '--clear-allowlist', shownBefore: 'maxPriceInputPerM' },
     { path: 'blocklist', entry: 'model', flag: '--block', removeFlag: '--unblock', clearFlag: '--clear-blocklist', shownBefore: 'maxPriceInputPerM' },
     {
@@ -174,6 +186,7 @@ export const withSetting = withSettingPatch;
 
 /** What an empty list means, where it means more than nothing. */
 export const EMPTY_LISTS: Partial<Record<ListField, string>> = {
+  fallbackModels: "(empty: the job's own model only)",
   allowlist: '(empty: every tool-capable model)',
   approvableTools: '(empty: callers may pre-approve nothing)',
   'provider.only': '(empty: any provider)',

@@ -203,6 +203,7 @@ function splitEntries(raw: string): string[] {
 
 const ADD_LABELS: Record<ListSetting['entry'], string> = {
   model: 'Add model ids or vendor/* patterns',
+  modelId: 'Add model ids',
   tool: 'Add tools or rules (Read, Bash(npm test:*), * for any)',
   provider: 'Add OpenRouter providers (anthropic, deepinfra …)',
 };

@@ -23,6 +23,7 @@ const COMMAND = 'openrouter-mcp-config';
 
 const ENTRY_HELP: Record<ListSetting['entry'], { name: string; what: string }> = {
   model: { name: 'ID_OR_PATTERN', what: 'a model id or vendor/* pattern' },
+  modelId: { name: 'ID', what: 'a model id' },
   tool: { name: 'TOOL', what: 'a tool or rule (Read, Bash(npm test:*), * for any)' },
   provider: { name: 'NAME', what: 'an OpenRouter provider (anthropic, deepinfra/turbo …)' },
 };

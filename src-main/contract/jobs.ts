@@ -51,6 +51,10 @@ export const JobPricesSchema = z.object({
   tieredFromPromptTokens: z.number().nullable(),
 });
 
+/** A model OpenRouter may serve a job's requests with when the job's own fails, with its list prices at admission. */
+export const JobFallbackSchema = z.object({ model: z.string(), prices: JobPricesSchema });
+export type JobFallback = z.infer<typeof JobFallbackSchema>;
+
 /**
  * One request a delegate made through the service's metering gateway (docs/ARCHITECTURE.md §11), as the
  * job's request log keeps it: what was asked, what OpenRouter answered, what it cost by the list prices.
@@ -59,7 +63,7 @@ export const GatewayRequestSchema = z.object({
   /** Its own id: the line written when it starts and the one written when it ends share it (the last wins). */
   id: z.string(),
   at: z.string(),
-  /** The model OpenRouter says served it (the job's model unless OpenRouter routed elsewhere). */
+  /** The model OpenRouter says served it: the job's model, or one of its fallbacks when that failed. */
   model: z.string(),
   /** The provider, when OpenRouter names it. */
   provider: z.string().nullable(),
@@ -119,6 +123,11 @@ export const JobRecordSchema = z.object({
   timeoutMinutes: z.number(),
   /** Absent in records written before prices were kept; then the catalog is asked again. */
   prices: JobPricesSchema.optional(),
+  /**
+   * The user's fallback models that passed the policy when the job was admitted, in order (a follow-up keeps its
+   * conversation's). Absent when there are none, and on jobs from before fallbacks.
+   */
+  fallbacks: z.array(JobFallbackSchema).optional(),
   /** First line of the prompt, for lists (the whole prompt is in prompt.txt). */
   promptPreview: z.string(),
   client: z.string(),

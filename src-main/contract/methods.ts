@@ -52,6 +52,8 @@ export type ModelRow = z.infer<typeof ModelRowSchema>;
 export const PolicySummarySchema = z.object({
   mode: DelegationModeSchema,
   defaultModel: z.string(),
+  /** Models OpenRouter tries when a job's own fails, in order (each held to the policy when a job is admitted). */
+  fallbackModels: z.array(z.string()),
   allowlist: z.array(z.string()),
   blocklist: z.array(z.string()),
   maxPriceInputPerM: z.number().nullable(),

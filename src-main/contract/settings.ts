@@ -59,6 +59,16 @@ export const ModelPatternSchema = z
   .trim()
   .regex(/^~?[a-z0-9][\w.-]*\/(\*|[\w.:~-]+)$/i, 'expected a model id like "vendor/model" or a pattern like "vendor/*"');
 
+/** A model id, never a `vendor/*` pattern: what a job runs on (`what` names it in the refusal). */
+function modelIdSchema(what: string) {
+  return ModelPatternSchema.refine((s) => !s.endsWith('/*'), `${what} must be a model id, not a pattern`);
+}
+
+/** A fallback model: OpenRouter tries it when the job's own model fails (README "Model fallbacks"). */
+export const FallbackModelSchema = modelIdSchema('a fallback model');
+/** Each fallback can be the dearest model a request is capped at, and each is one more policy check per job. */
+export const MAX_FALLBACK_MODELS = 3;
+
 /**
  * A Claude Code permission rule a caller may pass in allowed_tools: a tool name (`Read`,
  * `mcp__server__tool`), optionally narrowed (`Bash(npm test:*)`), or `*` for any.
@@ -151,7 +161,9 @@ export type ProviderPolicy = z.infer<typeof ProviderPolicySchema>;
 
 const settingsShape = {
   mode: DelegationModeSchema.default('ondemand'),
-  defaultModel: ModelPatternSchema.refine((s) => !s.endsWith('/*'), 'the default model must be a model id, not a pattern').default(DEFAULT_MODEL),
+  defaultModel: modelIdSchema('the default model').default(DEFAULT_MODEL),
+  /** Tried in order when a job's model fails; each is held to the same policy when a job is admitted. */
+  fallbackModels: z.array(FallbackModelSchema).max(MAX_FALLBACK_MODELS).default([]),
   /** Empty = every tool-capable model. */
   allowlist: z.array(ModelPatternSchema).default([]),
   blocklist: z.array(ModelPatternSchema).default([]),
@@ -318,6 +330,10 @@ export interface SettingMeta {
 const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   mode: { label: 'Mode', help: 'whether Claude Code may delegate: off, only when you ask, or on its own' },
   defaultModel: { label: 'Default model', help: 'model used when a delegation names none (must pass the allow- and blocklist)' },
+  fallbackModels: {
+    label: 'Fallback models',
+    help: `models OpenRouter tries in order when a job's own model fails (rate limits, downtime, refusals); each must pass the same policy, or it is skipped; at most ${MAX_FALLBACK_MODELS}`,
+  },
   allowlist: { label: 'Allowlist', help: "only these models (ids, or vendor/* for all of a vendor's)" },
   blocklist: { label: 'Blocklist', help: 'never these models, even when the allowlist matches' },
   maxPriceInputPerM: {

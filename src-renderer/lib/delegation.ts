@@ -8,6 +8,7 @@ import {
   DATA_COLLECTION,
   DELEGATE_PROFILES,
   DELEGATION_MODES,
+  FallbackModelSchema,
   MODE_EXPLANATIONS,
   ModelPatternSchema,
   PERMISSION_MODES,
@@ -171,6 +172,13 @@ export function patchProblem(current: Settings, patch: SettingsPatch): string | 
 export function patternProblem(text: string): string | null {
   if (text.trim() === '') return 'Type a model id like "deepseek/deepseek-v4-flash" or a pattern like "deepseek/*".';
   const parsed = ModelPatternSchema.safeParse(text);
+  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+}
+
+/** Why a fallback entry is not a model id, or null: "vendor/model", never a pattern. */
+export function fallbackModelProblem(text: string): string | null {
+  if (text.trim() === '') return 'Type a model id like "z-ai/glm-4.7".';
+  const parsed = FallbackModelSchema.safeParse(text);
   return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
 }
 

@@ -131,6 +131,18 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--mode': { calls: [['--mode', 'auto']], expected: { mode: 'auto' } },
   '--mode off': { calls: [['--mode', 'off']], expected: { mode: 'off' } },
   '--default-model': { calls: [['--default-model', 'qwen/qwen3-coder']], expected: { defaultModel: 'qwen/qwen3-coder' } },
+  '--fallback-model (repeated, in order)': {
+    calls: [['--fallback-model', 'z-ai/glm-4.7', '--fallback-model', 'qwen/qwen3-coder']],
+    expected: { fallbackModels: ['z-ai/glm-4.7', 'qwen/qwen3-coder'] },
+  },
+  '--unfallback-model': {
+    calls: [
+      ['--fallback-model', 'z-ai/glm-4.7', '--fallback-model', 'qwen/qwen3-coder'],
+      ['--unfallback-model', 'z-ai/glm-4.7'],
+    ],
+    expected: { fallbackModels: ['qwen/qwen3-coder'] },
+  },
+  '--clear-fallback-models': { calls: [['--fallback-model', 'z-ai/glm-4.7'], ['--clear-fallback-models']], expected: { fallbackModels: [] } },
   '--allow (repeated)': { calls: [['--allow', 'qwen/*', '--allow', 'deepseek/*']], expected: { allowlist: ['qwen/*', 'deepseek/*'] } },
   '--unallow': {
     calls: [
@@ -299,6 +311,9 @@ const INVALID: Array<[string[], string, string]> = [
   [['--default-model', 'qwen/*'], '--default-model', 'not a pattern'],
   [['--default-model', 'qwen'], '--default-model', 'expected a model id'],
   [['--allow', 'qwen'], '--allow', 'expected a model id'],
+  [['--fallback-model', 'qwen/*'], '--fallback-model', 'a fallback model must be a model id, not a pattern'],
+  [['--fallback-model', 'a/1', '--fallback-model', 'b/2', '--fallback-model', 'c/3', '--fallback-model', 'd/4'], '--fallback-model', 'Too big'],
+  [['--unfallback-model', 'z-ai/glm-4.7'], '--unfallback-model', 'not in the fallback models'],
   [['--allow', ''], '--allow', 'expected a model id'],
   [['--unallow', 'qwen/*'], '--unallow', 'not in the allowlist'],
   [['--unblock', 'openai/*'], '--unblock', 'not in the blocklist'],
@@ -573,6 +588,15 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       ignore: ['together'],
       allowFallbacks: false,
     });
+  });
+
+  it('shows the fallback models in --show as the flags write them, and --json the same', async () => {
+    const set = await config(['--fallback-model', 'z-ai/glm-4.7', '--fallback-model', 'qwen/qwen3-coder'], h.env);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain("Fallback models: (empty: the job's own model only) → z-ai/glm-4.7, qwen/qwen3-coder");
+    const text = (await config(['--show'], h.env)).stdout;
+    expect(text).toMatch(/^Fallback models:\s+z-ai\/glm-4\.7, qwen\/qwen3-coder\s+--fallback-model\/--unfallback-model$/m);
+    expect((await show(h.env)).settings.fallbackModels).toEqual(['z-ai/glm-4.7', 'qwen/qwen3-coder']);
   });
 
   it('--json keeps stdout to the JSON state, also after a change', async () => {

@@ -1,8 +1,8 @@
 /**
  * The metering gateway with the real service and the real `claude -p` as the delegate (docs/ARCHITECTURE.md §11):
  * what the pinned CLI sends to it, what OpenRouter then receives (the key, the attribution, the session, the
- * user's provider policy), the per-job request log, and a cap that stops a job before the request that would
- * cross it.
+ * user's provider policy, the job's fallback models), the per-job request log, and a cap that stops a job before
+ * the request that would cross it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KEY, MODEL } from '../support/delegation.js';
@@ -63,6 +63,46 @@ describe('the metering gateway, with the real Claude Code as delegate', { timeou
     // Priced at the catalog's list prices for the model ($0.14/M in, $0.28/M out, $0.028/M cache reads).
     expect(log.requests[1]?.costUsd).toBeCloseTo((3100 * 0.14 + 10 * 0.28 + 2900 * 0.028) / 1e6, 12);
     expect(end.job.requests).toEqual({ total: 2, failed: 0, refused: 0, clamped: 0 });
+    expect(end.job.estimatedCostUsd).toBeCloseTo(
+      log.requests.reduce((sum, r) => sum + r.costUsd, 0),
+      9,
+    );
+  });
+
+  it('sends the fallback models that pass the policy with every request, and logs and prices an answer by the model that served it', async () => {
+    const fallback = 'z-ai/glm-4.7';
+    await world.start({ fallbackModels: ['qwen/qwen3-coder', fallback], blocklist: ['qwen/*'] });
+    world.model.script('fallen-back', [
+      { toolUse: { name: 'Bash', input: { command: 'echo one', description: 'One step' } }, usage: { input_tokens: 3000, output_tokens: 40 } },
+      // OpenRouter served this one with the fallback, and says so in the answer.
+      { text: 'Served by the fallback.', model: fallback, usage: { input_tokens: 3100, output_tokens: 10, cache_read_input_tokens: 2900 } },
+    ]);
+    const service = await world.serve();
+    const client = await world.connect();
+    const started = await world.startJob(client, { prompt: `${m('fallen-back')} go`, allowedTools: ['Bash'] });
+    const end = await world.waitForEnd(client, started.job.id);
+    expect(end.job.state).toBe('succeeded');
+    expect(end.tail.some((e) => e.kind === 'text' && e.text.includes('Served by the fallback.'))).toBe(true);
+
+    // The blocklisted fallback is never sent: skipped at admission, with a note in the service's log.
+    expect(end.job.fallbacks?.map((f) => f.model)).toEqual([fallback]);
+    expect(service.stderr()).toContain(`jobs: ${end.job.id}: fallback qwen/qwen3-coder skipped: is on your blocklist (qwen/*)`);
+    const requests = world.model.requestsFor('fallen-back');
+    expect(requests).toHaveLength(2);
+    for (const request of requests) {
+      expect(request.model).toBe(MODEL);
+      expect((request.body as { fallbacks?: unknown }).fallbacks).toEqual([{ model: fallback }]);
+    }
+
+    const log = await client.call('jobs.requests', { jobId: end.job.id });
+    expect(log.requests.map((r) => [r.model, r.outcome, r.generationId])).toEqual([
+      [MODEL, 'ok', requests[0]?.messageId],
+      [fallback, 'ok', requests[1]?.messageId],
+    ]);
+    // Each at its own model's list prices from the catalog: $0.14/M in, $0.28/M out for the job's model; $0.40/M in,
+    // $1.75/M out, $0.08/M cache reads for the fallback.
+    expect(log.requests[0]?.costUsd).toBeCloseTo((3000 * 0.14 + 40 * 0.28) / 1e6, 12);
+    expect(log.requests[1]?.costUsd).toBeCloseTo((3100 * 0.4 + 10 * 1.75 + 2900 * 0.08) / 1e6, 12);
     expect(end.job.estimatedCostUsd).toBeCloseTo(
       log.requests.reduce((sum, r) => sum + r.costUsd, 0),
       9,

@@ -102,10 +102,10 @@ const pricing = (inputPerM: number, outputPerM: number, cacheWritePerM: number |
 
 /** A loose cap, a tight one (lowered, then refused), a router model without a price, and a job all but spent. */
 const JOB_SPECS: ReadonlyArray<Omit<GatewayJob, 'id' | 'sessionId'> & { weight: number }> = [
-  { model: 'deepseek/deepseek-v4-flash-0731', pricing: pricing(0.27, 1.1, null), maxCostUsd: 50, estimatedCostUsd: 0, weight: 40 },
-  { model: 'moonshotai/kimi-k2-0905', pricing: pricing(1, 2, 1.25), maxCostUsd: 0.25, estimatedCostUsd: 0, weight: 25 },
-  { model: 'openrouter/auto', pricing: null, maxCostUsd: 1, estimatedCostUsd: 0, weight: 20 },
-  { model: 'z-ai/glm-4.6', pricing: pricing(0.6, 2.2, null), maxCostUsd: 1, estimatedCostUsd: 0.97, weight: 15 },
+  { model: 'deepseek/deepseek-v4-flash-0731', pricing: pricing(0.27, 1.1, null), maxCostUsd: 50, estimatedCostUsd: 0, fallbacks: [], weight: 40 },
+  { model: 'moonshotai/kimi-k2-0905', pricing: pricing(1, 2, 1.25), maxCostUsd: 0.25, estimatedCostUsd: 0, fallbacks: [], weight: 25 },
+  { model: 'openrouter/auto', pricing: null, maxCostUsd: 1, estimatedCostUsd: 0, fallbacks: [], weight: 20 },
+  { model: 'z-ai/glm-4.6', pricing: pricing(0.6, 2.2, null), maxCostUsd: 1, estimatedCostUsd: 0.97, fallbacks: [], weight: 15 },
 ];
 
 interface FuzzJob extends GatewayJob {

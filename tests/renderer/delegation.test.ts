@@ -10,7 +10,15 @@ import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/settings.js';
 import type { Settings } from '../../src-main/contract/settings.js';
-import { formatDraft, parseNumber, patchProblem, patternProblem, providerNameProblem, refusalText } from '../../src-renderer/lib/delegation.js';
+import {
+  fallbackModelProblem,
+  formatDraft,
+  parseNumber,
+  patchProblem,
+  patternProblem,
+  providerNameProblem,
+  refusalText,
+} from '../../src-renderer/lib/delegation.js';
 import { CONFIG_CLI, runProcess } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
 import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
@@ -103,6 +111,9 @@ describe("the Delegation page's helpers", () => {
     expect(patternProblem('  ')).toMatch(/^Type a model id/);
     expect(patternProblem('deepseek/*')).toBeNull();
     expect(patternProblem('~anthropic/claude-sonnet-latest')).toBeNull();
+    expect(fallbackModelProblem('z-ai/glm-4.7')).toBeNull();
+    expect(fallbackModelProblem('z-ai/*')).toBe('A fallback model must be a model id, not a pattern.');
+    expect(fallbackModelProblem(' ')).toMatch(/^Type a model id/);
     expect(providerNameProblem(' ')).toMatch(/^Type a provider as OpenRouter names it/);
     expect(providerNameProblem('deepinfra/turbo')).toBeNull();
     expect(providerNameProblem('x'.repeat(101))).toMatch(/^Expected a provider name .*at most 100 characters/);
@@ -370,6 +381,53 @@ describe('the Delegation page', () => {
     expect(await page.getByTestId('allowlist-error').count()).toBe(0);
     // The keyboard stays in the editor after its chip went away.
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('allowlist-add');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('edits the fallback models: in order, a pattern and a fourth are refused inline, the CLI and a reload see each change', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    expect(await page.getByTestId('fallback-models-empty').textContent()).toContain('a job runs on its own model only');
+    const add = page.getByLabel('Add to the fallback models');
+    await add.fill('z-ai/glm-4.7');
+    await add.press('Enter');
+    await expect.poll(() => page.getByTestId('fallback-models-status').textContent()).toContain('Saved: added z-ai/glm-4.7');
+    await add.fill('qwen/qwen3-coder');
+    await page.getByRole('button', { name: 'Add to the fallback models' }).click();
+    await expect.poll(async () => (await shownSettings()).fallbackModels).toEqual(['z-ai/glm-4.7', 'qwen/qwen3-coder']);
+
+    // A pattern is no model a request can fall back to: refused before it is sent.
+    await add.fill('moonshotai/*');
+    await add.press('Enter');
+    await expect.poll(() => page.getByTestId('fallback-models-error').textContent()).toBe('Not saved: A fallback model must be a model id, not a pattern.');
+    await add.fill('moonshotai/kimi-k2');
+    await add.press('Enter');
+    await expect.poll(() => page.getByTestId('fallback-models-items').getByRole('listitem').count()).toBe(3);
+    await add.fill('z-ai/glm-4.6');
+    await add.press('Enter');
+    await expect.poll(() => page.getByTestId('fallback-models-error').textContent()).toBe('Not saved: Must be at most 3.');
+    expect((await shownSettings()).fallbackModels).toEqual(['z-ai/glm-4.7', 'qwen/qwen3-coder', 'moonshotai/kimi-k2']);
+    const onDisk = JSON.parse(await readFile(path.join(world.home, 'config', 'settings.json'), 'utf8')) as Settings;
+    expect(onDisk.fallbackModels).toEqual(['z-ai/glm-4.7', 'qwen/qwen3-coder', 'moonshotai/kimi-k2']);
+    await screenshotBothThemes(page, 'delegation-fallbacks');
+
+    await page.reload();
+    await expect.poll(() => page.getByRole('radio', { name: 'On demand' }).count()).toBe(1);
+    expect(await page.getByTestId('fallback-models-items').getByRole('listitem').allTextContents()).toEqual([
+      expect.stringContaining('z-ai/glm-4.7'),
+      expect.stringContaining('qwen/qwen3-coder'),
+      expect.stringContaining('moonshotai/kimi-k2'),
+    ]);
+    await page.getByRole('button', { name: 'Remove qwen/qwen3-coder from the fallback models' }).click();
+    await expect.poll(async () => (await shownSettings()).fallbackModels).toEqual(['z-ai/glm-4.7', 'moonshotai/kimi-k2']);
+
+    // And from the CLI while the page is open.
+    const run = await configCli(['--clear-fallback-models', '--fallback-model', 'deepseek/deepseek-v3.2']);
+    expect(run.code, run.stderr).toBe(0);
+    await expect
+      .poll(() => page.getByTestId('fallback-models-items').getByRole('listitem').allTextContents())
+      .toEqual([expect.stringContaining('deepseek/deepseek-v3.2')]);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -37,6 +37,26 @@ export function ceilingPrices(pricing: CatalogPricing | null): Prices | null {
   return { promptMax: Math.max(pricing.inputPerM, pricing.cacheWritePerM ?? pricing.inputPerM) / 1e6, output: pricing.outputPerM / 1e6 };
 }
 
+/**
+ * Prices no model of `pricings` is dearer than, field by field (a cache price left out counts at the input
+ * price, as the cost estimate charges it): what a request is capped at when OpenRouter may serve it with any of
+ * them, and what an answer is priced at when it names none of them. Null when any price is unknown.
+ */
+export function dearestPricing(pricings: ReadonlyArray<CatalogPricing | null>): CatalogPricing | null {
+  const known = pricings.filter((p): p is CatalogPricing => p !== null && !p.variable && p.inputPerM !== null && p.outputPerM !== null);
+  if (known.length === 0 || known.length < pricings.length) return null;
+  const most = (of: (p: CatalogPricing) => number) => Math.max(...known.map(of));
+  const tiers = known.map((p) => p.tieredFromPromptTokens).filter((t): t is number => t !== null);
+  return {
+    inputPerM: most((p) => p.inputPerM ?? 0),
+    outputPerM: most((p) => p.outputPerM ?? 0),
+    cacheReadPerM: most((p) => p.cacheReadPerM ?? p.inputPerM ?? 0),
+    cacheWritePerM: most((p) => p.cacheWritePerM ?? p.inputPerM ?? 0),
+    variable: false,
+    tieredFromPromptTokens: tiers.length > 0 ? Math.min(...tiers) : null,
+  };
+}
+
 export function promptTokensAtMost(bodyBytes: number, tokensPerByte: number): number {
   return Math.ceil(bodyBytes * tokensPerByte);
 }

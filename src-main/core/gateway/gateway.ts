@@ -4,8 +4,9 @@
  * (`ANTHROPIC_AUTH_TOKEN`), never the OpenRouter key. For each request the gateway finds the live job the
  * token belongs to, holds it to the job's model, prices it at most and checks that against the job's cap
  * and the day's, then forwards it to OpenRouter's Messages API with the key, the attribution, the job's
- * session (sticky routing) and the user's provider policy. The answer streams back as it arrives, read on
- * the way for its usage, and each request is written to the job's request log.
+ * session (sticky routing), the user's provider policy and the job's fallback models. The answer streams
+ * back as it arrives, read on the way for its usage, and each request is written to the job's request log,
+ * priced by the model the answer names.
  *
  * The listening socket is the host's (src-main/ipc/gateway-server.ts); this is what answers on it.
  */
@@ -18,7 +19,7 @@ import type { CatalogPricing } from '../catalog/parse.js';
 import { estimateCostUsd } from '../jobs/cost.js';
 import { anthropicError, anthropicErrorEvent } from './anthropic-error.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
-import { FIRST_TOKENS_PER_BYTE, ceilingPrices, decide, promptTokensAtMost, withMaxTokens } from './ceiling.js';
+import { FIRST_TOKENS_PER_BYTE, ceilingPrices, dearestPricing, decide, promptTokensAtMost, withMaxTokens } from './ceiling.js';
 import { tokenHash } from './job-token.js';
 import { UsageMeter } from './usage-meter.js';
 import type { MeteredAnswer } from './usage-meter.js';
@@ -56,6 +57,8 @@ export interface GatewayJob {
   model: string;
   sessionId: string;
   pricing: CatalogPricing | null;
+  /** Models OpenRouter may serve the job's requests with when its own fails, in order (each passed the policy at admission). */
+  fallbacks: Array<{ model: string; pricing: CatalogPricing }>;
   maxCostUsd: number;
   /** What the job has spent by its own stream's estimate (kept across restarts in its record). */
   estimatedCostUsd: number;
@@ -221,7 +224,10 @@ export class MeteringGateway {
     };
     let outgoing = parsed;
     let modified = false;
-    const prices = ceilingPrices(job.pricing);
+    // A fallback no cap could hold is never sent (admission keeps none; this holds whatever the job says).
+    const fallbacks = job.fallbacks.filter((f) => ceilingPrices(f.pricing) !== null);
+    // Capped at the dearest model that may serve it, so the cap holds whichever does.
+    const prices = ceilingPrices(fallbacks.length > 0 ? dearestPricing([job.pricing, ...fallbacks.map((f) => f.pricing)]) : job.pricing);
     if (prices && !counting) {
       const spent = Math.max(job.estimatedCostUsd, meter.finishedUsd);
       const jobInFlight = [...meter.inFlight.values()].reduce((a, b) => a + b, 0);
@@ -259,6 +265,12 @@ export class MeteringGateway {
       outgoing = { ...outgoing, provider: { ...(isObject(outgoing.provider) ? outgoing.provider : {}), ...provider } };
       modified = true;
     }
+    if (!counting && (fallbacks.length > 0 || 'fallbacks' in outgoing || 'models' in outgoing)) {
+      // Only the user's fallbacks, as the job recorded them: models a delegate names itself passed no policy and no cap.
+      const { fallbacks: _theirs, models: _theirModels, ...rest } = outgoing;
+      outgoing = fallbacks.length > 0 ? { ...rest, fallbacks: fallbacks.map((f) => ({ model: f.model })) } : rest;
+      modified = true;
+    }
     // Unchanged, the bytes as the delegate sent them (undici takes a Buffer; its typing here does not say so).
     let payload = input.body as unknown as string;
     if (modified) {
@@ -282,7 +294,7 @@ export class MeteringGateway {
     const streaming = parsed.stream === true;
     const usageMeter = new UsageMeter(streaming, (answer) => {
       // As the answer streams, what it has cost so far replaces its share of the reservation when larger.
-      const cost = costOf(answer.usage, job.pricing);
+      const cost = costOf(answer.usage, servedPricing(job, fallbacks, answer.model));
       const reserved = meter.inFlight.get(requestId);
       if (reserved !== undefined && cost > reserved) meter.inFlight.set(requestId, cost);
     });
@@ -323,7 +335,7 @@ export class MeteringGateway {
         if (streaming && !res.writableEnded) res.end(anthropicErrorEvent('api_error', 'OpenRouter broke off the answer; try again.'));
         else res.destroy();
       } else if (answer.error && entry.outcome === 'ok') Object.assign(entry, { outcome: 'upstream_error', note: answer.error });
-      this.settle(entry, answer, job);
+      this.settle(entry, answer, job, fallbacks);
     } finally {
       res.off('close', hungUp);
       meter.inFlight.delete(requestId);
@@ -342,12 +354,13 @@ export class MeteringGateway {
     }
   }
 
-  private settle(entry: GatewayRequest, answer: MeteredAnswer, job: GatewayJob): void {
+  private settle(entry: GatewayRequest, answer: MeteredAnswer, job: GatewayJob, fallbacks: GatewayJob['fallbacks']): void {
     entry.usage = { ...answer.usage };
     entry.generationId = answer.generationId;
     entry.provider = answer.provider;
     if (answer.model) entry.model = answer.model;
-    entry.costUsd = costOf(answer.usage, job.pricing);
+    // OpenRouter prices a request by the model that served it, which its answer names.
+    entry.costUsd = costOf(answer.usage, servedPricing(job, fallbacks, answer.model));
     if (entry.ceilingUsd > 0 && entry.costUsd > entry.ceilingUsd * 1.5 + 1e-6) {
       this.log(`gateway: ${job.id}: a request cost ${formatUsd(entry.costUsd)}, above its ceiling of ${formatUsd(entry.ceilingUsd)}`);
     }
@@ -368,6 +381,17 @@ export class MeteringGateway {
     headers['accept-encoding'] = 'identity';
     return headers;
   }
+}
+
+/**
+ * The prices of the model an answer names: the job's own or one of its fallbacks. An answer that names none
+ * of them (or nothing) is priced at the dearest, never below what it may have cost.
+ */
+function servedPricing(job: GatewayJob, fallbacks: GatewayJob['fallbacks'], model: string | null): CatalogPricing | null {
+  if (fallbacks.length === 0) return job.pricing;
+  const models = [{ model: job.model, pricing: job.pricing }, ...fallbacks];
+  const named = model === null ? undefined : (models.find((m) => m.model === model) ?? models.find((m) => m.model.toLowerCase() === model.toLowerCase()));
+  return named ? named.pricing : dearestPricing(models.map((m) => m.pricing));
 }
 
 function costOf(usage: Usage, pricing: CatalogPricing | null): number {

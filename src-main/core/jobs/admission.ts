@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ServiceError, isActive, nextCall } from '../../contract/index.js';
-import type { JobRecord, ParsedRequestOf, Settings } from '../../contract/index.js';
+import type { JobFallback, JobRecord, ParsedRequestOf, Settings } from '../../contract/index.js';
 import type { CatalogPricing } from '../catalog/parse.js';
 import { holdsSecret, scrubSecrets } from '../secrets/redact.js';
 import { checkBudget } from './budget.js';
@@ -17,6 +17,7 @@ import {
   promptPreview,
   resolveAllowedTools,
   resolveDirectory,
+  resolveFallbacks,
   resolveMaxCost,
   resolveModel,
   resolvePermission,
@@ -39,6 +40,10 @@ export interface ResolvedJobRequest {
   fields: JobRequestFields;
   prompt: string;
   pricing: CatalogPricing;
+  /** The fallback models that passed the policy, in order, with their prices. */
+  fallbacks: JobFallback[];
+  /** Why each fallback left out was left out, for the log. */
+  skippedFallbacks: string[];
   key: string;
   callerPath: string | undefined;
   settings: Settings;
@@ -63,7 +68,11 @@ export async function resolveJobRequest(
   const addDirs = previous ? previous.addDirs : await Promise.all((request.addDirs ?? []).map((d) => resolveDirectory(d, callerCwd, 'add_dirs entry')));
   const workDirs = [cwd, ...addDirs];
   const prompt = await resolvePrompt(request, callerCwd, { workDirs, serviceDirs: deps.serviceDirs ?? [] });
-  const model = resolveModel(previous ? previous.model : request.model, await deps.models(), settings);
+  const models = await deps.models();
+  const model = resolveModel(previous ? previous.model : request.model, models, settings);
+  // A follow-up keeps its conversation's fallbacks, held to the policy as it is now like its model.
+  const fallbackIds = previous ? (previous.fallbacks ?? []).map((f) => f.model) : settings.fallbackModels;
+  const fallbacks = resolveFallbacks(fallbackIds, model, models, settings);
   const permissionMode = resolvePermission(request.permissionMode ?? previous?.permissionMode, settings);
   // A follow-up keeps its conversation's profile (its tools), checked against the policy as it is now.
   const profile = resolveProfile(previous ? previous.profile : request.profile, settings, previous !== null);
@@ -97,6 +106,8 @@ export async function resolveJobRequest(
     },
     prompt,
     pricing: model.pricing,
+    fallbacks: fallbacks.fallbacks.map((m) => ({ model: m.id, prices: m.pricing })),
+    skippedFallbacks: fallbacks.skipped,
     key,
     callerPath: request.caller.path,
     settings,
@@ -131,8 +142,9 @@ export function conversationToContinue(registry: JobRegistry, request: FollowupR
  * starts the queue moving (Supervisor.pump) once this returns.
  */
 export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest, precondition: () => void = () => undefined): Promise<LiveJob> {
-  const { fields, prompt, pricing, key, callerPath, settings } = resolved;
+  const { fields, prompt, pricing, fallbacks, key, callerPath, settings } = resolved;
   const record = newRecord(registry, fields);
+  if (fallbacks.length > 0) record.fallbacks = fallbacks;
   if (estimateCostUsd([], pricing) === null) {
     throw new ServiceError('policy_refused', `${record.model} has no fixed price (a router), so its cost cannot be capped. Pick a model with list prices.`);
   }
@@ -156,6 +168,7 @@ export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest,
     registry.wake(job);
     throw new ServiceError('io_error', errorMessage(error));
   }
+  for (const note of resolved.skippedFallbacks) registry.log(`jobs: ${record.id}: ${note}`);
   registry.queue.push(record.id);
   registry.emit(job);
   return job;

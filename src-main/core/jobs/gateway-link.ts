@@ -34,6 +34,7 @@ export class GatewayLink implements GatewayJobs {
       model: record.model,
       sessionId: record.sessionId,
       pricing: job.pricing ?? record.prices ?? null,
+      fallbacks: (record.fallbacks ?? []).map((f) => ({ model: f.model, pricing: f.prices })),
       maxCostUsd: record.maxCostUsd,
       estimatedCostUsd: record.estimatedCostUsd,
     };

@@ -12,6 +12,7 @@ import { formatPricePerM } from '../../common/format.js';
 import type { CatalogModel } from '../catalog/parse.js';
 import { evaluateModel } from '../catalog/policy.js';
 import { queryModels } from '../catalog/query.js';
+import { estimateCostUsd } from './cost.js';
 import { scrubSecrets } from '../secrets/redact.js';
 
 export const MAX_PROMPT_BYTES = 1024 * 1024;
@@ -280,10 +281,15 @@ function alternatives(models: CatalogModel[], settings: Settings): string {
   return `Allowed instead (cheapest first): ${rows.map((r) => `${r.id} (${formatPricePerM(r.priceInputPerM, r.variablePricing)} in, ${formatPricePerM(r.priceOutputPerM, r.variablePricing)} out)`).join(', ')}.`;
 }
 
+/** The catalog's model by id, the exact id first, then without regard to case. */
+function findModel(id: string, models: readonly CatalogModel[]): CatalogModel | undefined {
+  return models.find((m) => m.id === id) ?? models.find((m) => m.id.toLowerCase() === id.toLowerCase());
+}
+
 /** The model, checked against the policy; a refusal names allowed alternatives. */
 export function resolveModel(requested: string | undefined, models: CatalogModel[], settings: Settings): CatalogModel {
   const id = requested ?? settings.defaultModel;
-  const model = models.find((m) => m.id === id) ?? models.find((m) => m.id.toLowerCase() === id.toLowerCase());
+  const model = findModel(id, models);
   if (!model) {
     throw new ServiceError('policy_refused', `OpenRouter has no model "${id}". ${alternatives(models, settings)}`);
   }
@@ -292,6 +298,34 @@ export function resolveModel(requested: string | undefined, models: CatalogModel
     throw new ServiceError('policy_refused', `The user's policy does not allow ${model.id}: ${verdict.reason ?? 'refused'}. ${alternatives(models, settings)}`);
   }
   return model;
+}
+
+/**
+ * The fallback models a job may be served by, in order: each held to the policy like the job's own model
+ * (evaluateModel) and to known list prices (admission's rule for the job's own), so a cap holds whichever
+ * serves a request. The job's own model and repeats are left out. One that fails is skipped with a short note
+ * saying why, never a refusal of the job: the job's own model passed.
+ */
+export function resolveFallbacks(
+  ids: readonly string[],
+  primary: CatalogModel,
+  models: CatalogModel[],
+  settings: Settings,
+): { fallbacks: CatalogModel[]; skipped: string[] } {
+  const fallbacks: CatalogModel[] = [];
+  const skipped: string[] = [];
+  for (const id of ids) {
+    const model = findModel(id, models);
+    if (!model) {
+      skipped.push(`fallback ${id} skipped: OpenRouter has no such model`);
+      continue;
+    }
+    if (model.id === primary.id || fallbacks.some((f) => f.id === model.id)) continue;
+    const reason = evaluateModel(model, settings).reason ?? (estimateCostUsd([], model.pricing) === null ? 'has no fixed price' : undefined);
+    if (reason === undefined) fallbacks.push(model);
+    else skipped.push(`fallback ${model.id} skipped: ${reason}`);
+  }
+  return { fallbacks, skipped };
 }
 
 export function resolveMaxCost(requested: number | undefined, settings: Settings): number {

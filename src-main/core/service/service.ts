@@ -77,6 +77,7 @@ export function policySummary(s: Settings): PolicySummary {
   return {
     mode: s.mode,
     defaultModel: s.defaultModel,
+    fallbackModels: s.fallbackModels,
     allowlist: s.allowlist,
     blocklist: s.blocklist,
     maxPriceInputPerM: s.maxPriceInputPerM,

@@ -1,4 +1,4 @@
-/** What `openrouter_models` says about the policy: only what restricts, the provider policy in one short line. */
+/** What `openrouter_models` says about the policy: only what restricts; the fallback models and the provider policy each in one short line. */
 import { describe, expect, it } from 'vitest';
 import type { ModelsReport } from '../../../src-main/contract/methods.js';
 import { applySettingsPatch, defaultSettings } from '../../../src-main/contract/settings.js';
@@ -44,5 +44,23 @@ describe('renderModelsReport: the provider policy', () => {
     [{ ignore: ['deepinfra/turbo'] }, '  providers: skipping: deepinfra/turbo'],
   ])('names one departure alone: %j', (provider, line) => {
     expect(providerLines(renderModelsReport(report({ provider }), {}, false))).toEqual([line]);
+  });
+});
+
+describe('renderModelsReport: the fallback models', () => {
+  const fallbackLines = (text: string) => text.split('\n').filter((line) => line.trimStart().startsWith('fallbacks:'));
+
+  it('says nothing about fallbacks when there are none', () => {
+    for (const detail of [false, true]) expect(fallbackLines(renderModelsReport(report(), {}, detail))).toEqual([]);
+  });
+
+  it('names them in order in one line, just under the default model', () => {
+    const withFallbacks = report({ fallbackModels: ['z-ai/glm-4.7', 'qwen/qwen3-coder'] });
+    for (const detail of [false, true]) {
+      const lines = renderModelsReport(withFallbacks, {}, detail).split('\n');
+      expect(lines[0]).toMatch(/^Policy: mode ondemand; default model deepseek\/deepseek-v4-flash-0731/);
+      expect(lines[1]).toBe('  fallbacks: z-ai/glm-4.7, qwen/qwen3-coder');
+      expect(fallbackLines(lines.join('\n'))).toHaveLength(1);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ceilingPrices, decide, promptTokensAtMost, withMaxTokens } from '../../../src-main/core/gateway/ceiling.js';
+import { ceilingPrices, dearestPricing, decide, promptTokensAtMost, withMaxTokens } from '../../../src-main/core/gateway/ceiling.js';
 
 const pricing = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePerM: 1.25, variable: false, tieredFromPromptTokens: null };
 const prices = ceilingPrices(pricing) ?? { promptMax: 0, output: 0 };
@@ -50,6 +50,38 @@ describe('what a request can cost at most', () => {
   it('lets a request without an answer (count_tokens) through while its prompt fits', () => {
     expect(decide({ standing: standing(0), prices, promptTokens: 1000, maxTokens: null })).toMatchObject({ go: true, maxTokens: null });
     expect(decide({ standing: standing(0.5), prices, promptTokens: 1000, maxTokens: null }).go).toBe(false);
+  });
+});
+
+describe("the dearest of a job's model and its fallbacks", () => {
+  const fallback = { inputPerM: 3, outputPerM: 1.5, cacheReadPerM: null, cacheWritePerM: null, variable: false, tieredFromPromptTokens: 32000 };
+
+  it('takes each price from whichever model is dearer for it, a missing cache price counting at the input price', () => {
+    expect(dearestPricing([pricing, fallback])).toEqual({
+      inputPerM: 3,
+      outputPerM: 2,
+      // The fallback publishes no cache prices: its cached tokens are charged at its $3/M input.
+      cacheReadPerM: 3,
+      cacheWritePerM: 3,
+      variable: false,
+      tieredFromPromptTokens: 32000,
+    });
+    // Its ceiling: prompt tokens at the dearest prompt price of either, the answer at the dearest output price.
+    expect(ceilingPrices(dearestPricing([pricing, fallback]))).toEqual({ promptMax: 3e-6, output: 2e-6 });
+  });
+
+  it('caps a request so that it fits whichever model serves it', () => {
+    const dearest = ceilingPrices(dearestPricing([pricing, fallback])) ?? prices;
+    // $0.01 left: at the job's own prices 1,000 prompt tokens leave 4,375 output tokens; at the dearest, 3,500.
+    expect(decide({ standing: standing(0.49), prices, promptTokens: 1000, maxTokens: 32000 })).toMatchObject({ maxTokens: 4375 });
+    expect(decide({ standing: standing(0.49), prices: dearest, promptTokens: 1000, maxTokens: 32000 })).toMatchObject({ go: true, maxTokens: 3500 });
+  });
+
+  it('is unknown when any price is (a router), and one model alone prices as itself', () => {
+    expect(dearestPricing([pricing, { ...fallback, variable: true }])).toBeNull();
+    expect(dearestPricing([pricing, { ...fallback, outputPerM: null }])).toBeNull();
+    expect(dearestPricing([null, fallback])).toBeNull();
+    expect(ceilingPrices(dearestPricing([pricing]))).toEqual(ceilingPrices(pricing));
   });
 });
 

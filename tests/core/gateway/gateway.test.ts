@@ -22,6 +22,9 @@ const MODEL = 'deepseek/deepseek-v4-flash-0731';
 const MESSAGES = '/api/v1/messages';
 /** $1/M in, $2/M out: a request's ceiling is easy to reckon. */
 const PRICING = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePerM: 1.25, variable: false, tieredFromPromptTokens: null };
+/** A dearer fallback: $3/M in, $10/M out, no cache-write price (so written at the input price). */
+const FALLBACK = 'z-ai/glm-4.7';
+const FALLBACK_PRICING = { inputPerM: 3, outputPerM: 10, cacheReadPerM: 0.3, cacheWritePerM: null, variable: false, tieredFromPromptTokens: null };
 
 class Jobs implements GatewayJobs {
   readonly jobs = new Map<string, GatewayJob>();
@@ -42,6 +45,7 @@ class Jobs implements GatewayJobs {
       model: MODEL,
       sessionId: 'sess-1',
       pricing: PRICING,
+      fallbacks: [],
       maxCostUsd: 0.5,
       estimatedCostUsd: 0,
       ...job,
@@ -77,7 +81,7 @@ function sse(events: Array<Record<string, unknown>>): string {
   return events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join('');
 }
 
-function answerEvents(usage: { input: number; output: number; cacheRead?: number }, text = 'Hello'): Array<Record<string, unknown>> {
+function answerEvents(usage: { input: number; output: number; cacheRead?: number }, text = 'Hello', model = MODEL): Array<Record<string, unknown>> {
   return [
     {
       type: 'message_start',
@@ -85,7 +89,7 @@ function answerEvents(usage: { input: number; output: number; cacheRead?: number
         id: 'gen-123',
         type: 'message',
         role: 'assistant',
-        model: MODEL,
+        model,
         content: [],
         usage: { input_tokens: usage.input, output_tokens: 1, cache_read_input_tokens: usage.cacheRead ?? 0, cache_creation_input_tokens: 0 },
       },
@@ -344,6 +348,85 @@ describe('the metering gateway', () => {
     await (await post(token, body())).text();
     const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as { provider: unknown };
     expect(sent.provider).toEqual({ data_collection: 'deny', zdr: true });
+  });
+
+  it("adds the job's fallbacks to the body, its model unchanged, and caps the request at the dearest model", async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const { token } = jobs.add({ fallbacks: [{ model: FALLBACK, pricing: FALLBACK_PRICING }] });
+    const payload = body({ max_tokens: 1000 });
+    await (await post(token, payload)).text();
+    const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as Record<string, unknown>;
+    expect(sent).toEqual({ ...payload, fallbacks: [{ model: FALLBACK }] });
+    // Every prompt token at the dearest prompt price ($3/M, the fallback's input), the answer at its $10/M.
+    const promptTokens = Math.ceil(Buffer.byteLength(JSON.stringify(payload)) / 3);
+    expect(jobs.log[0]?.entry.ceilingUsd).toBeCloseTo((promptTokens * 3 + 1000 * 10) / 1e6, 12);
+  });
+
+  it("lowers max_tokens to what the cap pays for at the dearest model, where the job's own would have fitted", async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    // $0.015: 2,000 tokens at the job's $2/M out fit; at the fallback's $10/M only about 1,450 do.
+    const plain = jobs.add({ maxCostUsd: 0.015 });
+    await (await post(plain.token, body({ max_tokens: 2000 }))).text();
+    const withFallback = jobs.add({ maxCostUsd: 0.015, fallbacks: [{ model: FALLBACK, pricing: FALLBACK_PRICING }] });
+    await (await post(withFallback.token, body({ max_tokens: 2000 }))).text();
+    const [first, second] = fake.requestsTo(MESSAGES).map((r) => JSON.parse(r.body) as { max_tokens: number });
+    expect(first?.max_tokens).toBe(2000);
+    expect(second?.max_tokens).toBeLessThan(1500);
+    expect(second?.max_tokens).toBeGreaterThan(1400);
+    expect(jobs.log[1]?.entry).toMatchObject({ maxTokens: second?.max_tokens, maxTokensAsked: 2000 });
+  });
+
+  it("prices each answer by the model it names: the fallback at its prices, the job's own at its, any other at the dearest", async () => {
+    const usage = { input: 1000, output: 100, cacheRead: 500 };
+    const served: string[] = [FALLBACK, MODEL, 'other/model'];
+    fake.route('POST', MESSAGES, (request, res) => streamAnswer(answerEvents(usage, 'Hi', served[fake.requestsTo(MESSAGES).length - 1]))(request, res));
+    const { token } = jobs.add({ fallbacks: [{ model: FALLBACK, pricing: FALLBACK_PRICING }] });
+    for (let i = 0; i < served.length; i++) await (await post(token, body())).text();
+    const at = (p: { inputPerM: number; outputPerM: number; cacheReadPerM: number }) => (1000 * p.inputPerM + 100 * p.outputPerM + 500 * p.cacheReadPerM) / 1e6;
+    expect(jobs.log.map((l) => l.entry.model)).toEqual(served);
+    expect(jobs.log[0]?.entry.costUsd).toBeCloseTo(at(FALLBACK_PRICING), 12);
+    expect(jobs.log[1]?.entry.costUsd).toBeCloseTo(at(PRICING), 12);
+    // Named neither: the dearest of each price ($3/M in, $10/M out, $0.30/M cache reads: all the fallback's here).
+    expect(jobs.log[2]?.entry.costUsd).toBeCloseTo(at({ inputPerM: 3, outputPerM: 10, cacheReadPerM: 0.3 }), 12);
+    expect(jobs.log[2]?.meteredUsd).toBeCloseTo(at(FALLBACK_PRICING) + at(PRICING) + at(FALLBACK_PRICING), 12);
+  });
+
+  it('prices a non-streaming answer by the model it names too', async () => {
+    fake.route('POST', MESSAGES, (_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'gen-9', type: 'message', model: FALLBACK, content: [], usage: { input_tokens: 50, output_tokens: 7 } }));
+    });
+    const { token } = jobs.add({ fallbacks: [{ model: FALLBACK, pricing: FALLBACK_PRICING }] });
+    await (await post(token, body({ stream: false }))).text();
+    expect(jobs.log[0]?.entry).toMatchObject({ model: FALLBACK, costUsd: expect.closeTo((50 * 3 + 7 * 10) / 1e6, 12) as unknown });
+  });
+
+  it("sends no fallbacks with count_tokens, and none but the job's with a message: what a delegate names itself is dropped", async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    fake.route('POST', `${MESSAGES}/count_tokens`, (_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"input_tokens":3}');
+    });
+    const own = jobs.add({ fallbacks: [{ model: FALLBACK, pricing: FALLBACK_PRICING }] });
+    const counting = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
+    expect((await post(own.token, counting, { path: '/v1/messages/count_tokens' })).status).toBe(200);
+    expect(fake.requestsTo(`${MESSAGES}/count_tokens`)[0]?.body).toBe(JSON.stringify(counting));
+
+    const theirs = { fallbacks: [{ model: 'anthropic/claude-opus-4' }], models: ['openai/gpt-5'] };
+    await (await post(own.token, body(theirs))).text();
+    const none = jobs.add();
+    await (await post(none.token, body(theirs))).text();
+    const [withOwn, withNone] = fake.requestsTo(MESSAGES).map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    expect(withOwn).toEqual({ ...body(), fallbacks: [{ model: FALLBACK }] });
+    expect(withNone).toEqual(body());
+  });
+
+  it('never sends a fallback without a known price: no cap could hold on it', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const router = { ...FALLBACK_PRICING, inputPerM: null, outputPerM: null, variable: true };
+    const { token } = jobs.add({ fallbacks: [{ model: 'openrouter/auto', pricing: router }] });
+    await (await post(token, body())).text();
+    expect(fake.requestsTo(MESSAGES)[0]?.body).toBe(JSON.stringify(body()));
   });
 
   it('answers an unreachable OpenRouter with a 502 that Claude Code retries', async () => {

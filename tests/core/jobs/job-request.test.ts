@@ -1,14 +1,25 @@
 /**
  * What a caller may ask of a job: allowed_tools within the user's approvableTools, file-reading tools within
- * the job's folders, and a prompt_file only from those folders (read by the service itself, so checked here).
+ * the job's folders, and a prompt_file only from those folders (read by the service itself, so checked here);
+ * and which of the user's fallback models a job may be served by.
  */
 import { execFile } from 'node:child_process';
 import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_APPROVABLE_TOOLS, defaultSettings, isApprovableTool } from '../../../src-main/contract/index.js';
-import { assertToolsInProfile, resolveAllowedTools, resolveProfile, resolvePrompt } from '../../../src-main/core/jobs/job-request.js';
+import { DEFAULT_APPROVABLE_TOOLS, applySettingsPatch, defaultSettings, isApprovableTool } from '../../../src-main/contract/index.js';
+import type { SettingsPatch } from '../../../src-main/contract/index.js';
+import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
+import {
+  assertToolsInProfile,
+  resolveAllowedTools,
+  resolveFallbacks,
+  resolveModel,
+  resolveProfile,
+  resolvePrompt,
+} from '../../../src-main/core/jobs/job-request.js';
+import { readJsonFixture } from '../../support/fake-openrouter.js';
 import type { JobFolders } from '../../../src-main/core/jobs/job-request.js';
 import { makeTempHome } from '../../support/temp-home.js';
 
@@ -28,6 +39,49 @@ describe('isApprovableTool', () => {
   });
   it('allows anything with "*"', () => {
     expect(isApprovableTool('Bash', ['*'])).toBe(true);
+  });
+});
+
+describe('resolveFallbacks', () => {
+  const models = parseModelsBody(readJsonFixture('models-2026-08.json'));
+  const primary = resolveModel('deepseek/deepseek-v4-flash-0731', models, defaultSettings());
+  const fallbacksOf = (ids: string[], patch: SettingsPatch = {}) => resolveFallbacks(ids, primary, models, applySettingsPatch(defaultSettings(), patch));
+
+  it('keeps, in order, the models the policy allows, each with its own catalog prices', () => {
+    const { fallbacks, skipped } = fallbacksOf(['z-ai/glm-4.7', 'qwen/qwen3-coder']);
+    expect(fallbacks.map((m) => [m.id, m.pricing.inputPerM, m.pricing.outputPerM])).toEqual([
+      ['z-ai/glm-4.7', 0.4, 1.75],
+      ['qwen/qwen3-coder', 0.3, 1],
+    ]);
+    expect(skipped).toEqual([]);
+  });
+
+  it("leaves out the job's own model and repeats, and takes the catalog's spelling of an id", () => {
+    const { fallbacks, skipped } = fallbacksOf(['deepseek/deepseek-v4-flash-0731', 'Z-AI/GLM-4.7', 'z-ai/glm-4.7']);
+    expect(fallbacks.map((m) => m.id)).toEqual(['z-ai/glm-4.7']);
+    expect(skipped).toEqual([]);
+  });
+
+  it("skips, saying why, each model the policy would refuse as a job's own model, and keeps the rest", () => {
+    const cases: Array<[string, SettingsPatch, string]> = [
+      ['qwen/qwen3-coder', { blocklist: ['qwen/*'] }, 'fallback qwen/qwen3-coder skipped: is on your blocklist (qwen/*)'],
+      ['qwen/qwen3-coder', { allowlist: ['deepseek/*', 'z-ai/*'] }, 'fallback qwen/qwen3-coder skipped: is not on your allowlist'],
+      ['moonshotai/kimi-k3', { maxPriceOutputPerM: 5 }, 'fallback moonshotai/kimi-k3 skipped: output $15.00/M is above your cap of $5.00/M'],
+      ['moonshotai/kimi-k3', { maxPriceInputPerM: 1 }, 'fallback moonshotai/kimi-k3 skipped: input $3.00/M is above your cap of $1.00/M'],
+      ['rekaai/reka-edge', { minContext: 64_000 }, 'fallback rekaai/reka-edge skipped: context 16.4k is below your minimum of 64k'],
+      ['openrouter/fusion', {}, 'fallback openrouter/fusion skipped: does not support tool calls, which a delegated Claude Code session needs'],
+      // No price cap refuses a router, but no known price means no cap could hold: skipped like a job's own model is refused.
+      ['openrouter/auto', {}, 'fallback openrouter/auto skipped: has no fixed price'],
+      ['nobody/no-such-model', {}, 'fallback nobody/no-such-model skipped: OpenRouter has no such model'],
+    ];
+    for (const [id, patch, note] of cases) {
+      const { fallbacks, skipped } = fallbacksOf([id, 'z-ai/glm-4.7'], patch);
+      expect(skipped, id).toEqual([note]);
+      expect(
+        fallbacks.map((m) => m.id),
+        id,
+      ).toEqual(['z-ai/glm-4.7']);
+    }
   });
 });
 

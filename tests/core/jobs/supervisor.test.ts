@@ -362,6 +362,46 @@ describe('a follow-up', () => {
   });
 });
 
+describe('fallback models', () => {
+  it('are recorded on a job with their prices when they pass the policy; one that does not is skipped with a note in the log, the job runs', async () => {
+    const log: string[] = [];
+    const h = harness({ settings: { fallbackModels: ['z-ai/glm-4.7', 'qwen/qwen3-coder'], blocklist: ['qwen/*'] }, deps: { log: (line) => log.push(line) } });
+    const id = await h.start();
+    const record = await finalState(h, id);
+    expect(record.state).toBe('succeeded');
+    expect(record.fallbacks).toEqual([
+      {
+        model: 'z-ai/glm-4.7',
+        prices: { inputPerM: 0.4, outputPerM: 1.75, cacheReadPerM: 0.08, cacheWritePerM: null, variable: false, tieredFromPromptTokens: null },
+      },
+    ]);
+    expect(log).toContain(`jobs: ${id}: fallback qwen/qwen3-coder skipped: is on your blocklist (qwen/*)`);
+    // On disk too, so the gateway still has them after a restart.
+    expect((await h.store.load(id)).fallbacks).toEqual(record.fallbacks);
+  });
+
+  it('are absent from a job when there are none, or none passes', async () => {
+    const h = harness({ settings: { fallbackModels: ['deepseek/deepseek-v4-flash-0731', 'openrouter/auto'] } });
+    const record = await finalState(h, await h.start());
+    expect(record.state).toBe('succeeded');
+    expect('fallbacks' in record).toBe(false);
+  });
+
+  it("stay the conversation's in a follow-up, held to the policy as it is now", async () => {
+    const log: string[] = [];
+    const h = harness({ settings: { fallbackModels: ['z-ai/glm-4.7', 'qwen/qwen3-coder'] }, deps: { log: (line) => log.push(line) } });
+    const first = await h.start();
+    expect((await finalState(h, first)).fallbacks?.map((f) => f.model)).toEqual(['z-ai/glm-4.7', 'qwen/qwen3-coder']);
+    // The setting changes: the conversation keeps its own list, less what the policy now refuses.
+    h.settings.fallbackModels = ['moonshotai/kimi-k2'];
+    h.settings.blocklist = ['z-ai/*'];
+    const view = await h.supervisor.followup({ jobId: first, prompt: 'Go on.', caller: { cwd: home.home }, waitSeconds: 20 }, 'test');
+    expect(view.job).toMatchObject({ turn: 2, state: 'succeeded' });
+    expect(view.job.fallbacks?.map((f) => f.model)).toEqual(['qwen/qwen3-coder']);
+    expect(log).toContain(`jobs: ${view.job.id}: fallback z-ai/glm-4.7 skipped: is on your blocklist (z-ai/*)`);
+  });
+});
+
 describe('the profile', () => {
   it("runs a job with the user's profile unless it asks for less, and a follow-up keeps the conversation's", async () => {
     const h = harness();

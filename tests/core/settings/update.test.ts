@@ -85,3 +85,21 @@ describe('changing the provider policy', () => {
     );
   });
 });
+
+describe('changing the fallback models', () => {
+  it('takes up to three model ids, in order, and a list is replaced as a whole', () => {
+    const three = patchedSettings(current, { fallbackModels: ['qwen/qwen3-coder', ' z-ai/glm-4.7 ', 'moonshotai/kimi-k2:free'] });
+    expect(three.fallbackModels).toEqual(['qwen/qwen3-coder', 'z-ai/glm-4.7', 'moonshotai/kimi-k2:free']);
+    expect(patchedSettings(three, { fallbackModels: [] }).fallbackModels).toEqual([]);
+  });
+
+  it('refuses a pattern, something that is no model id, and a fourth model, naming the field', () => {
+    expect(refusal({ fallbackModels: ['qwen/*'] })).toMatch(/fallbackModels\.0: a fallback model must be a model id, not a pattern/);
+    expect(refusal({ fallbackModels: ['qwen3 coder'] })).toMatch(/fallbackModels\.0: expected a model id/);
+    expect(refusal({ fallbackModels: ['a/1', 'b/2', 'c/3', 'd/4'] })).toMatch(/fallbackModels: Too big/);
+  });
+
+  it('keeps a fallback the policy refuses: it is skipped when a job is admitted, not refused here', () => {
+    expect(patchedSettings(current, { blocklist: ['qwen/*'], fallbackModels: ['qwen/qwen3-coder'] }).fallbackModels).toEqual(['qwen/qwen3-coder']);
+  });
+});
