@@ -261,8 +261,11 @@ export class MeteringGateway {
       meter.inFlight.set(requestId, decision.ceilingUsd);
     }
     const provider = this.options.provider?.() ?? null;
-    if (provider && !counting) {
-      outgoing = { ...outgoing, provider: { ...(isObject(outgoing.provider) ? outgoing.provider : {}), ...provider } };
+    if (!counting && (provider !== null || 'provider' in outgoing)) {
+      // The user's provider policy, and only it: a delegate's own `provider` could route to dearer providers than the
+      // list prices its ceiling was reckoned at (Claude Code sends none).
+      const { provider: _theirs, ...rest } = outgoing;
+      outgoing = provider ? { ...rest, provider } : rest;
       modified = true;
     }
     if (!counting && (fallbacks.length > 0 || 'fallbacks' in outgoing || 'models' in outgoing)) {

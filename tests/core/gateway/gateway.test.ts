@@ -345,7 +345,8 @@ describe('the metering gateway', () => {
     await server.start();
     gateway = withPolicy;
     const { token } = jobs.add();
-    await (await post(token, body())).text();
+    // A delegate's own provider object is replaced by the user's policy, not merged with it.
+    await (await post(token, body({ provider: { order: ['pricey-provider'], data_collection: 'allow' } }))).text();
     const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as { provider: unknown };
     expect(sent.provider).toEqual({ data_collection: 'deny', zdr: true });
   });
@@ -427,6 +428,15 @@ describe('the metering gateway', () => {
     const { token } = jobs.add({ fallbacks: [{ model: 'openrouter/auto', pricing: router }] });
     await (await post(token, body())).text();
     expect(fake.requestsTo(MESSAGES)[0]?.body).toBe(JSON.stringify(body()));
+  });
+
+  it("drops a delegate's own provider object when the user has no policy", async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const { token } = jobs.add();
+    await (await post(token, body({ provider: { order: ['pricey-provider'] } }))).text();
+    const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as Record<string, unknown>;
+    expect(sent).not.toHaveProperty('provider');
+    expect(sent.model).toBe(MODEL);
   });
 
   it('answers an unreachable OpenRouter with a 502 that Claude Code retries', async () => {
