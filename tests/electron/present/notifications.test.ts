@@ -73,6 +73,29 @@ describe('presentJobEnded', () => {
     expect(firstLine(presentJobEnded(ended('succeeded'), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04');
   });
 
+  it("says how many files a worktree job's branch changed, and nothing of files for a job that ran in place", () => {
+    const isolation = {
+      mode: 'worktree' as const,
+      note: null,
+      repo: '/home/me/project',
+      worktree: '/home/me/.local/share/openrouter-delegate/worktrees/job_20261130T115500Z_abc123',
+      branch: 'delegate/abc123',
+      baseCommit: '1a2b3c4',
+      baseDirty: false,
+      worktreeState: 'present' as const,
+      savedCommit: null,
+      headCommit: '5d6e7f8',
+      changes: { files: 3, added: 40, removed: 2 },
+      problem: null,
+    };
+    const changed = (files: number) => ended('cancelled', { isolation: { ...isolation, changes: { files, added: files, removed: 0 } } });
+    expect(firstLine(presentJobEnded(changed(3), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04 · 3 files changed');
+    expect(firstLine(presentJobEnded(changed(1), null, NOW)?.body)).toContain('· 1 file changed');
+    expect(firstLine(presentJobEnded(changed(0), null, NOW)?.body)).toContain('· no files changed');
+    const inPlace = ended('succeeded', { isolation: { ...isolation, mode: 'none', note: 'not inside a git repository, so it ran in place' } });
+    expect(firstLine(presentJobEnded(inPlace, null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04');
+  });
+
   it('shows the billed cost once OpenRouter has said', () => {
     const job = ended('succeeded', { billedCostUsd: 0.0391, billing: 'complete' });
     expect(firstLine(presentJobEnded(job, null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · billed $0.04');
