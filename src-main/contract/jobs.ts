@@ -120,6 +120,11 @@ export const JobIsolationSchema = z.object({
   /** The user's repository (its top folder); null when it ran in place. */
   repo: z.string().nullable(),
   worktree: z.string().nullable(),
+  /**
+   * The worktree's own git folder (in the repository's `.git/worktrees/`), read when it was made: the service's git
+   * goes there directly, never through the `.git` file in the worktree, which the delegate can rewrite.
+   */
+  gitDir: z.string().nullable().default(null),
   branch: z.string().nullable(),
   baseCommit: z.string().nullable(),
   /** The user's tree had uncommitted changes when the worktree was made: they are not in it. */

@@ -1,9 +1,9 @@
 /**
  * The real `git`, as the service runs it for worktree isolation (README "Isolation and review"): `execFile` with
  * an argument array, never a shell. The service's own GIT_* variables are left out (a service started from a hook
- * would otherwise aim every command at that hook's repository); no hooks run (the user's repository's hooks are not
- * the service's to run), no optional locks (a `git status` must not rewrite the user's index), no signing, no
- * prompts, messages in English (they are matched).
+ * would otherwise aim every command at that hook's repository); no hooks and no fsmonitor program run (a repository's
+ * programs are not the service's to run), no optional locks (a `git status` must not rewrite the user's index), no
+ * signing, no prompts, messages in English (they are matched).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -20,7 +20,8 @@ export class GitError extends Error {
   }
 }
 
-const FIXED_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'commit.gpgsign=false', '-c', 'core.quotePath=false'];
+/** Given on the command line, so they win over every config file (and reach the gits git itself starts). */
+const FIXED_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false', '-c', 'core.quotePath=false'];
 
 /** The environment git runs with: the service's, without GIT_* variables, and never waiting on a prompt. */
 export function gitEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {

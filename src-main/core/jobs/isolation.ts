@@ -18,6 +18,7 @@ export type IsolationPlan =
 const NONE: Omit<JobIsolation, 'mode' | 'note'> = {
   repo: null,
   worktree: null,
+  gitDir: null,
   branch: null,
   baseCommit: null,
   baseDirty: false,
@@ -84,7 +85,7 @@ export async function placeInWorktree(
   record: JobRecord,
   plan: Extract<IsolationPlan, { mode: 'worktree' }>,
 ): Promise<Pick<JobRecord, 'cwd' | 'addDirs' | 'allowedTools' | 'isolation'>> {
-  const { worktree, branch } = await worktrees.create({ jobId: record.id, repo: plan.repo, base: plan.base });
+  const { worktree, branch, gitDir } = await worktrees.create({ jobId: record.id, repo: plan.repo, base: plan.base });
   const cwd = intoWorktree(plan.realCwd, plan.repo, worktree);
   const addDirs = record.addDirs.map((dir, i) => {
     const real = plan.realAddDirs[i] ?? dir;
@@ -96,7 +97,7 @@ export async function placeInWorktree(
     cwd,
     addDirs,
     allowedTools: record.allowedTools.map((rule) => moveRulePath(rule, moves)),
-    isolation: { ...NONE, mode: 'worktree', note: null, repo: plan.repo, worktree, branch, baseCommit: plan.base, baseDirty: plan.dirty },
+    isolation: { ...NONE, mode: 'worktree', note: null, repo: plan.repo, worktree, gitDir, branch, baseCommit: plan.base, baseDirty: plan.dirty },
   };
 }
 

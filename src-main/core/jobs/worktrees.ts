@@ -169,7 +169,7 @@ export class Worktrees {
   }
 
   /** Makes the worktree of a new conversation: a new branch from `base`, checked out at `<dir>/<jobId>`. */
-  async create(input: { jobId: string; repo: string; base: string }): Promise<{ worktree: string; branch: string }> {
+  async create(input: { jobId: string; repo: string; base: string }): Promise<{ worktree: string; branch: string; gitDir: string }> {
     const worktree = this.pathFor(input.jobId);
     return this.locked(input.repo, async () => {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -177,7 +177,9 @@ export class Worktrees {
       // The short name is the job's random suffix: should another branch have it, the whole id is unique.
       if (await this.branchTip(input.repo, branch)) branch = `${BRANCH_PREFIX}${input.jobId.replace(/^job_/, '')}`;
       await this.git(['worktree', 'add', '--quiet', '-b', branch, worktree, input.base], input.repo);
-      return { worktree, branch };
+      // Read before any delegate runs there: later, the worktree's `.git` file is the delegate's to rewrite.
+      const gitDir = (await this.git(['rev-parse', '--absolute-git-dir'], worktree)).stdout.trim();
+      return { worktree, branch, gitDir };
     });
   }
 
@@ -200,7 +202,7 @@ export class Worktrees {
    * gone (the supervisor sweeps them first), so nothing writes to the worktree any more.
    */
   async seal(isolation: JobIsolation, ending: Ending): Promise<JobIsolation> {
-    const { repo, worktree, branch, baseCommit } = isolation;
+    const { repo, worktree, branch, baseCommit, gitDir } = isolation;
     if (isolation.mode !== 'worktree' || !repo || !worktree || !branch || !baseCommit) return isolation;
     const cleared = { ...isolation, savedCommit: null, problem: null };
     try {
@@ -215,18 +217,23 @@ export class Worktrees {
           problem: `The worktree ${worktree} was deleted before the job ended: what the delegate had not committed there is lost; the branch ${branch} holds what was committed.`,
         };
       }
-      await this.clearStaleIndexLock(worktree);
-      await this.git(['add', '--all'], worktree);
-      const staged = await this.git(['diff', '--cached', '--quiet'], worktree, [0, 1]);
+      if (!gitDir) throw new Error('its git folder was not recorded when it was made');
+      // The worktree's own git folder, named: a `.git` file the delegate rewrote (to a config of its own, with programs
+      // for git to run) is never read.
+      const inWorktree = (args: readonly string[], okCodes?: readonly number[]) =>
+        this.git([`--git-dir=${gitDir}`, `--work-tree=${worktree}`, ...args], worktree, okCodes);
+      await this.clearStaleIndexLock(gitDir);
+      await inWorktree(['add', '--all']);
+      const staged = await inWorktree(['diff', '--cached', '--quiet'], [0, 1]);
       let savedCommit: string | null = null;
       if (staged.code === 1) {
         const message = `Work left uncommitted by delegate job ${ending.jobId} (${ending.state})\n\nCommitted by OpenRouter Delegate when the job ended (${ending.state}${ending.reason ? `: ${ending.reason}` : ''}), so the branch holds all of the delegate's work.`;
         const identity = ['-c', `user.name=${SERVICE_AUTHOR.name}`, '-c', `user.email=${SERVICE_AUTHOR.email}`];
-        await this.git([...identity, 'commit', '--quiet', '--no-verify', '-m', message], worktree);
-        savedCommit = (await this.git(['rev-parse', 'HEAD'], worktree)).stdout.trim();
+        await this.git([...identity, `--git-dir=${gitDir}`, `--work-tree=${worktree}`, 'commit', '--quiet', '--no-verify', '-m', message], worktree);
+        savedCommit = (await inWorktree(['rev-parse', 'HEAD'])).stdout.trim();
       }
-      const head = (await this.git(['rev-parse', 'HEAD'], worktree)).stdout.trim();
-      const on = await this.git(['symbolic-ref', '--quiet', 'HEAD'], worktree, [0, 1]);
+      const head = (await inWorktree(['rev-parse', 'HEAD'])).stdout.trim();
+      const on = await inWorktree(['symbolic-ref', '--quiet', 'HEAD'], [0, 1]);
       const problem =
         on.stdout.trim() === `refs/heads/${branch}`
           ? null
@@ -242,9 +249,8 @@ export class Worktrees {
    * A git the delegate's kill cut short leaves the worktree's index locked, and every later `git add` fails. Its
    * processes are gone by now (swept), so the lock is stale.
    */
-  private async clearStaleIndexLock(worktree: string): Promise<void> {
-    const lock = (await this.git(['rev-parse', '--git-path', 'index.lock'], worktree)).stdout.trim();
-    const file = path.resolve(worktree, lock);
+  private async clearStaleIndexLock(gitDir: string): Promise<void> {
+    const file = path.join(gitDir, 'index.lock');
     if (await stat(file).catch(() => null)) {
       this.log(`worktrees: removing the stale ${file} a killed git left behind`);
       await rm(file, { force: true });

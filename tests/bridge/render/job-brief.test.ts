@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JobRecord, JobResult, JobView } from '../../../src-main/contract/jobs.js';
+import type { JobIsolation, JobRecord, JobResult, JobView } from '../../../src-main/contract/jobs.js';
 import type { JobList } from '../../../src-main/contract/jobs.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { jobFields } from '../../support/job-fields.js';
@@ -89,15 +89,16 @@ describe('renderResultBrief', () => {
 });
 
 describe('renderResultBrief: a worktree job', () => {
-  const isolation = {
-    mode: 'worktree' as const,
+  const isolation: JobIsolation = {
+    mode: 'worktree',
     note: null,
     repo: '/home/user/project',
     worktree: '/home/user/.data/worktrees/job_20261130T120000Z_abc123',
+    gitDir: '/home/user/project/.git/worktrees/job_20261130T120000Z_abc123',
     branch: 'delegate/abc123',
     baseCommit: '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d',
     baseDirty: false,
-    worktreeState: 'present' as const,
+    worktreeState: 'present',
     savedCommit: null,
     headCommit: 'ffff',
     changes: { files: 2, added: 11, removed: 3 },
@@ -106,7 +107,7 @@ describe('renderResultBrief: a worktree job', () => {
   const changes = {
     repo: '/home/user/project',
     branch: 'delegate/abc123',
-    baseCommit: isolation.baseCommit,
+    baseCommit: '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d',
     baseShort: '1a2b3c4',
     headCommit: 'ffff',
     baseDirty: false,
@@ -120,7 +121,7 @@ describe('renderResultBrief: a worktree job', () => {
     commands: { diff: 'git diff 1a2b3c4..delegate/abc123', merge: 'git merge delegate/abc123', cherryPick: 'git cherry-pick 1a2b3c4..delegate/abc123' },
     worktree: isolation.worktree,
   };
-  const done = (over: Partial<JobResult> = {}, iso: Partial<typeof isolation> = {}): JobResult => ({
+  const done = (over: Partial<JobResult> = {}, iso: Partial<JobIsolation> = {}): JobResult => ({
     ...result('Done.'),
     job: { ...succeeded, isolation: { ...isolation, ...iso } },
     changes,
@@ -159,7 +160,7 @@ describe('renderResultBrief: a worktree job', () => {
   });
 
   it('says nothing of branches for a job that ran in place, or one still running', () => {
-    const inPlace = { ...isolation, mode: 'none' as const, note: 'not inside a git repository, so it ran in place', repo: null };
+    const inPlace: JobIsolation = { ...isolation, mode: 'none', note: 'not inside a git repository, so it ran in place', repo: null };
     expect(renderResultBrief({ ...result('Done.'), job: { ...succeeded, isolation: inPlace } })).not.toContain('Branch');
     expect(renderResultBrief({ ...running, job: { ...record, isolation }, resultText: null, truncatedAt: null })).not.toContain('Branch');
   });

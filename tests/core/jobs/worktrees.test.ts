@@ -189,6 +189,27 @@ describe('Worktrees, with the real git', () => {
     expect((await worktrees.seal(sealed, { jobId: JOB, state: 'succeeded', reason: null })).savedCommit).toBeNull();
   });
 
+  it('never goes through a .git file the delegate rewrote: a git folder of its own, with programs in its config, is never read', async () => {
+    const isolation = await isolationOf();
+    const wt = isolation.worktree ?? '';
+    const ran = path.join(root, 'a-program-ran');
+    // What a delegate with nothing but file tools could write: its own git folder, and the worktree's .git pointing there.
+    const evil = path.join(wt, 'evil');
+    await gitIn(root, ['init', '--quiet', '--bare', evil]);
+    await writeFile(
+      path.join(evil, 'config'),
+      `[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch ${ran}-fsmonitor; false"\n[filter "x"]\n\tclean = "sh -c 'touch ${ran}-filter; cat'"\n`,
+    );
+    await writeFiles(wt, { '.gitattributes': '* filter=x\n', 'work.txt': 'done\n', '.git': `gitdir: ${evil}\n` });
+
+    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+
+    expect(sealed.problem).toBeNull();
+    expect(existsSync(`${ran}-fsmonitor`)).toBe(false);
+    expect(existsSync(`${ran}-filter`)).toBe(false);
+    expect(await branchFiles(repo, 'delegate/k3m9qz')).toMatchObject({ 'work.txt': 'done\n', '.gitattributes': '* filter=x\n' });
+  });
+
   it('gets past the index lock a killed git left in the worktree', async () => {
     const isolation = await isolationOf();
     const wt = isolation.worktree ?? '';

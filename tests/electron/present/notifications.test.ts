@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JobRecord, JobState } from '../../../src-main/contract/jobs.js';
+import type { JobIsolation, JobRecord, JobState } from '../../../src-main/contract/jobs.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import type { AlertMemory } from '../../../src-main/electron/present/desktop-types.js';
 import type { BalanceAlertInput } from '../../../src-main/electron/present/notifications.js';
@@ -74,15 +74,16 @@ describe('presentJobEnded', () => {
   });
 
   it("says how many files a worktree job's branch changed, and nothing of files for a job that ran in place", () => {
-    const isolation = {
-      mode: 'worktree' as const,
+    const isolation: JobIsolation = {
+      mode: 'worktree',
       note: null,
       repo: '/home/me/project',
       worktree: '/home/me/.local/share/openrouter-delegate/worktrees/job_20261130T115500Z_abc123',
+      gitDir: '/home/me/project/.git/worktrees/job_20261130T115500Z_abc123',
       branch: 'delegate/abc123',
       baseCommit: '1a2b3c4',
       baseDirty: false,
-      worktreeState: 'present' as const,
+      worktreeState: 'present',
       savedCommit: null,
       headCommit: '5d6e7f8',
       changes: { files: 3, added: 40, removed: 2 },
