@@ -67,7 +67,7 @@ export function renderJobHeader(view: JobView): string[] {
     lines.push(
       `  worktree of ${isolation.repo ?? ''} on branch ${isolation.branch ?? ''} from ${isolation.baseCommit?.slice(0, 12) ?? ''} (${isolation.worktreeState})`,
     );
-  else if (isolation) lines.push(`  in place: ${isolation.note ?? 'no worktree'}`);
+  else if (isolation) lines.push(`  ran in place: ${isolation.note ?? 'no worktree'}`);
   if (j.endReason) lines.push(`  ${j.endReason}`);
   if (view.unverified && j.state === 'succeeded')
     lines.push('  Unverified: the delegate made no tool calls, so its answer was not checked against any file or command.');

@@ -334,7 +334,7 @@ describe('where a delegation may work', { timeout: 60_000 }, () => {
     );
     const jobId = await start(client, 'plain');
     const result = await ended(client, jobId);
-    expect(result.job.isolation).toMatchObject({ mode: 'none', note: 'not inside a git repository, so it ran in place' });
+    expect(result.job.isolation).toMatchObject({ mode: 'none', note: 'not inside a git repository' });
     expect(result.job.cwd).toBe(world.project);
     expect(result.changes).toBeUndefined();
   });

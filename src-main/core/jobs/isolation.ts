@@ -56,7 +56,7 @@ export async function planIsolation(
         `isolation "worktree" needs a git repository, and ${cwd} is ${probe.reason.replace(/^git is not installed$/, 'not usable: git is not installed')}. Pass isolation: "none" to let the delegate work in that folder in place, or delegate from inside a git repository.`,
       );
     }
-    return { mode: 'none', note: `${probe.reason}, so it ran in place` };
+    return { mode: 'none', note: probe.reason };
   }
   if (probe.head === null) {
     throw new ServiceError(

@@ -160,7 +160,7 @@ describe('renderResultBrief: a worktree job', () => {
   });
 
   it('says nothing of branches for a job that ran in place, or one still running', () => {
-    const inPlace: JobIsolation = { ...isolation, mode: 'none', note: 'not inside a git repository, so it ran in place', repo: null };
+    const inPlace: JobIsolation = { ...isolation, mode: 'none', note: 'not inside a git repository', repo: null };
     expect(renderResultBrief({ ...result('Done.'), job: { ...succeeded, isolation: inPlace } })).not.toContain('Branch');
     expect(renderResultBrief({ ...running, job: { ...record, isolation }, resultText: null, truncatedAt: null })).not.toContain('Branch');
   });

@@ -450,7 +450,7 @@ describe('isolation', () => {
     const kept = await finalState(h, await h.start({ caller: { cwd: repo } }));
     const merged = await finalState(h, await h.start({ caller: { cwd: repo } }));
     const placed = await finalState(h, await h.start({ caller: { cwd: home.home } }));
-    expect(placed.isolation).toMatchObject({ mode: 'none', note: 'not inside a git repository, so it ran in place' });
+    expect(placed.isolation).toMatchObject({ mode: 'none', note: 'not inside a git repository' });
     await gitIn(repo, ['merge', '--quiet', '--no-edit', merged.isolation?.branch ?? '']);
     await h.supervisor.stop();
 

@@ -93,7 +93,7 @@ describe('presentJobEnded', () => {
     expect(firstLine(presentJobEnded(changed(3), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04 · 3 files changed');
     expect(firstLine(presentJobEnded(changed(1), null, NOW)?.body)).toContain('· 1 file changed');
     expect(firstLine(presentJobEnded(changed(0), null, NOW)?.body)).toContain('· no files changed');
-    const inPlace = ended('succeeded', { isolation: { ...isolation, mode: 'none', note: 'not inside a git repository, so it ran in place' } });
+    const inPlace = ended('succeeded', { isolation: { ...isolation, mode: 'none', note: 'not inside a git repository' } });
     expect(firstLine(presentJobEnded(inPlace, null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04');
   });
 
