@@ -237,6 +237,27 @@ export type JobChanges = z.infer<typeof JobChangesSchema>;
 /** Files a result lists one by one; the counts cover them all. */
 export const MAX_CHANGED_FILES = 1000;
 
+/** One line of a file's diff, as the Jobs page shows it: a hunk header, an added, removed or unchanged line, or a note. */
+export const DiffLineSchema = z.object({ kind: z.enum(['hunk', 'add', 'del', 'ctx', 'note']), text: z.string() });
+export type DiffLine = z.infer<typeof DiffLineSchema>;
+export const FileDiffSchema = FileChangeSchema.extend({
+  lines: z.array(DiffLineSchema),
+  /** Lines were left out: the file's diff is longer than a page shows (the review command shows it whole). */
+  cut: z.boolean(),
+});
+export type FileDiff = z.infer<typeof FileDiffSchema>;
+/** A worktree job's branch against its base, file by file and line by line, within a frame's size. */
+export const JobDiffSchema = z.object({
+  jobId: z.string(),
+  branch: z.string(),
+  baseShort: z.string(),
+  files: z.array(FileDiffSchema),
+  /** Files changed in all; `files` may hold fewer (the rest are past the page's limit). */
+  totalFiles: z.number().int(),
+});
+export type JobDiff = z.infer<typeof JobDiffSchema>;
+export const DiffRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
+
 export const JobResultSchema = JobViewSchema.extend({
   /** The delegate's final answer (null while it runs, or when it ended without one). */
   resultText: z.string().nullable(),

@@ -6,9 +6,11 @@
 import { z } from 'zod';
 import {
   CancelRequestSchema,
+  DiffRequestSchema,
   DiscardRequestSchema,
   DiscardResultSchema,
   FollowupRequestSchema,
+  JobDiffSchema,
   JobEventSchema,
   JobListSchema,
   JobResultSchema,
@@ -234,6 +236,7 @@ export const CONTRACT = {
   'jobs.status': method(StatusRequestSchema, JobViewSchema, 'A job with its live tail; optionally wait for it to end.'),
   'jobs.result': method(ResultRequestSchema, JobResultSchema, "A job's answer, tokens and cost; optionally wait for it."),
   'jobs.cancel': method(CancelRequestSchema, JobViewSchema, 'Cancel a job and its whole process tree.'),
+  'jobs.diff': method(DiffRequestSchema, JobDiffSchema, "A finished worktree job's branch against its base, file by file, line by line."),
   'jobs.discard': method(
     DiscardRequestSchema,
     DiscardResultSchema,

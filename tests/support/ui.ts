@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { CLI, ROOT } from './built.js';
 import { DelegationWorld } from './delegation.js';
 
@@ -152,5 +152,13 @@ export async function screenshot(page: Page, name: string, theme: Theme): Promis
   await mkdir(SCREENSHOTS, { recursive: true });
   const file = path.join(SCREENSHOTS, `${name}-${theme}.png`);
   await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** Saves a screenshot of one part of the page (a section) as test-results/screenshots/<name>-<theme>.png. */
+export async function screenshotOf(locator: Locator, name: string, theme: Theme): Promise<string> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, `${name}-${theme}.png`);
+  await locator.screenshot({ path: file });
   return file;
 }

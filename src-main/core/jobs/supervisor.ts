@@ -8,7 +8,7 @@
  * recovery.ts (adoption at start), billing.ts (billed cost), views.ts (what callers see).
  */
 import { ServiceError, isActive, nextCall } from '../../contract/index.js';
-import type { DiscardResult, JobList, JobRecord, JobRequests, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
+import type { DiscardResult, JobDiff, JobList, JobRecord, JobRequests, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
 import { admit, conversationToContinue, resolveJobRequest } from './admission.js';
 import { JobBilling } from './billing.js';
 import { GatewayLink } from './gateway-link.js';
@@ -134,6 +134,21 @@ export class Supervisor {
     const job = this.registry.find(jobId);
     await this.lifecycle.terminate(job, 'cancelled', 'Cancelled on request.');
     return this.views.view(job, { waitSeconds: 0, progressLimit: TAIL_LIMIT_DEFAULT });
+  }
+
+  /** A finished worktree job's branch against its base, line by line (the Jobs page's diff). */
+  async diff(jobId: string): Promise<JobDiff> {
+    await this.ready();
+    const job = this.registry.find(jobId);
+    const isolation = job.record.isolation;
+    if (isolation?.mode !== 'worktree' || !isolation.branch) {
+      throw new ServiceError('invalid_request', `Job ${job.record.id} worked in ${job.record.cwd} in place: it has no branch to compare.`);
+    }
+    if (isActive(job.record.state))
+      throw new ServiceError('conflict', `Job ${job.record.id} is ${job.record.state}: its branch is compared once it has ended.`);
+    const diff = await this.registry.worktrees.diff(isolation);
+    if (!diff) throw new ServiceError('not_found', `The branch ${isolation.branch} of job ${job.record.id} is gone (${isolation.worktreeState}).`);
+    return { jobId: job.record.id, branch: isolation.branch, ...diff };
   }
 
   /**

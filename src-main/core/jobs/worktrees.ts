@@ -7,7 +7,7 @@
  */
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ChangeCounts, FileChange, JobChanges, JobIsolation } from '../../contract/index.js';
+import type { ChangeCounts, DiffLine, FileChange, FileDiff, JobChanges, JobIsolation } from '../../contract/index.js';
 import { MAX_CHANGED_FILES } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { GitError, git } from './git.js';
@@ -60,6 +60,47 @@ export function parseNumstat(output: string): FileChange[] {
     files.push({ path: match[3] ?? '', added: count(match[1]), removed: count(match[2]) });
   }
   return files;
+}
+
+/** How much of a diff one answer carries: it must fit a frame (1 MiB), and a page shows no more. */
+export const DIFF_LIMITS = { files: 200, linesPerFile: 400, lines: 2000, lineChars: 300 } as const;
+
+/**
+ * `git diff` (patch) as lines per file, in the order `files` (numstat, same options) lists them: each file's
+ * headers dropped, then hunks, added, removed and unchanged lines; long lines cut, long files and long diffs cut.
+ */
+export function parsePatch(patch: string, files: readonly FileChange[]): FileDiff[] {
+  const chunks = patch.split(/^diff --git /m).slice(1);
+  let budget: number = DIFF_LIMITS.lines;
+  return files.slice(0, DIFF_LIMITS.files).map((file, index) => {
+    const lines: DiffLine[] = [];
+    let cut = false;
+    let body = false;
+    for (const raw of (chunks[index] ?? '').split('\n')) {
+      if (!body) {
+        if (raw.startsWith('@@') || raw.startsWith('Binary files')) body = true;
+        else continue;
+      }
+      if (raw === '') continue;
+      if (lines.length >= DIFF_LIMITS.linesPerFile || budget <= 0) {
+        cut = true;
+        break;
+      }
+      const kind: DiffLine['kind'] = raw.startsWith('@@')
+        ? 'hunk'
+        : raw.startsWith('+')
+          ? 'add'
+          : raw.startsWith('-')
+            ? 'del'
+            : raw.startsWith(' ')
+              ? 'ctx'
+              : 'note';
+      const text = kind === 'hunk' || kind === 'note' ? raw : raw.slice(1);
+      lines.push({ kind, text: text.length > DIFF_LIMITS.lineChars ? `${text.slice(0, DIFF_LIMITS.lineChars - 1)}…` : text });
+      budget--;
+    }
+    return { ...file, lines, cut };
+  });
 }
 
 export function countChanges(files: readonly FileChange[]): ChangeCounts {
@@ -284,6 +325,19 @@ export class Worktrees {
       commands: { diff: `git diff ${base}..${branch}`, merge: `git merge ${branch}`, cherryPick: `git cherry-pick ${base}..${branch}` },
       worktree: (await this.present(isolation)) ? isolation.worktree : null,
     };
+  }
+
+  /** The branch against its base, file by file and line by line (parsePatch's limits); null when the branch is gone. */
+  async diff(isolation: JobIsolation): Promise<{ baseShort: string; files: FileDiff[]; totalFiles: number } | null> {
+    const { repo, branch, baseCommit } = isolation;
+    if (isolation.mode !== 'worktree' || !repo || !branch || !baseCommit) return null;
+    const head = await this.branchTip(repo, branch).catch(() => null);
+    if (!head) return null;
+    const files = await this.numstat(repo, baseCommit, head);
+    // The same options as numstat (so the files come in the same order), as text: no external diff or textconv program.
+    const patch = (await this.git(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames', baseCommit, head], repo)).stdout;
+    const baseShort = (await this.git(['rev-parse', '--short', baseCommit], repo)).stdout.trim();
+    return { baseShort, files: parsePatch(patch, files), totalFiles: files.length };
   }
 
   /**

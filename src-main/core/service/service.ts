@@ -372,6 +372,7 @@ export class Service {
       'jobs.status': async (request) => this.supervisor.status(request),
       'jobs.result': async (request) => this.supervisor.result(request),
       'jobs.cancel': async ({ jobId }) => this.supervisor.cancel(jobId),
+      'jobs.diff': async ({ jobId }) => this.supervisor.diff(jobId),
       'jobs.discard': async ({ jobId }) => this.supervisor.discard(jobId),
       'jobs.requests': async ({ jobId }) => this.supervisor.requests(jobId),
       'jobs.list': async (request) => this.supervisor.list(request),

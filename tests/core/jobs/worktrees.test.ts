@@ -18,6 +18,8 @@ import {
   moveRulePath,
   outOfWorktree,
   parseNumstat,
+  parsePatch,
+  DIFF_LIMITS,
 } from '../../../src-main/core/jobs/worktrees.js';
 import { branchFiles, branches, commitsSince, gitIn, makeRepo, repoState, treeOf, worktreeList, writeFiles } from '../../support/git-repo.js';
 
@@ -56,6 +58,65 @@ describe('the pure parts', () => {
       { path: 'with\ttab and\nnewline.txt', added: 0, removed: 2 },
     ]);
     expect(parseNumstat('')).toEqual([]);
+  });
+});
+
+describe('parsePatch', () => {
+  const patch = [
+    'diff --git a/a.txt b/a.txt',
+    'index 1111111..2222222 100644',
+    '--- a/a.txt',
+    '+++ b/a.txt',
+    '@@ -1,3 +1,3 @@',
+    ' one',
+    '-two',
+    '+TWO',
+    ' three',
+    'diff --git a/img.png b/img.png',
+    'new file mode 100644',
+    'index 0000000..3333333',
+    'Binary files /dev/null and b/img.png differ',
+    'diff --git a/n.txt b/n.txt',
+    '--- a/n.txt',
+    '+++ b/n.txt',
+    '@@ -1 +1 @@',
+    '-x',
+    '\\ No newline at end of file',
+    '+y',
+    '',
+  ].join('\n');
+
+  it('gives each file of numstat its lines: hunks, removed, added, unchanged and notes, without the headers', () => {
+    const files = parsePatch(patch, [
+      { path: 'a.txt', added: 1, removed: 1 },
+      { path: 'img.png', added: null, removed: null },
+      { path: 'n.txt', added: 1, removed: 1 },
+    ]);
+    expect(files.map((f) => f.lines)).toEqual([
+      [
+        { kind: 'hunk', text: '@@ -1,3 +1,3 @@' },
+        { kind: 'ctx', text: 'one' },
+        { kind: 'del', text: 'two' },
+        { kind: 'add', text: 'TWO' },
+        { kind: 'ctx', text: 'three' },
+      ],
+      [{ kind: 'note', text: 'Binary files /dev/null and b/img.png differ' }],
+      [
+        { kind: 'hunk', text: '@@ -1 +1 @@' },
+        { kind: 'del', text: 'x' },
+        { kind: 'note', text: '\\ No newline at end of file' },
+        { kind: 'add', text: 'y' },
+      ],
+    ]);
+    expect(files.every((f) => !f.cut)).toBe(true);
+  });
+
+  it("cuts a long file and long lines, within a frame's size", () => {
+    const long = ['diff --git a/big b/big', '@@ -0,0 +1,900 @@', ...Array.from({ length: 900 }, () => `+${'x'.repeat(1000)}`)].join('\n');
+    const [big] = parsePatch(long, [{ path: 'big', added: 900, removed: 0 }]);
+    expect(big?.cut).toBe(true);
+    expect(big?.lines).toHaveLength(DIFF_LIMITS.linesPerFile);
+    expect(big?.lines[1]?.text).toHaveLength(DIFF_LIMITS.lineChars);
   });
 });
 
@@ -247,6 +308,22 @@ describe('Worktrees, with the real git', () => {
     });
     // The commands do what they say, from the user's repository.
     expect(await gitIn(repo, changes?.commands.diff.split(' ').slice(1) ?? [])).toContain('+a\n+b');
+  });
+
+  it("gives the branch's diff line by line, file by file", async () => {
+    const isolation = await isolationOf();
+    await writeFiles(isolation.worktree ?? '', { 'a.txt': 'one\nTWO\n', 'new.txt': 'fresh\n' });
+    await rm(path.join(isolation.worktree ?? '', 'old.txt'));
+    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+
+    const diff = await worktrees.diff(sealed);
+
+    expect(diff?.totalFiles).toBe(3);
+    expect(diff?.files.map((f) => [f.path, f.lines.filter((l) => l.kind === 'add' || l.kind === 'del').map((l) => `${l.kind} ${l.text}`)])).toEqual([
+      ['a.txt', ['del two', 'add TWO']],
+      ['new.txt', ['add fresh']],
+      ['old.txt', ['del to be removed']],
+    ]);
   });
 
   it('reports a worktree deleted by hand, and lets git forget it', async () => {
