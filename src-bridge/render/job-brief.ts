@@ -8,6 +8,7 @@ import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive } from '../../src-main/contract/jobs.js';
 import { DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL } from '../mcp-names.js';
+import { renderChanges } from './changes.js';
 import { STATE_WORDS, formatJobCost } from './jobs.js';
 import { toolCall } from './tool-call.js';
 
@@ -109,7 +110,7 @@ export function renderResultBrief(result: JobResult): string {
   } else {
     lines.push('The delegate left no answer.', ...stderrLines(result));
   }
-  lines.push(briefNext(result, result.resultText !== null));
+  lines.push(...renderChanges(result), briefNext(result, result.resultText !== null));
   return lines.join('\n');
 }
 

@@ -5,6 +5,7 @@
 import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { DELEGATE_CANCEL_TOOL, DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
+import { renderChanges } from './changes.js';
 import { toolCall } from './tool-call.js';
 
 export const STATE_WORDS: Record<JobRecord['state'], string> = {
@@ -61,6 +62,12 @@ export function renderJobHeader(view: JobView): string[] {
     `  ${formatDuration(view.elapsedSeconds)}, ${j.toolCalls} tool call${j.toolCalls === 1 ? '' : 's'}, ${formatUsage(j.usage)}; cost ${formatJobCost(j, true)}`,
     `  cwd ${j.cwd}; permission mode ${j.permissionMode}${j.allowedTools.length ? `; allowed tools ${j.allowedTools.join(', ')}` : ''}`,
   ];
+  const isolation = j.isolation;
+  if (isolation?.mode === 'worktree')
+    lines.push(
+      `  worktree of ${isolation.repo ?? ''} on branch ${isolation.branch ?? ''} from ${isolation.baseCommit?.slice(0, 12) ?? ''} (${isolation.worktreeState})`,
+    );
+  else if (isolation) lines.push(`  ran in place: ${isolation.note ?? 'no worktree'}`);
   if (j.endReason) lines.push(`  ${j.endReason}`);
   if (view.unverified && j.state === 'succeeded')
     lines.push('  Unverified: the delegate made no tool calls, so its answer was not checked against any file or command.');
@@ -104,7 +111,7 @@ export function renderJobResult(result: JobResult): string {
           .map((l) => `  ${l}`),
       );
   }
-  lines.push(nextStep(result));
+  lines.push(...renderChanges(result), nextStep(result));
   return lines.join('\n');
 }
 

@@ -41,6 +41,8 @@ function renderPolicyBrief(p: PolicySummary): string[] {
     `Policy: mode ${p.mode}; default model ${p.defaultModel}${limits.length ? `; ${limits.join('; ')}` : ''}`,
     ...optional(renderFallbacks(p)),
     `  permissions ${p.defaultPermissionMode} (ceiling ${p.permissionCeiling}); profile ${p.delegateProfile} (at most); allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}; budgets ${formatUsd(p.budgets.perJobUsd)}/job, ${formatUsd(p.budgets.perDayUsd)}/day`,
+    // The default (a worktree per delegation) goes unsaid; in place is worth knowing before delegating.
+    ...optional(p.isolation === 'none' ? '  isolation none: delegates edit cwd in place unless a delegation asks for isolation "worktree"' : null),
     ...optional(renderProviderPolicy(p.provider)),
   ];
 }
@@ -62,6 +64,7 @@ function renderPolicy(p: PolicySummary): string[] {
     `  price caps: ${caps.length === 0 ? 'none' : caps.join(', ')}`,
     `  permissions: default ${p.defaultPermissionMode}, ceiling ${p.permissionCeiling}`,
     `  delegate profile: ${p.delegateProfile}, the default and the most a delegation may ask for (minimal < lean < full)`,
+    `  isolation: ${p.isolation === 'worktree' ? 'worktree (in a git repository each delegation works on a branch in a worktree of its own; elsewhere in place)' : 'none (delegates edit cwd in place unless a delegation asks for "worktree")'}`,
     `  allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}`,
     `  budgets: ${formatUsd(p.budgets.perJobUsd)} per job, ${formatUsd(p.budgets.perDayUsd)} per day, keep ${formatUsd(p.budgets.reserveUsd)} in reserve; ${p.concurrency} at a time, ${p.jobTimeoutMinutes} min timeout`,
     ...optional(renderProviderPolicy(p.provider)),

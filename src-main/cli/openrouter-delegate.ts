@@ -4,8 +4,9 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
-import { APP_VERSION, ServiceError } from '../contract/index.js';
+import { APP_VERSION, ServiceError, isActive } from '../contract/index.js';
 import type { SecretKind, SecretsStatus } from '../contract/index.js';
 import { IpcClient } from '../ipc/client.js';
 import { resolveLocations } from '../platform/locations.js';
@@ -24,6 +25,7 @@ import { HttpUiServer } from '../ipc/http-ui.js';
 import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
 import { runKeeper } from '../host/keeper.js';
 import { readSecret } from './read-secret.js';
+import { startHeadlessService } from '../platform/headless-service.js';
 
 const USAGE = `openrouter-delegate ${APP_VERSION}
 
@@ -47,6 +49,9 @@ Usage:
   openrouter-delegate uninstall         remove that registration
   openrouter-delegate doctor [--json]   check claude, the registration, the service, the key, OpenRouter …
                                         (exit 1 when a check fails)
+  openrouter-delegate discard <job-id> [--yes]
+                                        throw away a delegated job's work: remove its worktree and delete its
+                                        branch (every turn of its conversation); asks first unless --yes
 
 The MCP bridge Claude Code starts is \`openrouter-delegate-mcp\`; \`install\` registers it with absolute paths.
 Exit codes: 0 done, 1 failed, 2 bad usage, 3 (status) the service is not running.
@@ -297,6 +302,63 @@ async function doctor(locations: Locations, json: boolean): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
+/** The running service, or one started headless for the call (as the bridge does). */
+async function connectOrStart(locations: Locations): Promise<IpcClient> {
+  const running = await connect(locations);
+  if (running) return running;
+  await startHeadlessService({ command: process.execPath, args: [fileURLToPath(import.meta.url), 'serve', '--notify-ready'], env: process.env, locations });
+  const started = await connect(locations);
+  if (!started) throw new ServiceError('unavailable', 'The service was started but does not answer; see the service log.');
+  return started;
+}
+
+async function askYes(question: string): Promise<boolean> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(question)).trim());
+  } finally {
+    prompt.close();
+  }
+}
+
+async function discard(locations: Locations, jobId: string | undefined, yes: boolean): Promise<number> {
+  if (!jobId) throw new UsageError('Name the job whose work to discard: `openrouter-delegate discard <job-id>` (the job list shows the ids).');
+  if (!yes && !process.stdin.isTTY) throw new UsageError('Not asking without a terminal: add --yes to discard without confirmation.');
+  const client = await connectOrStart(locations);
+  try {
+    const { job, changes } = await client.call('jobs.result', { jobId, maxChars: 100 });
+    const isolation = job.isolation;
+    // A job that ran in place, or one still active, gets the service's refusal without a question first.
+    if (!yes && isolation?.mode === 'worktree' && !isActive(job.state)) {
+      const what = changes
+        ? `${changes.totalFiles} file${changes.totalFiles === 1 ? '' : 's'} changed, +${changes.added} −${changes.removed}`
+        : 'no branch left';
+      const sure = await askYes(
+        `Discard the work of ${job.id}: remove its worktree ${isolation.worktree ?? ''} and delete branch ${isolation.branch ?? ''} in ${isolation.repo ?? ''} (${what})? [y/N] `,
+      );
+      if (!sure) {
+        out('Nothing was discarded.');
+        return 1;
+      }
+    }
+    const done = await client.call('jobs.discard', { jobId });
+    out(
+      [
+        done.removedWorktree ? `Removed the worktree ${done.worktree}.` : `The worktree ${done.worktree} was already gone.`,
+        done.deletedBranch ? `Deleted branch ${done.branch} in ${done.repo}.` : `Branch ${done.branch} was already gone.`,
+        done.deletedBranch && done.lastCommit
+          ? `Its last commit was ${done.lastCommit}: \`git branch ${done.branch} ${done.lastCommit}\` in ${done.repo} brings it back until git collects it.`
+          : '',
+      ]
+        .filter(Boolean)
+        .join(' '),
+    );
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
 function parsePort(text: string | undefined): number {
   if (text === undefined) return 0;
   const port = Number(text);
@@ -315,6 +377,7 @@ export async function main(argv: string[]): Promise<number> {
       'no-validate': { type: 'boolean', default: false },
       'notify-ready': { type: 'boolean', default: false },
       'kill-jobs': { type: 'boolean', default: false },
+      yes: { type: 'boolean', short: 'y', default: false },
       ui: { type: 'boolean', default: false },
       'ui-port': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -354,6 +417,8 @@ export async function main(argv: string[]): Promise<number> {
         serve: { command: process.execPath, args: [fileURLToPath(import.meta.url), 'serve', '--notify-ready'] },
         log: (line) => err(`${new Date().toISOString()} ${line}`),
       });
+    case 'discard':
+      return discard(locations, action, values.yes);
     case 'key':
       return key(locations, action, values.management ? 'management' : 'api', { validate: !values['no-validate'], json: values.json });
     default:

@@ -3,7 +3,7 @@
  * requests that start, follow, continue, cancel and list them.
  */
 import { z } from 'zod';
-import { DelegateProfileSchema, PermissionModeSchema } from './settings.js';
+import { DelegateProfileSchema, IsolationModeSchema, PermissionModeSchema } from './settings.js';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'budget_exceeded', 'lost'] as const;
 export const JobStateSchema = z.enum(JOB_STATES);
@@ -100,6 +100,50 @@ export const RequestCountsSchema = z.object({
 });
 export type RequestCounts = z.infer<typeof RequestCountsSchema>;
 
+/**
+ * Where the worktree of a job stands: `present`; `missing`, deleted by hand (noticed and reported); `merged`,
+ * removed by the service once its branch was merged into another; `discarded`, removed with its branch on request.
+ */
+export const WORKTREE_STATES = ['present', 'missing', 'merged', 'discarded'] as const;
+export const WorktreeStateSchema = z.enum(WORKTREE_STATES);
+export type WorktreeState = z.infer<typeof WorktreeStateSchema>;
+
+/** Files a job's branch changed, in counts: what lists and notifications show (the files are in jobs.result). */
+export const ChangeCountsSchema = z.object({ files: z.number().int(), added: z.number().int(), removed: z.number().int() });
+export type ChangeCounts = z.infer<typeof ChangeCountsSchema>;
+
+/**
+ * Where a job's delegate worked (README "Isolation and review"). A worktree job works in `worktree`, a git worktree
+ * under the service's data folder, on `branch`, made from `baseCommit` (the repository's HEAD when the conversation
+ * started); its follow-ups continue there. `mode: none` ran in the user's folder in place, `note` says why.
+ */
+export const JobIsolationSchema = z.object({
+  mode: IsolationModeSchema,
+  /** Why a job runs in place (asked for, the user's setting, not a git repository); null for a worktree. */
+  note: z.string().nullable(),
+  /** The user's repository (its top folder); null when it ran in place. */
+  repo: z.string().nullable(),
+  worktree: z.string().nullable(),
+  /**
+   * The worktree's own git folder (in the repository's `.git/worktrees/`), read when it was made: the service's git
+   * goes there directly, never through the `.git` file in the worktree, which the delegate can rewrite.
+   */
+  gitDir: z.string().nullable().default(null),
+  branch: z.string().nullable(),
+  baseCommit: z.string().nullable(),
+  /** The user's tree had uncommitted changes when the worktree was made: they are not in it. */
+  baseDirty: z.boolean(),
+  worktreeState: WorktreeStateSchema.default('present'),
+  /** When the job ended: the commit the service made of what the delegate left uncommitted (null: nothing was left). */
+  savedCommit: z.string().nullable().default(null),
+  /** When the job ended: the branch's last commit, and what it changed since the base. */
+  headCommit: z.string().nullable().default(null),
+  changes: ChangeCountsSchema.nullable().default(null),
+  /** What went wrong keeping the work (a worktree deleted by hand, a commit git refused), in words. */
+  problem: z.string().nullable().default(null),
+});
+export type JobIsolation = z.infer<typeof JobIsolationSchema>;
+
 /** What is stored in `job.json` and shown by status and list (never the key, never the prompt). */
 export const JobRecordSchema = z.object({
   version: z.literal(1),
@@ -153,6 +197,8 @@ export const JobRecordSchema = z.object({
   generationIds: z.array(z.string()),
   /** Requests through the metering gateway (absent on jobs from before it). */
   requests: RequestCountsSchema.optional(),
+  /** Where it worked: its worktree and branch, or in place (absent on jobs from before isolation: in place). */
+  isolation: JobIsolationSchema.optional(),
 });
 export type JobRecord = z.infer<typeof JobRecordSchema>;
 
@@ -173,11 +219,61 @@ export const JobViewSchema = z.object({
 });
 export type JobView = z.infer<typeof JobViewSchema>;
 
+/** One file a job's branch changed; `added`/`removed` are null for a binary file. */
+export const FileChangeSchema = z.object({ path: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() });
+export type FileChange = z.infer<typeof FileChangeSchema>;
+
+/** What a worktree job's branch holds against its base, and the commands (run in `repo`) that show it and take it. */
+export const JobChangesSchema = z.object({
+  repo: z.string(),
+  branch: z.string(),
+  baseCommit: z.string(),
+  /** The base as git abbreviates it in this repository, as the commands name it. */
+  baseShort: z.string(),
+  headCommit: z.string(),
+  /** The user's uncommitted changes were not in the worktree. */
+  baseDirty: z.boolean(),
+  /** Every file changed (up to MAX_CHANGED_FILES), paths relative to the repository. */
+  files: z.array(FileChangeSchema),
+  totalFiles: z.number().int(),
+  added: z.number().int(),
+  removed: z.number().int(),
+  commands: z.object({ diff: z.string(), merge: z.string(), cherryPick: z.string() }),
+  /** The worktree, while it is kept (null once merged, discarded or deleted). */
+  worktree: z.string().nullable(),
+});
+export type JobChanges = z.infer<typeof JobChangesSchema>;
+/** Files a result lists one by one; the counts cover them all. */
+export const MAX_CHANGED_FILES = 1000;
+
+/** One line of a file's diff, as the Jobs page shows it: a hunk header, an added, removed or unchanged line, or a note. */
+export const DiffLineSchema = z.object({ kind: z.enum(['hunk', 'add', 'del', 'ctx', 'note']), text: z.string() });
+export type DiffLine = z.infer<typeof DiffLineSchema>;
+export const FileDiffSchema = FileChangeSchema.extend({
+  lines: z.array(DiffLineSchema),
+  /** Lines were left out: the file's diff is longer than a page shows (the review command shows it whole). */
+  cut: z.boolean(),
+});
+export type FileDiff = z.infer<typeof FileDiffSchema>;
+/** A worktree job's branch against its base, file by file and line by line, within a frame's size. */
+export const JobDiffSchema = z.object({
+  jobId: z.string(),
+  branch: z.string(),
+  baseShort: z.string(),
+  files: z.array(FileDiffSchema),
+  /** Files changed in all; `files` may hold fewer (the rest are past the page's limit). */
+  totalFiles: z.number().int(),
+});
+export type JobDiff = z.infer<typeof JobDiffSchema>;
+export const DiffRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
+
 export const JobResultSchema = JobViewSchema.extend({
   /** The delegate's final answer (null while it runs, or when it ended without one). */
   resultText: z.string().nullable(),
   /** The answer was cut to this many characters; the whole text is in files.result. */
   truncatedAt: z.number().nullable(),
+  /** A finished worktree job's branch against its base; absent for jobs that ran in place, null when the branch is gone. */
+  changes: JobChangesSchema.nullable().optional(),
 });
 export type JobResult = z.infer<typeof JobResultSchema>;
 
@@ -224,6 +320,7 @@ export const StartJobRequestSchema = z
     cwd: path.optional(),
     permissionMode: PermissionModeSchema.optional(),
     profile: DelegateProfileSchema.optional(),
+    isolation: IsolationModeSchema.optional(),
     allowedTools: toolNames.optional(),
     disallowedTools: toolNames.optional(),
     appendSystemPrompt: z.string().min(1).max(MAX_SYSTEM_PROMPT_CHARS).optional(),
@@ -263,6 +360,19 @@ export const ResultRequestSchema = z
   .object({ jobId: z.string().min(1).max(200), waitSeconds: waitSeconds.default(0), maxChars: z.number().int().min(100).max(200_000).default(50_000) })
   .strict();
 export const CancelRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
+export const DiscardRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
+/** What discarding a job's work removed: its worktree and its branch (every turn of its conversation shares them). */
+export const DiscardResultSchema = z.object({
+  jobId: z.string(),
+  repo: z.string(),
+  branch: z.string(),
+  worktree: z.string(),
+  /** The branch's last commit: `git branch <branch> <commit>` brings it back until git collects it. */
+  lastCommit: z.string().nullable(),
+  removedWorktree: z.boolean(),
+  deletedBranch: z.boolean(),
+});
+export type DiscardResult = z.infer<typeof DiscardResultSchema>;
 export const RequestsRequestSchema = z.object({ jobId: z.string().min(1).max(200) }).strict();
 export const JobRequestsSchema = z.object({ jobId: z.string(), requests: z.array(GatewayRequestSchema) });
 export type JobRequests = z.infer<typeof JobRequestsSchema>;

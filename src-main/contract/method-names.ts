@@ -20,6 +20,8 @@ export const CONTRACT_METHODS = [
   'jobs.status',
   'jobs.result',
   'jobs.cancel',
+  'jobs.diff',
+  'jobs.discard',
   'jobs.requests',
   'jobs.list',
   'jobs.killAll',

@@ -6,7 +6,11 @@
 import { z } from 'zod';
 import {
   CancelRequestSchema,
+  DiffRequestSchema,
+  DiscardRequestSchema,
+  DiscardResultSchema,
   FollowupRequestSchema,
+  JobDiffSchema,
   JobEventSchema,
   JobListSchema,
   JobResultSchema,
@@ -20,7 +24,15 @@ import {
 } from './jobs.js';
 import { ErrorCodeSchema } from './protocol.js';
 import type { NextCall } from './protocol.js';
-import { DelegateProfileSchema, DelegationModeSchema, PermissionModeSchema, ProviderPolicySchema, SettingsPatchSchema, SettingsSchema } from './settings.js';
+import {
+  DelegateProfileSchema,
+  DelegationModeSchema,
+  IsolationModeSchema,
+  PermissionModeSchema,
+  ProviderPolicySchema,
+  SettingsPatchSchema,
+  SettingsSchema,
+} from './settings.js';
 import { DoctorReportSchema, SetupActionSchema, SetupStatusSchema } from './setup.js';
 
 export const MODEL_SORTS = ['price', 'context', 'newest', 'name'] as const;
@@ -63,6 +75,8 @@ export const PolicySummarySchema = z.object({
   defaultPermissionMode: PermissionModeSchema,
   /** The tools a delegate gets by default, and the most a caller may ask for. */
   delegateProfile: DelegateProfileSchema,
+  /** Where a delegation works when it names no isolation. */
+  isolation: IsolationModeSchema,
   /** What a caller may pre-approve with allowed_tools. */
   approvableTools: z.array(z.string()),
   budgets: z.object({ perJobUsd: z.number(), perDayUsd: z.number(), reserveUsd: z.number() }),
@@ -224,6 +238,13 @@ export const CONTRACT = {
   'jobs.status': method(StatusRequestSchema, JobViewSchema, 'A job with its live tail; optionally wait for it to end.'),
   'jobs.result': method(ResultRequestSchema, JobResultSchema, "A job's answer, tokens and cost; optionally wait for it."),
   'jobs.cancel': method(CancelRequestSchema, JobViewSchema, 'Cancel a job and its whole process tree.'),
+  'jobs.diff': method(DiffRequestSchema, JobDiffSchema, "A finished worktree job's branch against its base, file by file, line by line."),
+  'jobs.discard': method(
+    DiscardRequestSchema,
+    DiscardResultSchema,
+    "Throw away a finished worktree job's work: remove its worktree and delete its branch (every turn of its conversation).",
+    true,
+  ),
   'jobs.requests': method(RequestsRequestSchema, JobRequestsSchema, "A job's request log: each request its delegate made through the gateway."),
   'jobs.list': method(ListRequestSchema, JobListSchema, 'Jobs newest first, grouped by conversation, with costs.'),
   'jobs.killAll': method(z.object({}).strict(), z.object({ killed: z.number() }), 'Cancel every queued and running job.', true),

@@ -39,6 +39,20 @@ export const PROFILE_TOOLS: Readonly<Record<DelegateProfile, readonly string[] |
   full: null,
 };
 
+/**
+ * Where a delegate works (README "Isolation and review"): `worktree`, a git worktree of its own on a new branch,
+ * outside the user's tree; `none`, the user's folder in place.
+ */
+export const ISOLATION_MODES = ['worktree', 'none'] as const;
+export const IsolationModeSchema = z.enum(ISOLATION_MODES);
+export type IsolationMode = z.infer<typeof IsolationModeSchema>;
+
+/** What each isolation mode does, in the words the CLI and the settings page both use. */
+export const ISOLATION_EXPLANATIONS: Record<IsolationMode, string> = {
+  worktree: 'each delegate works in a git worktree of its own, on a branch you review and merge; your tree and index stay untouched',
+  none: 'delegates edit your folder in place, beside you and each other',
+};
+
 /** What Claude Code sees in each delegation mode, in the words the CLI and the settings page both use. */
 export const MODE_EXPLANATIONS: Record<DelegationMode, string> = {
   off: 'Claude Code sees only the model list: the delegate tools are hidden and no job starts.',
@@ -182,6 +196,8 @@ const settingsShape = {
   defaultPermissionMode: PermissionModeSchema.default('acceptEdits'),
   /** The tools a delegate gets when a delegation names no profile, and the most it may ask for. */
   delegateProfile: DelegateProfileSchema.default('lean'),
+  /** Where a delegation that names no isolation works; outside a git repository it runs in place. */
+  isolation: IsolationModeSchema.default('worktree'),
   // An absent `budgets` gets budgetsShape's own defaults (written once, there).
   budgets: BudgetsSchema.default(() => BudgetsSchema.parse({})),
   // The same for `provider`: providerShape's defaults.
@@ -356,6 +372,10 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   delegateProfile: {
     label: 'Delegate profile',
     help: 'the tools a delegate gets when the call names no profile, and the most a call may ask for (minimal < lean < full)',
+  },
+  isolation: {
+    label: 'Isolation',
+    help: 'worktree: a delegation in a git repository works in a worktree of its own, on a branch you review and merge; none: delegates edit your folder in place',
   },
   'budgets.perJobUsd': { label: 'Budget per job', help: "one job's spending cap (its default and its ceiling)", unit: 'usd', bounds: SETTING_BOUNDS.usd },
   'budgets.perDayUsd': { label: 'Budget per day', help: 'spending across all jobs in one day', unit: 'usd', bounds: SETTING_BOUNDS.usd },

@@ -9,6 +9,7 @@ import {
   DELEGATE_PROFILES,
   DELEGATION_MODES,
   FallbackModelSchema,
+  ISOLATION_MODES,
   MODE_EXPLANATIONS,
   ModelPatternSchema,
   PERMISSION_MODES,
@@ -22,6 +23,7 @@ import {
 import type {
   DelegateProfile,
   DelegationMode,
+  IsolationMode,
   PermissionMode,
   ProviderPolicy,
   ProviderSort,
@@ -62,6 +64,14 @@ export const PROFILE_LABELS: Record<DelegateProfile, string> = {
 };
 
 export { DELEGATE_PROFILES };
+
+export { ISOLATION_EXPLANATIONS } from '../../src-main/contract/settings.js';
+
+/** Where a delegate works (README "Isolation and review"). */
+export const ISOLATION_OPTIONS: ReadonlyArray<{ value: IsolationMode; label: string }> = ISOLATION_MODES.map((value) => ({
+  value,
+  label: { worktree: 'worktree — a branch of its own to review', none: 'none — edits your folder in place' }[value],
+}));
 
 /** The provider policy's choices, each with what it does (README "Provider policy"). */
 export const DATA_COLLECTION_OPTIONS: ReadonlyArray<{ value: ProviderPolicy['dataCollection']; label: string }> = DATA_COLLECTION.map((value) => ({

@@ -2,7 +2,7 @@
  * How the Jobs page shows a job: pure functions of contract data (tested directly in
  * tests/renderer/jobs.test.ts). Types only from the contract: its runtime values would pull zod into the page.
  */
-import type { JobList, JobRecord, JobState, TailEntry } from '../../src-main/contract/index.js';
+import type { DiffLine, JobChanges, JobList, JobRecord, JobState, TailEntry } from '../../src-main/contract/index.js';
 import { formatDateTime, formatTime, formatUsd } from './format.js';
 
 /** While a job is queued or running it can be followed and cancelled. */
@@ -83,6 +83,17 @@ export function shortId(id: string): string {
 
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
+}
+
+/** A worktree job's branch in one sentence: "Branch delegate/k3m9qz (from 1a2b3c4): 3 files changed, +12 −4." */
+export function changesSummary(changes: JobChanges): string {
+  const what = changes.totalFiles === 0 ? 'no changes' : `${plural(changes.totalFiles, 'file')} changed, +${changes.added} −${changes.removed}`;
+  return `Branch ${changes.branch} (from ${changes.baseShort}): ${what}.`;
+}
+
+/** The mark before a diff line, so a change reads without its colour. */
+export function diffMark(kind: DiffLine['kind']): string {
+  return kind === 'add' ? '+' : kind === 'del' ? '−' : '';
 }
 
 /** How the day's spend stands against the daily budget. */

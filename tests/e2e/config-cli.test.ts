@@ -197,6 +197,14 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--max-permission': { calls: [['--max-permission', 'bypassPermissions']], expected: { permissionCeiling: 'bypassPermissions' } },
   '--permission-mode': { calls: [['--permission-mode', 'plan']], expected: { defaultPermissionMode: 'plan' } },
   '--profile': { calls: [['--profile', 'minimal']], expected: { delegateProfile: 'minimal' } },
+  '--isolation': { calls: [['--isolation', 'none']], expected: { isolation: 'none' } },
+  '--isolation worktree': {
+    calls: [
+      ['--isolation', 'none'],
+      ['--isolation', 'worktree'],
+    ],
+    expected: { isolation: 'worktree' },
+  },
   '--concurrency': { calls: [['--concurrency', '8']], expected: { concurrency: 8 } },
   '--timeout': { calls: [['--timeout', '90']], expected: { jobTimeoutMinutes: 90 } },
   '--retention-days': { calls: [['--retention-days', '7']], expected: { retentionDays: 7 } },
@@ -307,6 +315,7 @@ const INVALID: Array<[string[], string, string]> = [
   [['--mode', 'fast'], '--mode', 'expected one of: off, ondemand, auto'],
   [['--max-permission', 'root'], '--max-permission', 'expected one of: plan'],
   [['--profile', 'tiny'], '--profile', 'expected one of: minimal'],
+  [['--isolation', 'branch'], '--isolation', 'expected one of: worktree, none'],
   [['--permission-mode', 'bypassPermissions'], '--permission-mode', 'above the permission ceiling "acceptEdits"'],
   [['--default-model', 'qwen/*'], '--default-model', 'not a pattern'],
   [['--default-model', 'qwen'], '--default-model', 'expected a model id'],

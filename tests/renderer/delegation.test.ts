@@ -306,6 +306,19 @@ describe('the Delegation page', () => {
     await context.close();
   });
 
+  it('sets where delegates work, explaining each choice', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const select = page.getByLabel('Isolation');
+    expect(await select.inputValue()).toBe('worktree');
+    expect(await page.locator('#isolation-hint').textContent()).toContain('Each delegate works in a git worktree of its own');
+    await select.selectOption('none');
+    await expect.poll(async () => (await shownSettings()).isolation).toBe('none');
+    expect(await page.locator('#isolation-hint').textContent()).toContain('Delegates edit your folder in place');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("shows the service's refusal when the settings file is broken", async () => {
     await world.start();
     await writeFile(path.join(world.home, 'config', 'settings.json'), '{ "mode": "auto", ');

@@ -13,12 +13,13 @@ import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
 import { formatMs, formatTime, formatUsd } from '../../src-renderer/lib/format.js';
-import { billedCostText, jobDurationSeconds, spendTone, tailLine } from '../../src-renderer/lib/jobs.js';
+import { billedCostText, changesSummary, diffMark, jobDurationSeconds, spendTone, tailLine } from '../../src-renderer/lib/jobs.js';
 import { countRequests, requestRow, requestsSummary } from '../../src-renderer/lib/requests.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import { MODEL, alive, processesRunning } from '../support/delegation.js';
 import { jobFields } from '../support/job-fields.js';
 import { UiWorld, useBrowser, openPage, screenshot, screenshotOf } from '../support/ui.js';
+import { branches, makeRepo } from '../support/git-repo.js';
 
 const m = ScriptedModel.marker;
 /** Bounds for waits on a real `claude` process (it starts in about a second; CI machines are slower). */
@@ -373,6 +374,56 @@ describe('the Jobs page', () => {
     });
   });
 
+  describe("a worktree job's changes", () => {
+    it('shows each file with its added and removed lines in both themes, copies the merge command, and discards only after asking', async () => {
+      await makeRepo(world.project, { 'a.txt': 'one\ntwo\nthree\n', 'old.txt': 'to be deleted\n' });
+      await world.startService();
+      world.model.script('changes', [
+        { toolUse: { name: 'Bash', input: { command: "printf 'created\\n' > new.txt && sed -i s/two/TWO/ a.txt && rm old.txt", description: 'Edit' } } },
+        { text: 'Edited.' },
+      ]);
+      const started = await startJob('changes', 'Edit the files.', { waitSeconds: 90 });
+      expect(started.job.state).toBe('succeeded');
+      const branch = started.job.isolation?.branch ?? '';
+      const result = await (await contract()).call('jobs.result', { jobId: started.job.id });
+      const base = result.changes?.baseShort ?? '';
+
+      for (const theme of ['light', 'dark'] as const) {
+        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { theme });
+        await expect.poll(() => page.getByTestId('diff-file').count(), JOB_WAIT).toBe(3);
+        expect(await page.getByTestId('changes-summary').textContent()).toBe(`Branch ${branch} (from ${base}): 3 files changed, +2 −2.`);
+        const a = page.getByTestId('diff-file').filter({ hasText: 'a.txt' });
+        expect(await a.locator('summary').textContent()).toMatch(/a\.txt\s*\+1\s*−1/);
+        expect(await a.locator('.line.del').allTextContents()).toEqual(['−two']);
+        expect(await a.locator('.line.add').allTextContents()).toEqual(['+TWO']);
+        expect(await a.locator('.line.ctx').allTextContents()).toEqual(['one', 'three']);
+        expect(await page.getByTestId('diff-file').filter({ hasText: 'old.txt' }).locator('.line.del').allTextContents()).toEqual(['−to be deleted']);
+        await screenshotOf(page.locator('section[aria-labelledby="job-changes"]'), 'jobs-changes', theme);
+        expect(errors).toEqual([]);
+        await context.close();
+      }
+
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
+      await expect.poll(() => page.getByTestId('diff-file').count(), JOB_WAIT).toBe(3);
+      expect(await page.getByTestId('command-merge').textContent()).toBe(`git merge ${branch}`);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await page.getByRole('button', { name: 'Copy the merge command' }).click();
+      await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(`git merge ${branch}`);
+
+      // Discard asks first; keeping it changes nothing.
+      await page.getByRole('button', { name: 'Discard…' }).click();
+      await page.getByRole('button', { name: 'Keep it' }).click();
+      expect(await branches(world.project)).toContain(branch);
+      await page.getByRole('button', { name: 'Discard…' }).click();
+      await page.getByRole('button', { name: 'Discard the work' }).click();
+      await expect.poll(() => page.getByTestId('changes-fate').textContent(), JOB_WAIT).toContain('was discarded');
+      expect(await branches(world.project)).toEqual(['main']);
+      expect((await jobRecord(started.job.id)).isolation?.worktreeState).toBe('discarded');
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+
   describe('a failed job', () => {
     it('says why it failed, highlighted, and shows what it wrote last as such, not as an answer', async () => {
       await world.startService();
@@ -574,6 +625,26 @@ describe('the Jobs page', () => {
 });
 
 describe('how a job is presented (pure)', () => {
+  it("sums a branch's changes up in one sentence, and marks diff lines without colour", () => {
+    const changes = {
+      repo: '/r',
+      branch: 'delegate/abc123',
+      baseCommit: 'x',
+      baseShort: '1a2b3c4',
+      headCommit: 'y',
+      baseDirty: false,
+      files: [],
+      totalFiles: 1,
+      added: 3,
+      removed: 0,
+      commands: { diff: '', merge: '', cherryPick: '' },
+      worktree: null,
+    };
+    expect(changesSummary(changes)).toBe('Branch delegate/abc123 (from 1a2b3c4): 1 file changed, +3 −0.');
+    expect(changesSummary({ ...changes, totalFiles: 0, added: 0 })).toBe('Branch delegate/abc123 (from 1a2b3c4): no changes.');
+    expect([diffMark('add'), diffMark('del'), diffMark('ctx'), diffMark('hunk')]).toEqual(['+', '−', '', '']);
+  });
+
   it('names a tool call once, marks sub-agent lines, and shows failed results as errors', () => {
     expect(tailLine({ kind: 'tool_call', tool: 'Bash', text: 'Bash echo hi' })).toMatchObject({
       label: 'Tool call',

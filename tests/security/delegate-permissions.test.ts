@@ -5,13 +5,15 @@
  * user has not made approvable; inside that, Claude Code's own permission rules decide. SECURITY.md §3 states
  * what these tests show.
  */
+import { readdirSync } from 'node:fs';
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
+import type { ModelRequest, ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/settings.js';
 import { resolvePermission, resolveTimeout } from '../../src-main/core/jobs/job-request.js';
-import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
+import { ScriptedModel, messageText, toolResults } from '../support/fake-anthropic.js';
+import { makeRepo } from '../support/git-repo.js';
 import { FaultWorld } from '../support/faults.js';
 
 const m = ScriptedModel.marker;
@@ -146,6 +148,84 @@ describe('the permission mode the service sets bounds the delegate', () => {
     expect(results.map((r) => r.text).join('\n')).not.toContain(token);
   });
 });
+
+describe("a worktree job (a git repository's delegate works in its own worktree, inside the data folder)", () => {
+  /** The delegate's working directory, as Claude Code tells its model. */
+  const cwdOf = (request: ModelRequest): string => /Primary working directory: (\S+)/.exec(request.messages.map(messageText).join('\n'))?.[1] ?? '';
+  const inWorktree = (make: (cwd: string) => ToolCall): ScriptStep => ({ dynamic: (request) => ({ toolUse: make(cwdOf(request)) }) });
+
+  /** A finished job first, whose worktree is a neighbour; then `steps` in a second job; returns what each step got. */
+  async function secondJob(name: string, steps: ScriptStep[], fields: { allowedTools?: string[] } = {}) {
+    await makeRepo(world.project, { 'inside.txt': 'INSIDE-THE-REPOSITORY\n' });
+    await world.serve();
+    const client = await world.connect();
+    world.model.script(`${name}-neighbour`, [{ text: 'done' }]);
+    const neighbour = await client.call('jobs.start', { prompt: `${m(`${name}-neighbour`)} go`, caller: { cwd: world.project } });
+    const other = (await world.waitForEnd(client, neighbour.job.id)).job.isolation?.worktree ?? '';
+    expect(other).toBe(neighbourOf(world));
+    await writeFile(path.join(other, 'neighbour.txt'), 'NEIGHBOUR-WORKTREE\n');
+    world.model.script(name, [...steps, { text: 'finished' }]);
+    const started = await client.call('jobs.start', { prompt: `${m(name)} go`, caller: { cwd: world.project }, ...fields });
+    const end = await world.waitForEnd(client, started.job.id);
+    expect(end.job.state, end.job.endReason ?? '').toBe('succeeded');
+    const results = toolResults(world.model.lastRequestFor(name));
+    expect(results).toHaveLength(steps.length);
+    const all = JSON.stringify(world.model.requests.map((r) => r.body));
+    return { results, worktree: end.job.isolation?.worktree ?? '', sent: all };
+  }
+
+  it('default acceptEdits: edits and reads inside its worktree; the token, the jobs and a neighbour worktree stay denied', async () => {
+    await world.start();
+    const jobPrompt = (dir: string) => path.join(dir, 'prompt.txt');
+    const { results, worktree, sent } = await secondJob(
+      'wt-edits',
+      [
+        inWorktree((cwd) => write(path.join(cwd, 'made.txt'))),
+        inWorktree((cwd) => read(path.join(cwd, 'inside.txt'))),
+        { toolUse: read(world.locations.tokenFile) },
+        inWorktree((cwd) => read(jobPrompt(path.join(world.locations.jobsDir, path.basename(cwd))))),
+        { dynamic: () => ({ toolUse: read(path.join(neighbourOf(world), 'neighbour.txt')) }) },
+      ],
+      { allowedTools: ['Read', 'Grep'] },
+    );
+
+    expect(results.map((r) => r.isError)).toEqual([false, false, true, true, true]);
+    expect(results[1]?.text).toContain('INSIDE-THE-REPOSITORY');
+    expect(await exists(path.join(worktree, 'made.txt'))).toBe(true);
+    const token = (await readFile(world.locations.tokenFile, 'utf8')).trim();
+    expect(sent).not.toContain(token);
+    expect(sent).not.toContain('NEIGHBOUR-WORKTREE');
+  });
+
+  it("ceiling plan: reads its worktree, and nothing else of the service's folders: grepping or globbing the data folder whole finds only its own files", async () => {
+    await world.start({ permissionCeiling: 'plan', defaultPermissionMode: 'plan' });
+    const { results, sent } = await secondJob('wt-plan', [
+      inWorktree((cwd) => read(path.join(cwd, 'inside.txt'))),
+      { toolUse: read(world.locations.tokenFile) },
+      { toolUse: grep(world.locations.data) },
+      { toolUse: glob(world.locations.data) },
+      { toolUse: grep(world.locations.jobsDir) },
+    ]);
+
+    expect(results[0]?.text).toContain('INSIDE-THE-REPOSITORY');
+    expect(results.map((r) => r.isError)).toEqual([false, true, false, false, true]);
+    // The data folder holds its worktree, so Grep and Glob over it run; Claude Code drops what the deny rules cover
+    // (the jobs, the neighbour worktree) and they find only the job's own files, named relative to its cwd.
+    expect(results[2]?.text).toBe('inside.txt:1:INSIDE-THE-REPOSITORY');
+    expect(results[3]?.text.split('\n').sort()).toEqual(['.git', 'inside.txt']);
+    const token = (await readFile(world.locations.tokenFile, 'utf8')).trim();
+    expect(sent).not.toContain(token);
+    expect(sent).not.toContain('NEIGHBOUR-WORKTREE');
+    expect(sent).not.toMatch(/prompt\.txt|job\.json/);
+  });
+});
+
+/** The first job's worktree: the only one in the data folder's worktrees when the second job runs. */
+function neighbourOf(w: FaultWorld): string {
+  const dir = path.join(w.locations.data, 'worktrees');
+  const [first] = readdirSync(dir).sort();
+  return path.join(dir, first ?? '');
+}
 
 describe('what a caller may ask for', () => {
   it('is capped by the policy: no permission mode above the ceiling, no timeout above the limit', () => {

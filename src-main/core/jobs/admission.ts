@@ -27,6 +27,9 @@ import {
 } from './job-request.js';
 import { liveJob } from './job-registry.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
+import { assertWorktreeUsable, followOn, inPlace, placeInWorktree, planIsolation } from './isolation.js';
+import type { IsolationPlan } from './isolation.js';
+import { outOfWorktree } from './worktrees.js';
 import { errorMessage } from '../../common/errors.js';
 
 type StartRequest = ParsedRequestOf<'jobs.start'>;
@@ -47,6 +50,8 @@ export interface ResolvedJobRequest {
   key: string;
   callerPath: string | undefined;
   settings: Settings;
+  /** A first turn that gets a worktree of its own: admission makes it (its path is named after the job). */
+  worktree: Extract<IsolationPlan, { mode: 'worktree' }> | null;
 }
 
 /**
@@ -67,7 +72,13 @@ export async function resolveJobRequest(
   const cwd = previous ? previous.cwd : await resolveDirectory(request.cwd ?? callerCwd, callerCwd, 'cwd');
   const addDirs = previous ? previous.addDirs : await Promise.all((request.addDirs ?? []).map((d) => resolveDirectory(d, callerCwd, 'add_dirs entry')));
   const workDirs = [cwd, ...addDirs];
-  const prompt = await resolvePrompt(request, callerCwd, { workDirs, serviceDirs: deps.serviceDirs ?? [] });
+  // A follow-up in a worktree names its prompt_file in the user's repository, like its first turn did.
+  const inherited = previous?.isolation;
+  const userDirs =
+    inherited?.mode === 'worktree' && inherited.repo && inherited.worktree
+      ? workDirs.map((dir) => outOfWorktree(dir, inherited.repo ?? '', inherited.worktree ?? ''))
+      : workDirs;
+  const prompt = await resolvePrompt(request, callerCwd, { workDirs: userDirs, serviceDirs: deps.serviceDirs ?? [] });
   const models = await deps.models();
   const model = resolveModel(previous ? previous.model : request.model, models, settings);
   // A follow-up keeps its conversation's fallbacks, held to the policy as it is now like its model.
@@ -81,8 +92,11 @@ export async function resolveJobRequest(
   if (!previous) assertToolsInProfile(request.allowedTools, profile);
   const timeoutMinutes = previous ? Math.min(previous.timeoutMinutes, settings.jobTimeoutMinutes) : resolveTimeout(request.timeoutMinutes, settings);
   const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
+  // A follow-up continues where its conversation worked: in its worktree, or in place.
+  const plan = previous ? null : await planIsolation(registry.worktrees, request.isolation, settings, cwd, addDirs);
   const key = requireKey(registry);
   await deps.locateClaude(request.caller.path);
+  if (previous) await assertWorktreeUsable(registry.worktrees, previous.isolation);
   // The conversation's folder may have been removed since its last turn.
   if (previous) await resolveDirectory(previous.cwd, previous.cwd, "The conversation's directory");
   return {
@@ -103,6 +117,7 @@ export async function resolveJobRequest(
       timeoutMinutes,
       promptPreview: promptPreview(prompt, key),
       client,
+      isolation: previous ? followOn(previous.isolation) : plan?.mode === 'none' ? inPlace(plan.note) : undefined,
     },
     prompt,
     pricing: model.pricing,
@@ -111,6 +126,7 @@ export async function resolveJobRequest(
     key,
     callerPath: request.caller.path,
     settings,
+    worktree: plan?.mode === 'worktree' ? plan : null,
   };
 }
 
@@ -142,7 +158,7 @@ export function conversationToContinue(registry: JobRegistry, request: FollowupR
  * starts the queue moving (Supervisor.pump) once this returns.
  */
 export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest, precondition: () => void = () => undefined): Promise<LiveJob> {
-  const { fields, prompt, pricing, fallbacks, key, callerPath, settings } = resolved;
+  const { fields, prompt, pricing, fallbacks, key, callerPath, settings, worktree } = resolved;
   const record = newRecord(registry, fields);
   if (fallbacks.length > 0) record.fallbacks = fallbacks;
   if (estimateCostUsd([], pricing) === null) {
@@ -159,6 +175,15 @@ export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest,
   job.callerPath = callerPath;
   registry.jobs.set(record.id, job);
   try {
+    // The worktree before the record: a record on disk always names a worktree that was made.
+    if (worktree) Object.assign(record, await placeInWorktree(registry.worktrees, record, worktree));
+  } catch (error) {
+    registry.jobs.delete(record.id);
+    record.state = 'failed';
+    registry.wake(job);
+    throw new ServiceError('io_error', `Could not make the delegate's worktree in ${worktree?.repo ?? ''}: ${errorMessage(error)}`);
+  }
+  try {
     // The delegate never gets the key from its prompt either: it would go to the model's provider.
     await registry.deps.store.create(record, scrubSecrets(prompt, key));
   } catch (error) {
@@ -166,6 +191,8 @@ export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest,
     registry.jobs.delete(record.id);
     record.state = 'failed';
     registry.wake(job);
+    // Its worktree holds nothing yet: it goes with the job.
+    if (record.isolation?.mode === 'worktree') await registry.worktrees.discard(record.isolation).catch(() => undefined);
     throw new ServiceError('io_error', errorMessage(error));
   }
   for (const note of resolved.skippedFallbacks) registry.log(`jobs: ${record.id}: ${note}`);

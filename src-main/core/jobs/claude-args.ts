@@ -34,12 +34,22 @@ export function serviceFolderDenyRules(serviceDirs: readonly string[]): string[]
   });
 }
 
+/** The same for single files (a worktree job's service folders are denied entry by entry, files among them). */
+export function serviceFileDenyRules(files: readonly string[]): string[] {
+  return files.flatMap((file) => ['Read', 'Edit', 'Grep', 'Glob'].map((tool) => `${tool}(/${file})`));
+}
+
+/**
+ * `serviceDirs`: the folders every file tool is denied (the service's own, or for a worktree job those around its
+ * worktree, worktrees.ts `deniedAround`); `serviceFiles`: single files denied likewise.
+ */
 export function claudeArgs(
   job: Pick<
     JobRecord,
     'turn' | 'sessionId' | 'model' | 'permissionMode' | 'profile' | 'allowedTools' | 'disallowedTools' | 'appendSystemPrompt' | 'maxTurns' | 'addDirs'
   >,
   serviceDirs: readonly string[] = [],
+  serviceFiles: readonly string[] = [],
 ): string[] {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', job.model, '--permission-mode', job.permissionMode];
   args.push(job.turn === 1 ? '--session-id' : '--resume', job.sessionId);
@@ -47,7 +57,8 @@ export function claudeArgs(
   args.push(...profileArgs(job.profile));
   // Variadic flags take each value as its own argument; `=` keeps a value that starts with "-" a value.
   for (const tool of job.allowedTools) args.push(`--allowedTools=${tool}`);
-  for (const tool of [...job.disallowedTools, ...serviceFolderDenyRules(serviceDirs)]) args.push(`--disallowedTools=${tool}`);
+  for (const tool of [...job.disallowedTools, ...serviceFolderDenyRules(serviceDirs), ...serviceFileDenyRules(serviceFiles)])
+    args.push(`--disallowedTools=${tool}`);
   for (const dir of job.addDirs) args.push(`--add-dir=${dir}`);
   if (job.appendSystemPrompt) args.push('--append-system-prompt', job.appendSystemPrompt);
   if (job.maxTurns !== null) args.push('--max-turns', String(job.maxTurns));

@@ -20,6 +20,7 @@ export type JobRequestFields = Pick<
   | 'timeoutMinutes'
   | 'promptPreview'
   | 'client'
+  | 'isolation'
 >;
 
 export function newJobRecord(id: string, fields: JobRequestFields, createdAtMs: number): JobRecord {

@@ -4,6 +4,7 @@
  * Admission, lifecycle, recovery, billing and views hold this one registry, so none keeps a copy of what
  * is running: the running count is read off the jobs themselves.
  */
+import path from 'node:path';
 import { ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type { JobRecord, JobState, Settings } from '../../contract/index.js';
 import type { CatalogModel, CatalogPricing } from '../catalog/parse.js';
@@ -16,6 +17,7 @@ import type { JobStore } from './job-store.js';
 import type { spawnDetached } from './spawn-detached.js';
 import type { StreamParser } from './stream-parser.js';
 import type { StreamTail } from './stream-tail.js';
+import { Worktrees } from './worktrees.js';
 import { errorMessage } from '../../common/errors.js';
 
 export interface SupervisorDeps {
@@ -50,6 +52,13 @@ export interface SupervisorDeps {
   spawn?: typeof spawnDetached;
   /** The service's own folders (runtime, data, config, cache, logs): no prompt_file is read from them, and every delegate is denied its file tools there. */
   serviceDirs?: readonly string[];
+  /**
+   * Folders inside those that a worktree job's delegate is denied even before they exist (jobs, the delegates' Claude
+   * Code config …): its own worktree lies in the data folder, which cannot then be denied whole (worktrees.ts).
+   */
+  serviceSubdirs?: readonly string[];
+  /** Where jobs' worktrees go; default: `worktrees` beside the jobs folder (`<data>/worktrees`). */
+  worktreesDir?: string;
 }
 
 /** Why a job is being stopped by us rather than ending by itself. */
@@ -110,6 +119,8 @@ export class JobRegistry {
   readonly log: (line: string) => void;
   readonly setDeadline: (callback: () => void, ms: number) => () => void;
   readonly jobs = new Map<string, LiveJob>();
+  /** The git side of isolation: every job's worktree and branch. */
+  readonly worktrees: Worktrees;
   /** Live jobs by the hash of their gateway token. */
   readonly byToken = new Map<string, LiveJob>();
   /** Ids waiting for a slot, first come first served. */
@@ -123,6 +134,7 @@ export class JobRegistry {
     this.now = deps.now ?? Date.now;
     this.log = deps.log ?? (() => undefined);
     this.setDeadline = deps.setDeadline ?? realDeadline;
+    this.worktrees = new Worktrees({ dir: deps.worktreesDir ?? path.join(path.dirname(deps.store.dir), 'worktrees'), log: this.log });
   }
 
   find(jobId: string): LiveJob {

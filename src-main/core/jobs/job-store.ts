@@ -296,7 +296,12 @@ export class JobStore {
    * ago. Active jobs stay whatever their age. An unreadable job folder goes too once its folder is
    * older than the retention; a folder that is not named like a job is never ours to remove.
    */
-  async prune(options: { retentionDays: number; isActive: (record: JobRecord) => boolean }): Promise<{ removed: string[] }> {
+  async prune(options: {
+    retentionDays: number;
+    isActive: (record: JobRecord) => boolean;
+    /** Asked about the records due: which of them to keep all the same (their worktree holds unmerged work). */
+    spare?: (due: JobRecord[], all: JobRecord[]) => Promise<ReadonlySet<string>>;
+  }): Promise<{ removed: string[] }> {
     if (!Number.isFinite(options.retentionDays) || options.retentionDays < 0) return { removed: [] };
     const cutoff = this.now() - options.retentionDays * 24 * 60 * 60 * 1000;
     const { records, unreadable } = await this.loadAll();
@@ -306,6 +311,11 @@ export class JobStore {
       const endedAt = Date.parse(record.endedAt ?? record.createdAt);
       // A date we cannot read is no reason to delete someone's history.
       if (Number.isFinite(endedAt) && endedAt < cutoff) doomed.push(record.id);
+    }
+    if (options.spare && doomed.length > 0) {
+      const due = records.filter((record) => doomed.includes(record.id));
+      const spared = await options.spare(due, records);
+      doomed.splice(0, doomed.length, ...doomed.filter((id) => !spared.has(id)));
     }
     for (const { dir } of unreadable) {
       const name = path.basename(dir);

@@ -20,6 +20,7 @@ import { spawnDetached } from './spawn-detached.js';
 import { newJobToken, tokenHash } from '../gateway/job-token.js';
 import { StreamParser } from './stream-parser.js';
 import { StreamTail } from './stream-tail.js';
+import { deniedAround } from './worktrees.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatUsd } from '../../common/format.js';
 
@@ -64,6 +65,15 @@ export class JobLifecycle {
         await this.settleUnstarted(job, job.terminating, job.terminationReason);
         return;
       }
+      const isolation = record.isolation;
+      if (isolation?.mode === 'worktree' && !(await registry.worktrees.present(isolation))) {
+        throw new Error(`Its worktree ${isolation.worktree ?? ''} is gone (deleted by hand?), so the delegate has nowhere to work. Start a new delegation.`);
+      }
+      // A worktree job's file tools reach its worktree, inside the data folder, and none of the service's folders besides.
+      const denied =
+        isolation?.mode === 'worktree' && isolation.worktree
+          ? await deniedAround(deps.serviceDirs ?? [], deps.serviceSubdirs ?? [], isolation.worktree)
+          : { dirs: deps.serviceDirs ?? [], files: [] };
       // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
       // exists, so a service restarted at any moment after knows what the delegate holds.
       const token = newJobToken();
@@ -74,7 +84,7 @@ export class JobLifecycle {
       const spawn = deps.spawn ?? spawnDetached;
       const child = await spawn({
         command,
-        args: claudeArgs(record, deps.serviceDirs ?? []),
+        args: claudeArgs(record, denied.dirs, denied.files),
         cwd: record.cwd,
         env,
         stdinFile: paths.prompt,
@@ -117,10 +127,13 @@ export class JobLifecycle {
   private async settleUnstarted(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
     const { registry } = this;
     if (job.tokenHash) registry.byToken.delete(job.tokenHash);
+    const endReason = reason === null ? null : registry.redact(reason);
+    // Nothing ran, so normally nothing is left; a worktree someone edited meanwhile is kept all the same.
+    await this.keepWork(job, state, endReason);
     Object.assign(job.record, {
       state,
       endedAt: new Date(registry.now()).toISOString(),
-      endReason: reason === null ? null : registry.redact(reason),
+      endReason,
       billing: 'unavailable',
     });
     await registry.persist(job);
@@ -238,6 +251,13 @@ export class JobLifecycle {
     if (outcome.survivors.length > 0) registry.log(`jobs: ${job.record.id}: processes survived the kill: ${outcome.survivors.join(', ')}`);
   }
 
+  /** Commits what a worktree job's delegate left uncommitted onto its branch (worktrees.ts: never throws). */
+  private async keepWork(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
+    const isolation = job.record.isolation;
+    if (isolation?.mode !== 'worktree') return;
+    job.record.isolation = await this.registry.worktrees.seal(isolation, { jobId: job.record.id, state, reason });
+  }
+
   /** The process ended: read the rest of its stream and settle the job's outcome. `lostReason`: it ended unseen, without a result. */
   finish(job: LiveJob, exit: ProcessEnd, lostReason?: string): Promise<void> {
     const { registry } = this;
@@ -261,11 +281,18 @@ export class JobLifecycle {
       // The answer is on disk before the job says it has ended: a caller who sees the final state and asks for
       // the result at once must find it.
       if (text !== null) await store.writeResult(record.id, text).catch((e: unknown) => registry.log(`jobs: ${record.id}: result not saved: ${String(e)}`));
-      Object.assign(record, { state: outcome.state, endReason: outcome.endReason === null ? null : registry.redact(outcome.endReason) });
+      const endReason = outcome.endReason === null ? null : registry.redact(outcome.endReason);
+      // A worktree job's work is on its branch before the job says it has ended; nothing of the job may still write there.
+      const worktree = record.isolation?.mode === 'worktree';
+      if (worktree) {
+        await this.sweep(record.id);
+        await this.keepWork(job, outcome.state, endReason);
+      }
+      Object.assign(record, { state: outcome.state, endReason });
       record.billing = record.generationIds.length > 0 ? 'pending' : 'unavailable';
       await registry.persist(job);
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
-      registry.track(this.sweep(record.id));
+      if (!worktree) registry.track(this.sweep(record.id));
       registry.emit(job);
       registry.wake(job);
       this.pump();

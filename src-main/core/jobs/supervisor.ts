@@ -7,8 +7,8 @@
  * admission.ts (request → record → queue), lifecycle.ts (spawn, stream, timeout, kill, end),
  * recovery.ts (adoption at start), billing.ts (billed cost), views.ts (what callers see).
  */
-import { isActive } from '../../contract/index.js';
-import type { JobList, JobRecord, JobRequests, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
+import { ServiceError, isActive, nextCall } from '../../contract/index.js';
+import type { DiscardResult, JobDiff, JobList, JobRecord, JobRequests, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
 import { admit, conversationToContinue, resolveJobRequest } from './admission.js';
 import { JobBilling } from './billing.js';
 import { GatewayLink } from './gateway-link.js';
@@ -16,6 +16,7 @@ import { JobRegistry } from './job-registry.js';
 import type { SupervisorDeps } from './job-registry.js';
 import { JobLifecycle } from './lifecycle.js';
 import { JobRecovery } from './recovery.js';
+import { noticeMissingWorktrees, spareFromPrune } from './isolation.js';
 import { JobViews, TAIL_LIMIT_DEFAULT } from './views.js';
 
 export type { SupervisorDeps } from './job-registry.js';
@@ -63,6 +64,7 @@ export class Supervisor {
     registry.unreadable = unreadable;
     for (const problem of unreadable) registry.log(`jobs: cannot read ${problem.dir}: ${problem.problem}`);
     await this.recovery.recoverAll(records);
+    await noticeMissingWorktrees(registry, [...registry.jobs.values()]);
     await this.prune();
     // History is pruned at start and then twice a day, for a service that runs for weeks.
     this.pruneTimer = setInterval(() => registry.track(this.prune()), 12 * 3600_000);
@@ -73,7 +75,12 @@ export class Supervisor {
   private async prune(): Promise<void> {
     const { registry } = this;
     const settings = registry.deps.settings();
-    const { removed } = await registry.deps.store.prune({ retentionDays: settings.retentionDays, isActive: (r) => isActive(r.state) });
+    const { removed } = await registry.deps.store.prune({
+      retentionDays: settings.retentionDays,
+      isActive: (r) => isActive(r.state),
+      // Never the only way back to unmerged work: those jobs stay until their branch is merged or discarded.
+      spare: (doomed, all) => spareFromPrune(registry.worktrees, doomed, all),
+    });
     for (const id of removed) registry.jobs.delete(id);
   }
 
@@ -127,6 +134,53 @@ export class Supervisor {
     const job = this.registry.find(jobId);
     await this.lifecycle.terminate(job, 'cancelled', 'Cancelled on request.');
     return this.views.view(job, { waitSeconds: 0, progressLimit: TAIL_LIMIT_DEFAULT });
+  }
+
+  /** A finished worktree job's branch against its base, line by line (the Jobs page's diff). */
+  async diff(jobId: string): Promise<JobDiff> {
+    await this.ready();
+    const job = this.registry.find(jobId);
+    const isolation = job.record.isolation;
+    if (isolation?.mode !== 'worktree' || !isolation.branch) {
+      throw new ServiceError('invalid_request', `Job ${job.record.id} worked in ${job.record.cwd} in place: it has no branch to compare.`);
+    }
+    if (isActive(job.record.state))
+      throw new ServiceError('conflict', `Job ${job.record.id} is ${job.record.state}: its branch is compared once it has ended.`);
+    const diff = await this.registry.worktrees.diff(isolation);
+    if (!diff) throw new ServiceError('not_found', `The branch ${isolation.branch} of job ${job.record.id} is gone (${isolation.worktreeState}).`);
+    return { jobId: job.record.id, branch: isolation.branch, ...diff };
+  }
+
+  /**
+   * Throws a worktree job's work away, on the user's word: its worktree (changes in it included) and its branch. Every
+   * turn of its conversation shares them, so none may be active; each turn's record then says it was discarded.
+   */
+  async discard(jobId: string): Promise<DiscardResult> {
+    await this.ready();
+    const { registry } = this;
+    const job = registry.find(jobId);
+    const isolation = job.record.isolation;
+    if (isolation?.mode !== 'worktree' || !isolation.repo || !isolation.worktree || !isolation.branch) {
+      throw new ServiceError(
+        'invalid_request',
+        `Job ${job.record.id} worked in ${job.record.cwd} in place, with no worktree or branch of its own: there is nothing to discard.`,
+      );
+    }
+    const turns = [...registry.jobs.values()].filter((j) => j.record.isolation?.worktree === isolation.worktree);
+    const active = turns.find((j) => isActive(j.record.state));
+    if (active) {
+      throw new ServiceError('conflict', `Job ${active.record.id} of this conversation is ${active.record.state}: cancel it or let it end, then discard.`, {
+        next: nextCall('jobs.cancel', { jobId: active.record.id }),
+      });
+    }
+    const outcome = await registry.worktrees.discard(isolation);
+    for (const turn of turns) {
+      if (turn.record.isolation) turn.record.isolation = { ...turn.record.isolation, worktreeState: 'discarded' };
+      await registry.persist(turn);
+      registry.emit(turn);
+    }
+    registry.log(`jobs: ${job.record.id}: discarded ${isolation.worktree} and branch ${isolation.branch} (last commit ${outcome.lastCommit ?? 'none'})`);
+    return { jobId: job.record.id, repo: isolation.repo, branch: isolation.branch, worktree: isolation.worktree, ...outcome };
   }
 
   /** Cancels every queued and running job; resolves once their trees are gone. */

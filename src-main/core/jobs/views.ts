@@ -9,6 +9,8 @@ import { jobCostUsd } from './budget.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { StreamParser } from './stream-parser.js';
 import { readStreamFile } from './stream-tail.js';
+import { noticeMissingWorktrees } from './isolation.js';
+import { errorMessage } from '../../common/errors.js';
 
 export const TAIL_LIMIT_DEFAULT = 15;
 
@@ -52,10 +54,28 @@ export class JobViews {
   async result(job: LiveJob, request: ParsedRequestOf<'jobs.result'>): Promise<JobResult> {
     const view = await this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
     if (isActive(job.record.state)) return { ...view, resultText: null, truncatedAt: null };
+    const changes = await this.changes(job);
     const text = await this.registry.deps.store.readResult(job.record.id);
-    if (text === null) return { ...view, resultText: null, truncatedAt: null };
+    if (text === null) return { ...view, resultText: null, truncatedAt: null, ...changes };
     const truncated = text.length > request.maxChars;
-    return { ...view, resultText: truncated ? text.slice(0, request.maxChars) : text, truncatedAt: truncated ? request.maxChars : null };
+    return { ...view, resultText: truncated ? text.slice(0, request.maxChars) : text, truncatedAt: truncated ? request.maxChars : null, ...changes };
+  }
+
+  /** A finished worktree job's branch against its base (null when the branch is gone); nothing for a job that ran in place. */
+  private async changes(job: LiveJob): Promise<Pick<JobResult, 'changes'>> {
+    const { registry } = this;
+    const isolation = job.record.isolation;
+    if (isolation?.mode !== 'worktree') return {};
+    // A worktree deleted by hand since: the record says so before anyone reads it.
+    await noticeMissingWorktrees(
+      registry,
+      [...registry.jobs.values()].filter((j) => j.record.isolation?.worktree === isolation.worktree),
+    );
+    const changes = await registry.worktrees.changes(job.record.isolation ?? isolation).catch((error: unknown) => {
+      registry.log(`jobs: ${job.record.id}: cannot read its branch: ${errorMessage(error)}`);
+      return null;
+    });
+    return { changes };
   }
 
   list(request: ParsedRequestOf<'jobs.list'>): JobList {

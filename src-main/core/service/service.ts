@@ -86,6 +86,7 @@ export function policySummary(s: Settings): PolicySummary {
     permissionCeiling: s.permissionCeiling,
     defaultPermissionMode: s.defaultPermissionMode,
     delegateProfile: s.delegateProfile,
+    isolation: s.isolation,
     approvableTools: s.approvableTools,
     budgets: s.budgets,
     concurrency: s.concurrency,
@@ -170,6 +171,9 @@ export class Service {
       },
       // Never a prompt file from, nor a delegate's file tool into, the service's own folders.
       serviceDirs: [this.locations.runtime, this.locations.data, this.locations.config, this.locations.cache, this.locations.logs],
+      // What the data folder holds besides the worktrees, denied to a worktree job even before it exists.
+      serviceSubdirs: [this.locations.jobsDir, this.claudeConfigDir(), path.join(this.locations.data, 'electron')],
+      worktreesDir: path.join(this.locations.data, 'worktrees'),
       log: this.log,
       now: this.now,
     });
@@ -321,9 +325,14 @@ export class Service {
       baseUrl: gateway,
       token,
       model,
-      claudeConfigDir: path.join(this.locations.data, 'claude-config'),
+      claudeConfigDir: this.claudeConfigDir(),
       maxRetries: this.settings.current.delegateMaxRetries,
     });
+  }
+
+  /** The delegates' own Claude Code config (their CLAUDE_CONFIG_DIR: sessions for --resume). */
+  private claudeConfigDir(): string {
+    return path.join(this.locations.data, 'claude-config');
   }
 
   /** What a delegated session would receive, its token replaced by what it is. */
@@ -364,6 +373,8 @@ export class Service {
       'jobs.status': async (request) => this.supervisor.status(request),
       'jobs.result': async (request) => this.supervisor.result(request),
       'jobs.cancel': async ({ jobId }) => this.supervisor.cancel(jobId),
+      'jobs.diff': async ({ jobId }) => this.supervisor.diff(jobId),
+      'jobs.discard': async ({ jobId }) => this.supervisor.discard(jobId),
       'jobs.requests': async ({ jobId }) => this.supervisor.requests(jobId),
       'jobs.list': async (request) => this.supervisor.list(request),
       'jobs.killAll': async () => ({ killed: await this.supervisor.killAll() }),

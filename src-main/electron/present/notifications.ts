@@ -38,7 +38,10 @@ function msOf(iso: string | null): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
-type EndedJob = Pick<JobRecord, 'id' | 'model' | 'state' | 'startedAt' | 'endedAt' | 'estimatedCostUsd' | 'billedCostUsd' | 'maxCostUsd' | 'endReason'>;
+type EndedJob = Pick<
+  JobRecord,
+  'id' | 'model' | 'state' | 'startedAt' | 'endedAt' | 'estimatedCostUsd' | 'billedCostUsd' | 'maxCostUsd' | 'endReason' | 'isolation'
+>;
 
 function durationOf(job: EndedJob, now: number): string {
   const started = msOf(job.startedAt);
@@ -52,13 +55,21 @@ function costOf(job: EndedJob): string {
   return job.state === 'budget_exceeded' ? `${cost} of ${formatUsd(job.maxCostUsd)} cap` : cost;
 }
 
+/** A worktree job's branch in a few words: how many files it changed (README "Isolation and review"). */
+function changesOf(job: EndedJob): string | null {
+  const counts = job.isolation?.mode === 'worktree' ? job.isolation.changes : null;
+  if (!counts) return null;
+  return counts.files === 0 ? 'no files changed' : `${counts.files} file${counts.files === 1 ? '' : 's'} changed`;
+}
+
 /**
  * The notice for a job that just ended; null while it is still queued or running.
  * `resultFirstLine`: the first line of the delegate's answer, when it left one.
  */
 export function presentJobEnded(job: EndedJob, resultFirstLine: string | null, now: number): NotificationModel | null {
   if (!isFinal(job.state)) return null;
-  const summary = `${modelLabel(job.model)} · ${durationOf(job, now)} · ${costOf(job)}`;
+  const changes = changesOf(job);
+  const summary = `${modelLabel(job.model)} · ${durationOf(job, now)} · ${costOf(job)}${changes === null ? '' : ` · ${changes}`}`;
   const answer = resultFirstLine === null ? '' : oneLine(resultFirstLine);
   const reason = job.endReason === null ? '' : oneLine(job.endReason);
   // A success is told by its answer; anything else by why it ended (the answer, if any, after it).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JobRecord, JobResult, JobView } from '../../../src-main/contract/jobs.js';
+import type { JobIsolation, JobRecord, JobResult, JobView } from '../../../src-main/contract/jobs.js';
 import type { JobList } from '../../../src-main/contract/jobs.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { jobFields } from '../../support/job-fields.js';
@@ -110,6 +110,84 @@ describe('renderResultBrief', () => {
 
   it('says when there is no answer yet', () => {
     expect(renderResultBrief({ ...running, resultText: null, truncatedAt: null })).toContain('No answer yet.');
+  });
+});
+
+describe('renderResultBrief: a worktree job', () => {
+  const isolation: JobIsolation = {
+    mode: 'worktree',
+    note: null,
+    repo: '/home/user/project',
+    worktree: '/home/user/.data/worktrees/job_20261130T120000Z_abc123',
+    gitDir: '/home/user/project/.git/worktrees/job_20261130T120000Z_abc123',
+    branch: 'delegate/abc123',
+    baseCommit: '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d',
+    baseDirty: false,
+    worktreeState: 'present',
+    savedCommit: null,
+    headCommit: 'ffff',
+    changes: { files: 2, added: 11, removed: 3 },
+    problem: null,
+  };
+  const changes = {
+    repo: '/home/user/project',
+    branch: 'delegate/abc123',
+    baseCommit: '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d',
+    baseShort: '1a2b3c4',
+    headCommit: 'ffff',
+    baseDirty: false,
+    files: [
+      { path: 'src/a.ts', added: 10, removed: 3 },
+      { path: 'logo.png', added: null, removed: null },
+    ],
+    totalFiles: 2,
+    added: 11,
+    removed: 3,
+    commands: { diff: 'git diff 1a2b3c4..delegate/abc123', merge: 'git merge delegate/abc123', cherryPick: 'git cherry-pick 1a2b3c4..delegate/abc123' },
+    worktree: isolation.worktree,
+  };
+  const done = (over: Partial<JobResult> = {}, iso: Partial<JobIsolation> = {}): JobResult => ({
+    ...result('Done.'),
+    job: { ...succeeded, isolation: { ...isolation, ...iso } },
+    changes,
+    ...over,
+  });
+
+  it('gives the branch, its base, each file with its counts, and the commands, after the answer and before the next call', () => {
+    const lines = renderResultBrief(done()).split('\n');
+    const from = lines.indexOf(ANSWER_CLOSES) + 1;
+    expect(lines.slice(from)).toEqual([
+      'Branch delegate/abc123 (from 1a2b3c4): 2 files changed, +11 −3',
+      '  src/a.ts +10 −3',
+      '  logo.png (binary)',
+      'Review (in /home/user/project): git diff 1a2b3c4..delegate/abc123',
+      'Take: git merge delegate/abc123 (or git cherry-pick 1a2b3c4..delegate/abc123)',
+      'Next, to continue: delegate_followup {"job_id":"job_20261130T120000Z_abc123","prompt":"…"}',
+    ]);
+  });
+
+  it('lists twenty files, then counts the rest; says when the user had uncommitted changes', () => {
+    const many = Array.from({ length: 23 }, (_, i) => ({ path: `f${i}.ts`, added: 1, removed: 0 }));
+    const text = renderResultBrief(done({ changes: { ...changes, files: many, totalFiles: 23, added: 23, removed: 0, baseDirty: true } }));
+    expect(text).toContain('Branch delegate/abc123 (from 1a2b3c4): 23 files changed, +23 −0; uncommitted changes in your tree were not included');
+    expect(text).toContain('  f19.ts +1 −0\n  …and 3 more\n');
+    expect(text).not.toContain('f20.ts');
+  });
+
+  it('says when there is nothing to take, when the branch was discarded, and what went wrong keeping the work', () => {
+    expect(renderResultBrief(done({ changes: { ...changes, files: [], totalFiles: 0, added: 0, removed: 0 } }))).toContain(
+      'Branch delegate/abc123 (from 1a2b3c4): no changes.',
+    );
+    expect(renderResultBrief(done({ changes: null }, { worktreeState: 'discarded' }))).toContain('Branch delegate/abc123 was discarded.');
+    expect(renderResultBrief(done({}, { problem: 'The worktree was deleted before the job ended.' }))).toContain(
+      '  logo.png (binary)\nThe worktree was deleted before the job ended.\nReview',
+    );
+  });
+
+  it('says nothing of branches for a job that ran in place, or one still running', () => {
+    const inPlace: JobIsolation = { ...isolation, mode: 'none', note: 'not inside a git repository', repo: null };
+    expect(renderResultBrief({ ...result('Done.'), job: { ...succeeded, isolation: inPlace } })).not.toContain('Branch');
+    expect(renderResultBrief({ ...running, job: { ...record, isolation }, resultText: null, truncatedAt: null })).not.toContain('Branch');
   });
 });
 

@@ -64,3 +64,19 @@ describe('renderModelsReport: the fallback models', () => {
     }
   });
 });
+
+describe('renderModelsReport: isolation', () => {
+  const isolationLines = (text: string) => text.split('\n').filter((line) => /isolation/.test(line));
+
+  it('says nothing in the short report while delegations get a worktree of their own (the default)', () => {
+    expect(isolationLines(renderModelsReport(report(), {}, false))).toEqual([]);
+    expect(isolationLines(renderModelsReport(report(), {}, true))).toEqual([
+      '  isolation: worktree (in a git repository each delegation works on a branch in a worktree of its own; elsewhere in place)',
+    ]);
+  });
+
+  it('says so when delegates edit in place', () => {
+    const line = '  isolation none: delegates edit cwd in place unless a delegation asks for isolation "worktree"';
+    expect(isolationLines(renderModelsReport(report({ isolation: 'none' }), {}, false))).toEqual([line]);
+  });
+});

@@ -91,4 +91,10 @@ describe('the service folders', () => {
       'Glob(//run/user/1000/openrouter-delegate/**)',
     ]);
   });
+
+  it('are denied file by file too, when a worktree job has them listed one by one', () => {
+    const args = claudeArgs(job, ['/d/jobs'], ['/d/stray.json']);
+    const denied = args.filter((arg) => arg.startsWith('--disallowedTools=')).map((arg) => arg.slice('--disallowedTools='.length));
+    expect(denied.slice(-4)).toEqual(['Read(//d/stray.json)', 'Edit(//d/stray.json)', 'Grep(//d/stray.json)', 'Glob(//d/stray.json)']);
+  });
 });

@@ -5,7 +5,7 @@
  * balance and OpenRouter's generation records. Waits are on events (a job's state), never on time.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENV, ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
@@ -24,6 +24,7 @@ import type { SupervisorDeps } from '../../../src-main/core/jobs/supervisor.js';
 import { readJsonFixture } from '../../support/fake-openrouter.js';
 import { makeTempHome } from '../../support/temp-home.js';
 import { jobFields } from '../../support/job-fields.js';
+import { branchFiles, branches, gitIn, makeRepo, repoState } from '../../support/git-repo.js';
 
 const MODELS = parseModelsBody(readJsonFixture('models-2026-08.json'));
 const MODEL = 'deepseek/deepseek-v4-flash-0731';
@@ -45,12 +46,14 @@ interface Script {
   gate?: string;
   after?: string[];
   exitCode?: number;
+  /** Files it writes in its working folder before it ends (relative paths): a delegate's edits. */
+  files?: Record<string, string>;
 }
 const FAKE_CLAUDE = `
 const fs = require('node:fs');
 const s = JSON.parse(process.argv[1]);
 const emit = (lines) => { for (const line of lines ?? []) fs.writeSync(1, line + '\\n'); };
-const end = () => { emit(s.after); process.exit(s.exitCode ?? 0); };
+const end = () => { for (const [name, text] of Object.entries(s.files ?? {})) fs.writeFileSync(name, text); emit(s.after); process.exit(s.exitCode ?? 0); };
 emit(s.before);
 if (s.gate) { const t = setInterval(() => { if (fs.existsSync(s.gate)) { clearInterval(t); end(); } }, 20); } else end();
 `;
@@ -433,6 +436,79 @@ describe('the profile', () => {
     const refused = h.supervisor.followup({ jobId: first, prompt: 'Go on.', caller: { cwd: home.home }, waitSeconds: 0 }, 'test');
     await expect(refused).rejects.toMatchObject({ code: 'policy_refused', message: expect.stringMatching(/runs with profile "lean"/) });
     expect(h.spawned).toHaveLength(1);
+  });
+});
+
+describe('isolation', () => {
+  /** The store's clock (prune's cutoff): the next service may start weeks later. */
+  let storeTime = 0;
+  /** A harness whose jobs and worktrees live in the data folder, as the service's do. */
+  const isolated = (options: Parameters<typeof harness>[0] = {}) => {
+    const data = path.join(home.home, 'data');
+    storeTime = Date.parse('2026-11-30T09:15:00Z');
+    return harness({
+      store: new JobStore({ dir: path.join(data, 'jobs'), now: () => storeTime }),
+      ...options,
+      deps: { worktreesDir: path.join(data, 'worktrees'), serviceSubdirs: [path.join(data, 'claude-config')], ...options.deps },
+    });
+  };
+
+  it('runs a job in a git repository in a worktree of its own, opens only that folder of the data folder, and commits what it left', async () => {
+    const repo = path.join(home.home, 'repo');
+    const base = await makeRepo(repo, { 'a.txt': 'one\n' });
+    await mkdir(path.join(repo, 'sub'));
+    const before = await repoState(repo);
+    const h = isolated({ scripts: [{ ...succeeds, files: { 'made.txt': 'by the delegate\n' } }] });
+
+    const id = await h.start({ caller: { cwd: path.join(repo, 'sub') }, allowedTools: ['Read'] });
+    const job = await finalState(h, id);
+
+    const worktree = path.join(home.home, 'data', 'worktrees', id);
+    expect(job.isolation).toMatchObject({ mode: 'worktree', repo, worktree, baseCommit: base, baseDirty: false, changes: { files: 1, added: 1, removed: 0 } });
+    // Its cwd is the same subfolder in the worktree (made there: the tree has no empty folders); its file rules moved with it.
+    expect(job.cwd).toBe(path.join(worktree, 'sub'));
+    expect(h.spawned[0]?.cwd).toBe(path.join(worktree, 'sub'));
+    expect(job.allowedTools).toEqual([`Read(/${path.join(worktree, 'sub')}/**)`]);
+    const denied = (h.spawned[0]?.args ?? [])
+      .filter((a) => a.startsWith('--disallowedTools=Read('))
+      .map((a) => a.slice('--disallowedTools=Read(/'.length, -'/**)'.length));
+    expect(denied).toEqual(expect.arrayContaining([path.join(home.home, 'data', 'jobs'), path.join(home.home, 'data', 'claude-config')]));
+    expect(denied.some((dir) => worktree.startsWith(dir))).toBe(false);
+    expect((await branchFiles(repo, job.isolation?.branch ?? ''))['sub/made.txt']).toBe('by the delegate\n');
+    expect(await repoState(repo)).toEqual(before);
+  });
+
+  it('keeps a job past its retention while its branch is merged nowhere; removes it, its worktree and branch once merged', async () => {
+    const repo = path.join(home.home, 'repo');
+    await makeRepo(repo, { 'a.txt': 'one\n' });
+    const h = isolated({
+      scripts: [
+        { ...succeeds, files: { 'kept.txt': 'x\n' } },
+        { ...succeeds, files: { 'merged.txt': 'y\n' } },
+      ],
+    });
+    const kept = await finalState(h, await h.start({ caller: { cwd: repo } }));
+    const merged = await finalState(h, await h.start({ caller: { cwd: repo } }));
+    const placed = await finalState(h, await h.start({ caller: { cwd: home.home } }));
+    expect(placed.isolation).toMatchObject({ mode: 'none', note: 'not inside a git repository' });
+    await gitIn(repo, ['merge', '--quiet', '--no-edit', merged.isolation?.branch ?? '']);
+    await h.supervisor.stop();
+
+    // The next service, 40 days on (retention: 30).
+    const later = isolated({ store: h.store });
+    storeTime += 40 * 24 * 3600_000;
+    await later.supervisor.start();
+
+    const left = later.supervisor.list({ limit: 20 }).conversations.flatMap((c) => c.jobs.map((j) => j.id));
+    expect(left).toEqual([kept.id]);
+    expect(existsSync(kept.isolation?.worktree ?? '')).toBe(true);
+    expect(existsSync(merged.isolation?.worktree ?? '')).toBe(false);
+    expect((await branches(repo)).sort()).toEqual([kept.isolation?.branch, 'main'].sort());
+
+    const discarded = await later.supervisor.discard(kept.id);
+    expect(discarded).toMatchObject({ branch: kept.isolation?.branch, removedWorktree: true, deletedBranch: true, lastCommit: kept.isolation?.headCommit });
+    expect(await branches(repo)).toEqual(['main']);
+    expect((await later.supervisor.status({ jobId: kept.id, waitSeconds: 0, progressLimit: 1 })).job.isolation?.worktreeState).toBe('discarded');
   });
 });
 

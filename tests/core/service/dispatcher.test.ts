@@ -25,6 +25,8 @@ function handlers(overrides: Partial<Handlers>): Handlers {
     'jobs.status': unexpected,
     'jobs.result': unexpected,
     'jobs.cancel': unexpected,
+    'jobs.diff': unexpected,
+    'jobs.discard': unexpected,
     'jobs.requests': unexpected,
     'jobs.list': unexpected,
     'jobs.killAll': unexpected,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JobRecord, JobState } from '../../../src-main/contract/jobs.js';
+import type { JobIsolation, JobRecord, JobState } from '../../../src-main/contract/jobs.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import type { AlertMemory } from '../../../src-main/electron/present/desktop-types.js';
 import type { BalanceAlertInput } from '../../../src-main/electron/present/notifications.js';
@@ -71,6 +71,30 @@ describe('presentJobEnded', () => {
 
   it('names the model, the duration and the estimated cost while the bill is pending', () => {
     expect(firstLine(presentJobEnded(ended('succeeded'), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04');
+  });
+
+  it("says how many files a worktree job's branch changed, and nothing of files for a job that ran in place", () => {
+    const isolation: JobIsolation = {
+      mode: 'worktree',
+      note: null,
+      repo: '/home/me/project',
+      worktree: '/home/me/.local/share/openrouter-delegate/worktrees/job_20261130T115500Z_abc123',
+      gitDir: '/home/me/project/.git/worktrees/job_20261130T115500Z_abc123',
+      branch: 'delegate/abc123',
+      baseCommit: '1a2b3c4',
+      baseDirty: false,
+      worktreeState: 'present',
+      savedCommit: null,
+      headCommit: '5d6e7f8',
+      changes: { files: 3, added: 40, removed: 2 },
+      problem: null,
+    };
+    const changed = (files: number) => ended('cancelled', { isolation: { ...isolation, changes: { files, added: files, removed: 0 } } });
+    expect(firstLine(presentJobEnded(changed(3), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04 · 3 files changed');
+    expect(firstLine(presentJobEnded(changed(1), null, NOW)?.body)).toContain('· 1 file changed');
+    expect(firstLine(presentJobEnded(changed(0), null, NOW)?.body)).toContain('· no files changed');
+    const inPlace = ended('succeeded', { isolation: { ...isolation, mode: 'none', note: 'not inside a git repository' } });
+    expect(firstLine(presentJobEnded(inPlace, null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04');
   });
 
   it('shows the billed cost once OpenRouter has said', () => {

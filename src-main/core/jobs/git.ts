@@ -1,0 +1,67 @@
+/**
+ * The real `git`, as the service runs it for worktree isolation (README "Isolation and review"): `execFile` with
+ * an argument array, never a shell. The service's own GIT_* variables are left out (a service started from a hook
+ * would otherwise aim every command at that hook's repository); no hooks and no fsmonitor program run (a repository's
+ * programs are not the service's to run), no optional locks (a `git status` must not rewrite the user's index), no
+ * signing, no prompts, messages in English (they are matched).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+export class GitError extends Error {
+  constructor(
+    message: string,
+    /** The exit code, or a spawn error's code (ENOENT: no git installed). */
+    readonly code: number | string | null,
+    readonly stderr: string,
+  ) {
+    super(message);
+    this.name = 'GitError';
+  }
+}
+
+/** Given on the command line, so they win over every config file (and reach the gits git itself starts). */
+const FIXED_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'commit.gpgsign=false', '-c', 'core.quotePath=false'];
+
+/** The environment git runs with: the service's, without GIT_* variables, and never waiting on a prompt. */
+export function gitEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const kept = Object.fromEntries(Object.entries(env).filter(([name]) => !name.toUpperCase().startsWith('GIT_')));
+  return { ...kept, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+}
+
+export interface GitOptions {
+  cwd: string;
+  /** Exit codes that are answers, not failures (`diff --quiet` says 1 for "there are changes"). */
+  okCodes?: readonly number[];
+  timeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Runs `git <args>` in `cwd`; resolves with its stdout and exit code, rejects with a GitError naming the command. */
+export function git(args: readonly string[], options: GitOptions): Promise<{ stdout: string; code: number }> {
+  const okCodes = options.okCodes ?? [0];
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      [...FIXED_CONFIG, ...args],
+      { cwd: options.cwd, env: gitEnv(options.env), timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024, windowsHide: true },
+      (error, stdout, stderr) => {
+        const code = error ? ((error as NodeJS.ErrnoException & { code?: number | string }).code ?? null) : 0;
+        if (typeof code === 'number' && okCodes.includes(code)) {
+          resolve({ stdout, code });
+          return;
+        }
+        if (!error) {
+          resolve({ stdout, code: 0 });
+          return;
+        }
+        const said = stderr.trim().split('\n').slice(-3).join(' ').trim();
+        // A folder that is gone fails the spawn with ENOENT too: say which it was.
+        const missing =
+          code === 'ENOENT' ? (existsSync(options.cwd) ? 'git is not installed (or not on the PATH)' : `the folder ${options.cwd} does not exist`) : null;
+        const what = missing ?? (said || error.message);
+        reject(new GitError(`git ${args.join(' ')}: ${what}`, code, stderr));
+      },
+    );
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * Real git repositories for the isolation tests: made with the machine's `git`, committed as a test author (no git
+ * config needed), and read back — status, files, a branch's commits — the way a user would look.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** The machine's git, without the test process's own GIT_* variables, as a test author. */
+export async function gitIn(dir: string, args: string[]): Promise<string> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GIT_')));
+  const { stdout } = await run('git', ['-c', 'user.name=Test User', '-c', 'user.email=test@example.invalid', '-c', 'commit.gpgsign=false', ...args], {
+    cwd: dir,
+    env: { ...env, GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C' },
+  });
+  return stdout;
+}
+
+/** `git init` in `dir` (made if need be) with `files` committed on main; returns the commit. */
+export async function makeRepo(dir: string, files: Record<string, string>): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  await gitIn(dir, ['init', '--quiet', '-b', 'main']);
+  await writeFiles(dir, files);
+  await gitIn(dir, ['add', '--all']);
+  await gitIn(dir, ['commit', '--quiet', '-m', 'initial']);
+  return (await gitIn(dir, ['rev-parse', 'HEAD'])).trim();
+}
+
+export async function writeFiles(dir: string, files: Record<string, string>): Promise<void> {
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+    await writeFile(path.join(dir, name), text);
+  }
+}
+
+/** Every file under `dir` but .git, by relative path, with its text: the tree as the user sees it. */
+export async function treeOf(dir: string): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  const visit = async (sub: string): Promise<void> => {
+    for (const entry of await readdir(path.join(dir, sub), { withFileTypes: true })) {
+      const name = path.join(sub, entry.name);
+      if (entry.name === '.git') continue;
+      if (entry.isDirectory()) await visit(name);
+      else files[name] = await readFile(path.join(dir, name), 'utf8');
+    }
+  };
+  await visit('');
+  return files;
+}
+
+/** What the user would check first: `git status --porcelain`, the index's own listing, and HEAD. */
+export async function repoState(dir: string): Promise<{ status: string; index: string; head: string; branch: string }> {
+  return {
+    status: await gitIn(dir, ['status', '--porcelain', '--untracked-files=all']),
+    index: await gitIn(dir, ['ls-files', '--stage']),
+    head: (await gitIn(dir, ['rev-parse', 'HEAD'])).trim(),
+    branch: (await gitIn(dir, ['symbolic-ref', '--short', 'HEAD'])).trim(),
+  };
+}
+
+/** A branch's files and their text at its tip. */
+export async function branchFiles(repo: string, branch: string): Promise<Record<string, string>> {
+  const names = (await gitIn(repo, ['ls-tree', '-r', '--name-only', branch])).split('\n').filter(Boolean);
+  const files: Record<string, string> = {};
+  for (const name of names) files[name] = await gitIn(repo, ['show', `${branch}:${name}`]);
+  return files;
+}
+
+/** The branch's commits since `base`, newest first: author and subject. */
+export async function commitsSince(repo: string, base: string, branch: string): Promise<Array<{ author: string; subject: string }>> {
+  const log = await gitIn(repo, ['log', '--format=%an <%ae>%x09%s', `${base}..${branch}`]);
+  return log
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [author = '', subject = ''] = line.split('\t');
+      return { author, subject };
+    });
+}
+
+export async function branches(repo: string): Promise<string[]> {
+  return (await gitIn(repo, ['for-each-ref', '--format=%(refname:short)', 'refs/heads/'])).split('\n').filter(Boolean);
+}
+
+export async function worktreeList(repo: string): Promise<string> {
+  return gitIn(repo, ['worktree', 'list', '--porcelain']);
+}
