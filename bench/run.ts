@@ -24,6 +24,7 @@ import { settingsPageBench } from './ui.js';
 import { parentViewBench } from './parent-view.js';
 import { delegateEconomyBench } from './delegate-economy.js';
 import { streamReaderBench } from './stream-reader.js';
+import { gatewayBench, gatewayKeychainBench } from './gateway.js';
 import type { BudgetRow } from './lib/stats.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -176,6 +177,9 @@ async function main(): Promise<void> {
       ...(await parentViewBench()),
       // Issue 12: what a delegate's coding task sends the model, against the server it replaces.
       ...(await delegateEconomyBench()),
+      // The metering gateway: what every delegate request pays for going through the service, against going straight to OpenRouter.
+      ...(await gatewayBench()),
+      await gatewayKeychainBench(),
     ];
     printTable(rows);
     if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;
