@@ -84,13 +84,14 @@ export function decide(input: { standing: Standing; prices: Prices; promptTokens
   const jobLeft = standing.jobCapUsd - standing.jobCommittedUsd;
   const dayLeft = standing.dayCapUsd - standing.dayCommittedUsd;
   const left = Math.min(jobLeft, dayLeft);
-  const which =
+  // Words only for a refusal: most requests go, and a message is not free.
+  const which = (): string =>
     jobLeft <= dayLeft
       ? `budget reached: ${usd(standing.jobCommittedUsd)} of the job's ${usd(standing.jobCapUsd)} spent or committed`
       : `daily budget reached: ${usd(standing.dayCommittedUsd)} of ${usd(standing.dayCapUsd)} spent or committed today`;
   if (maxTokens === null) {
     if (promptUsd <= left + 1e-12) return { go: true, ceilingUsd: 0, maxTokens: null, maxTokensAsked: null };
-    return { go: false, ceilingUsd: promptUsd, reason: `${which}; this request could cost up to ${usd(promptUsd)}.` };
+    return { go: false, ceilingUsd: promptUsd, reason: `${which()}; this request could cost up to ${usd(promptUsd)}.` };
   }
   const full = promptUsd + maxTokens * prices.output;
   if (full <= left + 1e-12) return { go: true, ceilingUsd: full, maxTokens, maxTokensAsked: null };
@@ -103,7 +104,7 @@ export function decide(input: { standing: Standing; prices: Prices; promptTokens
   return {
     go: false,
     ceilingUsd: promptUsd + useful * prices.output,
-    reason: `${which}; the next request (about ${promptTokens.toLocaleString('en-US')} prompt tokens) could cost up to ${usd(promptUsd + useful * prices.output)}, more than the ${usd(left)} left.`,
+    reason: `${which()}; the next request (about ${promptTokens.toLocaleString('en-US')} prompt tokens) could cost up to ${usd(promptUsd + useful * prices.output)}, more than the ${usd(left)} left.`,
   };
 }
 

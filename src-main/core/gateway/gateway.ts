@@ -21,6 +21,8 @@ import { anthropicError, anthropicErrorEvent } from './anthropic-error.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
 import { FIRST_TOKENS_PER_BYTE, ceilingPrices, dearestPricing, decide, promptTokensAtMost, withMaxTokens } from './ceiling.js';
 import { tokenHash } from './job-token.js';
+import { postUpstream } from './upstream.js';
+import type { UpstreamAnswer } from './upstream.js';
 import { UsageMeter } from './usage-meter.js';
 import type { MeteredAnswer } from './usage-meter.js';
 
@@ -88,7 +90,6 @@ export interface GatewayOptions {
   attribution: { url: string; title: string };
   /** The user's provider policy, as OpenRouter's `provider` object; null when it says nothing. */
   provider?: () => Record<string, unknown> | null;
-  fetch?: typeof fetch;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -104,7 +105,6 @@ interface JobMeter {
 
 export class MeteringGateway {
   private readonly options: GatewayOptions;
-  private readonly fetch: typeof fetch;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
   private readonly meters = new Map<string, JobMeter>();
@@ -114,7 +114,6 @@ export class MeteringGateway {
 
   constructor(options: GatewayOptions) {
     this.options = options;
-    this.fetch = options.fetch ?? fetch;
     this.now = options.now ?? Date.now;
     this.log = options.log ?? (() => undefined);
   }
@@ -302,14 +301,9 @@ export class MeteringGateway {
       if (reserved !== undefined && cost > reserved) meter.inFlight.set(requestId, cost);
     });
     try {
-      let upstream: Response;
+      let upstream: UpstreamAnswer;
       try {
-        upstream = await this.fetch(`${this.options.upstream}${path}`, {
-          method: 'POST',
-          headers: this.upstreamHeaders(req, input.key, job),
-          body: payload,
-          signal: abort.signal,
-        });
+        upstream = await postUpstream(`${this.options.upstream}${path}`, this.upstreamHeaders(req, input.key, job), payload, abort.signal);
       } catch (error) {
         if (abort.signal.aborted) {
           Object.assign(entry, { outcome: 'aborted', note: 'the delegate hung up before OpenRouter answered' });
@@ -324,9 +318,7 @@ export class MeteringGateway {
       if (upstream.status === 401) this.options.onUnauthorized?.();
       if (upstream.status >= 400) Object.assign(entry, { outcome: 'upstream_error', note: `OpenRouter answered ${upstream.status}` });
       const headers: Record<string, string> = {};
-      upstream.headers.forEach((value, name) => {
-        if (!DROPPED_RESPONSE_HEADERS.has(name)) headers[name] = value;
-      });
+      for (const [name, value] of Object.entries(upstream.headers)) if (!DROPPED_RESPONSE_HEADERS.has(name)) headers[name] = value;
       res.writeHead(upstream.status, headers);
       const broken = await pipe(upstream, res, usageMeter, () => {
         entry.firstByteMs ??= this.now() - started;
@@ -405,25 +397,14 @@ function costOf(usage: Usage, pricing: CatalogPricing | null): number {
  * Copies the answer to the delegate as it arrives, chunk by chunk, waiting for the delegate to take each
  * one (backpressure). Says who broke off, if anyone.
  */
-async function pipe(upstream: Response, res: http.ServerResponse, meter: UsageMeter, onFirstByte: () => void): Promise<'client' | 'upstream' | null> {
-  if (!upstream.body) {
-    res.end();
-    return null;
-  }
-  const reader = upstream.body.getReader();
+async function pipe(upstream: UpstreamAnswer, res: http.ServerResponse, meter: UsageMeter, onFirstByte: () => void): Promise<'client' | 'upstream' | null> {
+  const body = upstream.body;
   try {
-    for (;;) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch {
-        return res.destroyed ? 'client' : 'upstream';
-      }
-      if (chunk.done) break;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
       onFirstByte();
-      meter.push(chunk.value);
+      meter.push(chunk);
       if (res.destroyed) return 'client';
-      if (!res.write(chunk.value)) {
+      if (!res.write(chunk)) {
         const drained = await new Promise<boolean>((resolve) => {
           const done = (ok: boolean) => {
             res.off('drain', onDrain);
@@ -438,18 +419,24 @@ async function pipe(upstream: Response, res: http.ServerResponse, meter: UsageMe
         if (!drained) return 'client';
       }
     }
+    // An answer cut short by OpenRouter ends its stream early, without an error, on some Node versions.
+    if (!body.complete) return res.destroyed ? 'client' : 'upstream';
     res.end();
     return null;
+  } catch {
+    return res.destroyed ? 'client' : 'upstream';
   } finally {
-    reader.releaseLock();
     // A delegate gone mid-answer: stop reading from OpenRouter.
-    if (res.destroyed) await upstream.body.cancel().catch(() => undefined);
+    if (res.destroyed) body.destroy();
   }
 }
 
-/** Why fetch could not reach OpenRouter, in words and with the system's code (fetch itself says only "fetch failed"). */
+/** Why OpenRouter could not be reached, in words and with the system's code. */
 function unreachable(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const cause =
+    (error as { cause?: { code?: unknown; message?: unknown }; code?: unknown } | null)?.code !== undefined
+      ? (error as { code?: unknown; message?: unknown })
+      : (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
   const code = typeof cause?.code === 'string' ? cause.code : null;
   const words: Record<string, string> = {
     ECONNREFUSED: 'connection refused',

@@ -13,6 +13,12 @@ import { ZERO_USAGE } from '../../contract/index.js';
 /** A single SSE event's data may be large (a long text block); beyond this the meter stops reading it. */
 const MAX_EVENT_CHARS = 4 * 1024 * 1024;
 
+/**
+ * Events of the Messages API's stream that carry no usage, id, model or error. Events named otherwise, or not
+ * named at all, are read.
+ */
+const SKIPPED_EVENTS = new Set(['content_block_delta', 'content_block_start', 'content_block_stop', 'ping', 'message_stop']);
+
 export interface MeteredAnswer {
   usage: Usage;
   generationId: string | null;
@@ -29,6 +35,8 @@ export class UsageMeter {
   private data: string[] = [];
   private dataChars = 0;
   private overflow = false;
+  /** The current event is one that never carries usage (named so by its `event:` line). */
+  private skipping = false;
   private readonly streaming: boolean;
   private body = '';
   /** Called whenever the usage moved (the gateway re-prices the job as the answer streams). */
@@ -45,14 +53,16 @@ export class UsageMeter {
       if (this.body.length < MAX_EVENT_CHARS) this.body += text;
       return;
     }
-    this.pending += text;
-    let newline = this.pending.indexOf('\n');
-    while (newline >= 0) {
-      const line = this.pending.slice(0, newline).replace(/\r$/, '');
-      this.pending = this.pending.slice(newline + 1);
-      this.line(line);
-      newline = this.pending.indexOf('\n');
+    // What was pending holds no newline: look for one only in what is new, and cut each line once.
+    const scanFrom = this.pending.length;
+    const all = this.pending + text;
+    let start = 0;
+    for (let newline = all.indexOf('\n', scanFrom); newline >= 0; newline = all.indexOf('\n', start)) {
+      const end = newline > start && all.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+      this.line(all.slice(start, end));
+      start = newline + 1;
     }
+    this.pending = start === 0 ? all : all.slice(start);
     // A line longer than any event we read: drop it, and the event it belongs to.
     if (this.pending.length > MAX_EVENT_CHARS) {
       this.pending = '';
@@ -79,7 +89,12 @@ export class UsageMeter {
       this.dispatch();
       return;
     }
-    if (!line.startsWith('data:')) return; // event:, id:, retry:, comments: the data says it all
+    if (line.startsWith('event:')) {
+      // The bulk of an answer is its text deltas, which carry no usage: their data is not even kept, let alone parsed.
+      this.skipping = SKIPPED_EVENTS.has(line.slice(line[6] === ' ' ? 7 : 6));
+      return;
+    }
+    if (this.skipping || !line.startsWith('data:')) return; // id:, retry:, comments: the data says it all
     const value = line.slice(line[5] === ' ' ? 6 : 5);
     this.dataChars += value.length;
     if (this.dataChars > MAX_EVENT_CHARS) this.overflow = true;
@@ -87,6 +102,7 @@ export class UsageMeter {
   }
 
   private dispatch(): void {
+    this.skipping = false;
     const overflow = this.overflow;
     const data = this.data.join('\n');
     this.data = [];

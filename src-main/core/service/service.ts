@@ -185,7 +185,6 @@ export class Service {
       attribution: ATTRIBUTION,
       // Read at each request: a policy changed in the settings holds from the next request on.
       provider: () => providerPreferences(this.settings.current.provider),
-      ...(options.fetch ? { fetch: options.fetch } : {}),
       now: this.now,
       log: this.log,
     });

@@ -47,3 +47,12 @@ describe('the usage meter', () => {
     expect(meter.end()).toMatchObject({ generationId: 'gen-2', usage: { inputTokens: 5, outputTokens: 6, cacheWriteTokens: 7 } });
   });
 });
+
+describe('what the meter reads', () => {
+  it('reads no text delta (they carry no usage), and every event that is not named', () => {
+    const meter = new UsageMeter(true);
+    meter.push(encoder.encode('event: content_block_delta\ndata: {"usage":{"input_tokens":999}}\n\n'));
+    meter.push(encoder.encode('data: {"type":"message_delta","usage":{"output_tokens":5}}\n\n'));
+    expect(meter.end().usage).toEqual({ inputTokens: 0, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  });
+});
