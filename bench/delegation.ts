@@ -25,11 +25,10 @@ async function rssBytes(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 }
 
-async function withService<T>(
-  settings: Record<string, unknown>,
-  fakeMb: number,
-  body: (client: IpcClient, pid: number, project: string) => Promise<T>,
-): Promise<T> {
+/** The prompt that has the bench's stand-in `claude` write `mb` megabytes of stream (fixtures/fake-claude.mjs). */
+const streamPrompt = (mb: number): string => `stream [[fake-claude-mb:${mb}]]`;
+
+async function withService<T>(settings: Record<string, unknown>, body: (client: IpcClient, pid: number, project: string) => Promise<T>): Promise<T> {
   const fake = new FakeOpenRouter();
   fake.addKey(KEY, { limit: 1000, limitRemaining: 1000 });
   await fake.start();
@@ -45,7 +44,6 @@ async function withService<T>(
     OPENROUTER_BASE_URL: fake.baseUrl,
     OPENROUTER_API_KEY: KEY,
     OPENROUTER_DELEGATE_CLAUDE: FAKE_CLAUDE,
-    FAKE_CLAUDE_MB: String(fakeMb),
   };
   const service = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   await new Promise<void>((resolve, reject) => {
@@ -74,7 +72,7 @@ async function waitForEnd(client: IpcClient, jobId: string): Promise<void> {
 }
 
 export async function startOverheadBench(runs = 40): Promise<BudgetRow> {
-  const ours = await withService({ concurrency: 4 }, 0, async (client, _pid, project) => {
+  const ours = await withService({ concurrency: 4 }, async (client, _pid, project) => {
     const samples: number[] = [];
     for (let i = 0; i < runs + 5; i++) {
       const t0 = Date.now();
@@ -106,27 +104,23 @@ export async function startOverheadBench(runs = 40): Promise<BudgetRow> {
 }
 
 export async function streamingMemoryBench(jobs = 20, mb = 10): Promise<BudgetRow> {
-  const { idle, peak } = await withService(
-    { concurrency: jobs, budgets: { perJobUsd: 1, perDayUsd: 1000, reserveUsd: 0 } },
-    mb,
-    async (client, pid, project) => {
-      // Warm: one small job first, so the baseline includes a parsed catalog and a used supervisor.
-      const idleBefore = await rssBytes(pid);
-      const started = await Promise.all(Array.from({ length: jobs }, () => client.call('jobs.start', { prompt: 'stream', caller: { cwd: project } })));
-      let highest = idleBefore;
-      let done = false;
-      const sampler = (async () => {
-        while (!done) {
-          highest = Math.max(highest, await rssBytes(pid).catch(() => 0));
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })();
-      await Promise.all(started.map(({ job }) => waitForEnd(client, job.id)));
-      done = true;
-      await sampler;
-      return { idle: idleBefore, peak: highest };
-    },
-  );
+  const { idle, peak } = await withService({ concurrency: jobs, budgets: { perJobUsd: 1, perDayUsd: 1000, reserveUsd: 0 } }, async (client, pid, project) => {
+    // Warm: one small job first, so the baseline includes a parsed catalog and a used supervisor.
+    const idleBefore = await rssBytes(pid);
+    const started = await Promise.all(Array.from({ length: jobs }, () => client.call('jobs.start', { prompt: streamPrompt(mb), caller: { cwd: project } })));
+    let highest = idleBefore;
+    let done = false;
+    const sampler = (async () => {
+      while (!done) {
+        highest = Math.max(highest, await rssBytes(pid).catch(() => 0));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    await Promise.all(started.map(({ job }) => waitForEnd(client, job.id)));
+    done = true;
+    await sampler;
+    return { idle: idleBefore, peak: highest };
+  });
   const growthMb = (peak - idle) / 1024 / 1024;
   return {
     budget: `service RSS growth, ${jobs} jobs streaming ${mb} MB each at once, < 50 MB`,
