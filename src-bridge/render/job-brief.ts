@@ -9,7 +9,7 @@ import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../sr
 import { isActive } from '../../src-main/contract/jobs.js';
 import { DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL } from '../mcp-names.js';
 import { renderChanges } from './changes.js';
-import { STATE_WORDS, formatJobCost } from './jobs.js';
+import { STATE_WORDS, formatJobCost, renderGroup } from './jobs.js';
 import { toolCall } from './tool-call.js';
 
 /** Every line of delegate output starts with this, so nothing the delegate writes can pass for the bridge's own lines. */
@@ -94,7 +94,7 @@ export function renderJobBrief(view: JobView, tailLimit = BRIEF_TAIL): string {
   const lines = header(view);
   const tail = view.tail.slice(-tailLimit);
   if (tail.length > 0) lines.push(`Latest (delegate's output, quoted):`, ...tail.map(tailLine));
-  lines.push(...stderrLines(view), briefNext(view, false));
+  lines.push(...stderrLines(view), ...renderGroup(view), briefNext(view, false));
   return lines.join('\n');
 }
 
@@ -110,7 +110,7 @@ export function renderResultBrief(result: JobResult): string {
   } else {
     lines.push('The delegate left no answer.', ...stderrLines(result));
   }
-  lines.push(...renderChanges(result), briefNext(result, result.resultText !== null));
+  lines.push(...renderChanges(result), ...renderGroup(result), briefNext(result, result.resultText !== null));
   return lines.join('\n');
 }
 
@@ -128,7 +128,7 @@ export function renderListBrief(list: JobList): string {
   const lines = [`${shown}, ${counts}`];
   if (promptTokens(list.totalUsage) > 0) lines.push(`Tokens: ${formatUsage(list.totalUsage)}.`);
   for (const c of list.conversations) {
-    lines.push(`${c.model} conversation, ${formatUsd(c.costUsd)}:`);
+    lines.push(`${c.model} conversation${c.groupId ? ` (comparison ${c.groupId})` : ''}, ${formatUsd(c.costUsd)}:`);
     for (const j of c.jobs) {
       const prompt = j.promptPreview.replace(/\s+/g, ' ').trim();
       const cut = prompt.length > LIST_PROMPT_CHARS ? `${prompt.slice(0, LIST_PROMPT_CHARS - 1).trimEnd()}…` : prompt;

@@ -2,8 +2,9 @@
  * Jobs as text: what the delegate tools answer. Pure functions of contract data; each answer ends with
  * what to call next, with exact arguments. Numbers go through src-main/common/format.ts, as on every surface.
  */
-import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
-import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
+import { formatDuration, formatTokens, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
+import type { GroupMember, JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
+import { isActive } from '../../src-main/contract/jobs.js';
 import { DELEGATE_CANCEL_TOOL, DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { renderChanges } from './changes.js';
 import { toolCall } from './tool-call.js';
@@ -41,6 +42,29 @@ function tailLine(entry: TailEntry): string {
     default:
       return `${who}! ${oneLine}`;
   }
+}
+
+/**
+ * A fan-out's comparison (README "Isolation and review", Fan-out): one line per model — state, cost, tokens, time,
+ * files changed, branch — and how to take one. Nothing for a job that is no fan-out's.
+ */
+function memberLine(m: GroupMember, current: string): string {
+  const cost = m.billedCostUsd !== null ? `billed ${formatUsd(m.billedCostUsd)}` : `est. ${formatUsd(m.estimatedCostUsd)}`;
+  const tokens = `${formatTokens(promptTokens(m.usage))} in / ${formatTokens(m.usage.outputTokens)} out`;
+  const files = m.changes ? `${m.changes.files} file${m.changes.files === 1 ? '' : 's'} +${m.changes.added} −${m.changes.removed}` : null;
+  const parts = [STATE_WORDS[m.state], cost, tokens, formatDuration(m.elapsedSeconds), files, m.branch].filter((p) => p !== null);
+  return `  ${m.model} (${m.jobId}${m.jobId === current ? ', this one' : ''}): ${parts.join(', ')}`;
+}
+
+export function renderGroup(view: JobView): string[] {
+  const group = view.group;
+  if (!group) return [];
+  const lines = [`Comparison ${group.id}, ${group.jobs.length} models:`, ...group.jobs.map((m) => memberLine(m, view.job.id))];
+  const running = group.jobs.filter((m) => isActive(m.state)).length;
+  if (running > 0) lines.push(`${running} still running; ${DELEGATE_RESULT_TOOL} on any of them shows this again.`);
+  else if (group.jobs.some((m) => m.branch))
+    lines.push('Take one: git merge <its branch> in your repository; discard the others (openrouter-delegate discard <job id>).');
+  return lines;
 }
 
 /** What the caller should do next, as a tool call it can copy. */
@@ -87,7 +111,7 @@ export function renderJobView(view: JobView): string {
         .slice(-5)
         .map((l) => `  ${l}`),
     );
-  lines.push(`Files: ${view.files.dir}`, nextStep(view));
+  lines.push(...renderGroup(view), `Files: ${view.files.dir}`, nextStep(view));
   return lines.join('\n');
 }
 
@@ -111,7 +135,7 @@ export function renderJobResult(result: JobResult): string {
           .map((l) => `  ${l}`),
       );
   }
-  lines.push(...renderChanges(result), nextStep(result));
+  lines.push(...renderChanges(result), ...renderGroup(result), nextStep(result));
   return lines.join('\n');
 }
 
@@ -123,7 +147,7 @@ export function renderJobList(list: JobList): string {
   ];
   if (promptTokens(list.totalUsage) > 0) lines.push(`Tokens: ${formatUsage(list.totalUsage)}.`);
   for (const c of list.conversations) {
-    lines.push('', `Session ${c.sessionId} — ${c.model}, ${c.cwd}, ${formatUsd(c.costUsd)}`);
+    lines.push('', `Session ${c.sessionId} — ${c.model}, ${c.cwd}, ${formatUsd(c.costUsd)}${c.groupId ? `; comparison ${c.groupId}` : ''}`);
     for (const j of c.jobs) {
       lines.push(
         `  ${j.id}  turn ${j.turn}  ${STATE_WORDS[j.state]}  ${j.createdAt.replace('T', ' ').slice(0, 19)}  ${formatJobCost(j)}  “${j.promptPreview}”`,

@@ -12,6 +12,7 @@ export const delegateStartInput = withDetail(
   deriveInput(StartJobRequestSchema, {
     ...PROMPT_WORDS,
     model: `OpenRouter model id (see ${OPENROUTER_MODELS_TOOL}); default: the user's default model.`,
+    models: `Instead of model: 2 or more model ids (up to the user's fan-out limit) to run the same task side by side, one job and branch each; ${DELEGATE_RESULT_TOOL} on any of them compares them.`,
     cwd: 'Directory the delegate works in (default: this project).',
     permissionMode: PERMISSION_WORDS,
     profile: `The delegate's tools: ${DELEGATE_PROFILES.map((p) => `${p} = ${PROFILE_TOOLS[p]?.join(', ') ?? "Claude Code's whole default set (sub-agents, skills …; over twice the tokens per request)"}`).join('; ')}. minimal suits text tasks (no CLAUDE.md or project context). Default and ceiling: the user's profile (see ${OPENROUTER_MODELS_TOOL}). A follow-up keeps it.`,
@@ -49,6 +50,7 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
           prompt: args.prompt,
           promptFile: args.prompt_file,
           model: args.model,
+          models: args.models,
           cwd: args.cwd,
           permissionMode: args.permission_mode,
           profile: args.profile,
@@ -63,7 +65,10 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
           waitSeconds: 0,
           caller: caller(),
         });
-        const view = args.wait_seconds ? await statusAfterWait(deps, started.job.id, args.wait_seconds, extra) : started;
+        // A fan-out's answer keeps its comparison after a wait (the status view has none).
+        const view = args.wait_seconds
+          ? { ...(await statusAfterWait(deps, started.job.id, args.wait_seconds, extra)), ...(started.group ? { group: started.group } : {}) }
+          : started;
         return jobAnswer(view, args.detail);
       } catch (error) {
         return toolError(error);

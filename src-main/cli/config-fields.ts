@@ -68,6 +68,7 @@ const VALUE_NAMES: Record<SettingUnit, string> = {
   tokens: 'TOKENS',
   jobs: 'N',
   retries: 'N',
+  models: 'N',
   minutes: 'MINUTES',
   days: 'DAYS',
 };
@@ -112,6 +113,7 @@ export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
   numberFlag('concurrency', '--concurrency'),
   numberFlag('jobTimeoutMinutes', '--timeout'),
   numberFlag('retentionDays', '--retention-days'),
+  numberFlag('fanOutLimit', '--fan-out-limit'),
   numberFlag('delegateMaxRetries', '--max-retries'),
   numberFlag('modelsCacheTtlMinutes', '--models-cache-ttl'),
   otherFlag('claudePath', '--claude-path', 'PATH', 'pathOrNone'),

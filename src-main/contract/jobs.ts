@@ -3,7 +3,7 @@
  * requests that start, follow, continue, cancel and list them.
  */
 import { z } from 'zod';
-import { DelegateProfileSchema, IsolationModeSchema, PermissionModeSchema } from './settings.js';
+import { DelegateProfileSchema, IsolationModeSchema, PermissionModeSchema, SETTING_BOUNDS } from './settings.js';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'budget_exceeded', 'lost'] as const;
 export const JobStateSchema = z.enum(JOB_STATES);
@@ -199,8 +199,29 @@ export const JobRecordSchema = z.object({
   requests: RequestCountsSchema.optional(),
   /** Where it worked: its worktree and branch, or in place (absent on jobs from before isolation: in place). */
   isolation: JobIsolationSchema.optional(),
+  /** A fan-out's jobs (one delegate_start naming several models) share this id: one comparison. Absent otherwise. */
+  groupId: z.string().optional(),
 });
 export type JobRecord = z.infer<typeof JobRecordSchema>;
+
+/** One job of a fan-out, as its comparison shows it beside the others. */
+export const GroupMemberSchema = z.object({
+  jobId: z.string(),
+  model: z.string(),
+  state: JobStateSchema,
+  estimatedCostUsd: z.number(),
+  billedCostUsd: z.number().nullable(),
+  usage: UsageSchema,
+  elapsedSeconds: z.number(),
+  /** The branch its work is on (null: it ran in place). */
+  branch: z.string().nullable(),
+  /** What its branch changed, once it ended (null while it runs, or when it ran in place). */
+  changes: ChangeCountsSchema.nullable(),
+});
+export type GroupMember = z.infer<typeof GroupMemberSchema>;
+/** A fan-out's jobs side by side, in the order their models were named. */
+export const JobGroupSchema = z.object({ id: z.string(), jobs: z.array(GroupMemberSchema) });
+export type JobGroup = z.infer<typeof JobGroupSchema>;
 
 /** A job as status shows it: the record, its tail and where its files are. */
 export const JobViewSchema = z.object({
@@ -216,6 +237,8 @@ export const JobViewSchema = z.object({
   stderrTail: z.string().optional(),
   /** True when a wait ended because wait_seconds ran out, not because the job finished. */
   waitTimedOut: z.boolean(),
+  /** The comparison a fan-out's job belongs to (jobs.start with `models`, and jobs.result); absent otherwise. */
+  group: JobGroupSchema.optional(),
 });
 export type JobView = z.infer<typeof JobViewSchema>;
 
@@ -283,6 +306,8 @@ export const ConversationSchema = z.object({
   cwd: z.string(),
   jobs: z.array(JobRecordSchema),
   costUsd: z.number(),
+  /** The fan-out it is one model of (its first turn's groupId); absent otherwise. */
+  groupId: z.string().optional(),
 });
 
 export const JobListSchema = z.object({
@@ -308,6 +333,7 @@ export const MAX_INLINE_PROMPT_CHARS = 200_000;
 export const MAX_SYSTEM_PROMPT_CHARS = 20_000;
 const promptText = z.string().min(1).max(MAX_INLINE_PROMPT_CHARS);
 const path = z.string().min(1).max(4096);
+const modelId = z.string().min(1).max(200);
 
 /** Context the bridge adds: the caller's directory and PATH (a GUI app's own PATH is often bare). */
 export const CallerSchema = z.object({ cwd: path, path: z.string().max(65_536).optional() }).strict();
@@ -316,7 +342,9 @@ export const StartJobRequestSchema = z
   .object({
     prompt: promptText.optional(),
     promptFile: path.optional(),
-    model: z.string().min(1).max(200).optional(),
+    model: modelId.optional(),
+    /** A fan-out instead of `model`: one job per model, each in a worktree of its own, one comparison (at most the user's fanOutLimit). */
+    models: z.array(modelId).min(2).max(SETTING_BOUNDS.fanOutLimit.max).optional(),
     cwd: path.optional(),
     permissionMode: PermissionModeSchema.optional(),
     profile: DelegateProfileSchema.optional(),

@@ -233,7 +233,14 @@ export const CONTRACT = {
     ModelsReportSchema,
     'Tool-capable models with prices and context, the policy, the balance and the delegate environment.',
   ),
-  'jobs.start': method(StartJobRequestSchema, JobViewSchema, 'Start a delegated Claude Code session on an OpenRouter model.', true),
+  // A fan-out (`models`) answers through the same method and shape: the first job's view plus `group`, so every client
+  // that starts one job reads a fan-out's answer unchanged, and no second method repeats the request's many fields.
+  'jobs.start': method(
+    StartJobRequestSchema,
+    JobViewSchema,
+    'Start a delegated Claude Code session on an OpenRouter model (or one per model of `models`, side by side).',
+    true,
+  ),
   'jobs.followup': method(FollowupRequestSchema, JobViewSchema, 'Continue a delegated session with a new turn.', true),
   'jobs.status': method(StatusRequestSchema, JobViewSchema, 'A job with its live tail; optionally wait for it to end.'),
   'jobs.result': method(ResultRequestSchema, JobResultSchema, "A job's answer, tokens and cost; optionally wait for it."),

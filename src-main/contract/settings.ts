@@ -113,6 +113,7 @@ export const SETTING_BOUNDS = {
   retentionDays: { min: 1, max: 3650 },
   modelsCacheTtlMinutes: { min: 1, max: 7 * 24 * 60 },
   delegateMaxRetries: { min: 0, max: 10 },
+  fanOutLimit: { min: 2, max: 5 },
 } as const satisfies Record<string, SettingBounds>;
 
 /** Inclusive; no `max` means no upper bound. */
@@ -205,6 +206,8 @@ const settingsShape = {
   concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
   jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
   retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),
+  /** The most models one delegate_start may name at once (a fan-out: one job, worktree and branch per model). */
+  fanOutLimit: wholeIn(SETTING_BOUNDS.fanOutLimit).default(3),
   /** Path of the `claude` executable; null = OPENROUTER_DELEGATE_CLAUDE, then PATH. */
   claudePath: z.string().min(1).nullable().default(null),
   modelsCacheTtlMinutes: wholeIn(SETTING_BOUNDS.modelsCacheTtlMinutes).default(60),
@@ -324,7 +327,7 @@ export function withSettingPatch(patch: SettingsPatch, path: SettingPath, value:
 }
 
 /** What a number counts; each surface words it its own way (a "$" prefix, MINUTES, "in minutes"). */
-export type SettingUnit = 'usd' | 'usdPerMTokens' | 'tokens' | 'jobs' | 'minutes' | 'days' | 'retries';
+export type SettingUnit = 'usd' | 'usdPerMTokens' | 'tokens' | 'jobs' | 'minutes' | 'days' | 'retries' | 'models';
 
 /**
  * What a person reads about one setting, the same on every surface (CLI and settings page).
@@ -383,6 +386,12 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   concurrency: { label: 'Concurrency', help: 'jobs at once; more wait in a queue', unit: 'jobs', bounds: SETTING_BOUNDS.concurrency },
   jobTimeoutMinutes: { label: 'Job timeout', help: 'the longest a job may run', unit: 'minutes', bounds: SETTING_BOUNDS.jobTimeoutMinutes },
   retentionDays: { label: 'Job history kept', help: 'how long finished jobs are kept', unit: 'days', bounds: SETTING_BOUNDS.retentionDays },
+  fanOutLimit: {
+    label: 'Fan-out limit',
+    help: 'the most models one delegation may run side by side, one job and branch each',
+    unit: 'models',
+    bounds: SETTING_BOUNDS.fanOutLimit,
+  },
   claudePath: { label: 'claude executable', help: 'the claude CLI delegates run', none: 'OPENROUTER_DELEGATE_CLAUDE, then PATH' },
   modelsCacheTtlMinutes: {
     label: 'Model list cache',

@@ -102,6 +102,7 @@ const UNIT_AFFIXES: Record<SettingUnit, { prefix?: string; suffix?: string }> = 
   minutes: { suffix: 'minutes' },
   days: { suffix: 'days' },
   retries: { suffix: 'retries' },
+  models: { suffix: 'models' },
 };
 
 /** How a number setting's field reads and shows its text, from the contract's SETTING_META. */

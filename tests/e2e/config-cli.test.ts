@@ -208,6 +208,7 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--concurrency': { calls: [['--concurrency', '8']], expected: { concurrency: 8 } },
   '--timeout': { calls: [['--timeout', '90']], expected: { jobTimeoutMinutes: 90 } },
   '--retention-days': { calls: [['--retention-days', '7']], expected: { retentionDays: 7 } },
+  '--fan-out-limit': { calls: [['--fan-out-limit', '4']], expected: { fanOutLimit: 4 } },
   '--max-retries': { calls: [['--max-retries', '0']], expected: { delegateMaxRetries: 0 } },
   '--models-cache-ttl': { calls: [['--models-cache-ttl', '15']], expected: { modelsCacheTtlMinutes: 15 } },
   '--claude-path': { calls: [['--claude-path', '/opt/claude/bin/claude']], expected: { claudePath: '/opt/claude/bin/claude' } },

@@ -158,47 +158,96 @@ export function conversationToContinue(registry: JobRegistry, request: FollowupR
  * starts the queue moving (Supervisor.pump) once this returns.
  */
 export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest, precondition: () => void = () => undefined): Promise<LiveJob> {
-  const { fields, prompt, pricing, fallbacks, key, callerPath, settings, worktree } = resolved;
-  const record = newRecord(registry, fields);
-  if (fallbacks.length > 0) record.fallbacks = fallbacks;
-  if (estimateCostUsd([], pricing) === null) {
-    throw new ServiceError('policy_refused', `${record.model} has no fixed price (a router), so its cost cannot be capped. Pick a model with list prices.`);
-  }
+  const [job] = await admitAll(registry, [resolved], precondition);
+  if (!job) throw new Error('admission admitted nothing');
+  return job;
+}
+
+/**
+ * Admits a set of requests as one (a fan-out: one job per model, sharing `groupId`), or none of them: every price
+ * and the budgets for the whole set are checked before anything is made, and a worktree or a job folder that cannot
+ * be made takes back everything made before it.
+ */
+export async function admitAll(
+  registry: JobRegistry,
+  requests: ResolvedJobRequest[],
+  precondition: () => void = () => undefined,
+  groupId?: string,
+): Promise<LiveJob[]> {
+  const records = requests.map((resolved) => {
+    const record = newRecord(registry, resolved.fields);
+    if (resolved.fallbacks.length > 0) record.fallbacks = resolved.fallbacks;
+    if (groupId !== undefined) record.groupId = groupId;
+    if (estimateCostUsd([], resolved.pricing) === null) {
+      throw new ServiceError('policy_refused', `${record.model} has no fixed price (a router), so its cost cannot be capped. Pick a model with list prices.`);
+    }
+    return record;
+  });
+  const first = requests[0];
+  if (!first) return [];
   const remainingUsd = await remainingBalance(registry);
   // No await between the checks and the insertion below: concurrent requests see each other.
   precondition();
-  checkBudget({ settings, spentTodayUsd: registry.spentToday(), reservedUsd: registry.reservedUsd(), maxCostUsd: record.maxCostUsd, remainingUsd });
-  const job = liveJob(record);
-  job.pricing = pricing;
-  record.prices = pricing;
-  job.apiKey = key;
-  job.callerPath = callerPath;
-  registry.jobs.set(record.id, job);
-  try {
-    // The worktree before the record: a record on disk always names a worktree that was made.
-    if (worktree) Object.assign(record, await placeInWorktree(registry.worktrees, record, worktree));
-  } catch (error) {
-    registry.jobs.delete(record.id);
-    record.state = 'failed';
-    registry.wake(job);
-    throw new ServiceError('io_error', `Could not make the delegate's worktree in ${worktree?.repo ?? ''}: ${errorMessage(error)}`);
+  // A set's jobs share one request, so one cap: the per-job budget holds for each, the day's and the reserve for their sum.
+  const maxCostUsd = Math.max(...records.map((r) => r.maxCostUsd));
+  checkBudget({
+    settings: first.settings,
+    spentTodayUsd: registry.spentToday(),
+    reservedUsd: registry.reservedUsd(),
+    maxCostUsd,
+    remainingUsd,
+    count: records.length,
+  });
+  const jobs = records.map((record, i) => {
+    const resolved = requests[i] as ResolvedJobRequest;
+    const job = liveJob(record);
+    job.pricing = resolved.pricing;
+    record.prices = resolved.pricing;
+    job.apiKey = resolved.key;
+    job.callerPath = resolved.callerPath;
+    registry.jobs.set(record.id, job);
+    return job;
+  });
+  const made: LiveJob[] = [];
+  // Nothing made is left behind: a kill-all waiting on these jobs must not wait forever, and an empty worktree goes with its job.
+  const takeBack = async () => {
+    for (const job of jobs) {
+      registry.jobs.delete(job.record.id);
+      job.record.state = 'failed';
+      registry.wake(job);
+    }
+    for (const job of made) if (job.record.isolation?.mode === 'worktree') await registry.worktrees.discard(job.record.isolation).catch(() => undefined);
+  };
+  for (const [i, job] of jobs.entries()) {
+    const { worktree } = requests[i] as ResolvedJobRequest;
+    try {
+      // The worktree before the record: a record on disk always names a worktree that was made.
+      if (worktree) Object.assign(job.record, await placeInWorktree(registry.worktrees, job.record, worktree));
+      if (worktree) made.push(job);
+    } catch (error) {
+      await takeBack();
+      throw new ServiceError('io_error', `Could not make the delegate's worktree in ${worktree?.repo ?? ''}: ${errorMessage(error)}`);
+    }
   }
-  try {
-    // The delegate never gets the key from its prompt either: it would go to the model's provider.
-    await registry.deps.store.create(record, scrubSecrets(prompt, key));
-  } catch (error) {
-    // Nothing was written; a kill-all waiting on this job must not wait forever.
-    registry.jobs.delete(record.id);
-    record.state = 'failed';
-    registry.wake(job);
-    // Its worktree holds nothing yet: it goes with the job.
-    if (record.isolation?.mode === 'worktree') await registry.worktrees.discard(record.isolation).catch(() => undefined);
-    throw new ServiceError('io_error', errorMessage(error));
+  const written: LiveJob[] = [];
+  for (const [i, job] of jobs.entries()) {
+    const { prompt, key } = requests[i] as ResolvedJobRequest;
+    try {
+      // The delegate never gets the key from its prompt either: it would go to the model's provider.
+      await registry.deps.store.create(job.record, scrubSecrets(prompt, key));
+      written.push(job);
+    } catch (error) {
+      for (const done of written) await registry.deps.store.remove(done.record.id).catch(() => undefined);
+      await takeBack();
+      throw new ServiceError('io_error', errorMessage(error));
+    }
   }
-  for (const note of resolved.skippedFallbacks) registry.log(`jobs: ${record.id}: ${note}`);
-  registry.queue.push(record.id);
-  registry.emit(job);
-  return job;
+  for (const [i, job] of jobs.entries()) {
+    for (const note of (requests[i] as ResolvedJobRequest).skippedFallbacks) registry.log(`jobs: ${job.record.id}: ${note}`);
+    registry.queue.push(job.record.id);
+    registry.emit(job);
+  }
+  return jobs;
 }
 
 /**

@@ -33,10 +33,14 @@ export interface BudgetCheck {
   maxCostUsd: number;
   /** The key's remaining limit, or account credits left; null when OpenRouter sets no limit. */
   remainingUsd: number | null;
+  /** Jobs admitted together, each capped at maxCostUsd (a fan-out): the per-job cap holds for each, the day and the reserve for their sum. */
+  count?: number;
 }
 
-export function checkBudget({ settings, spentTodayUsd, reservedUsd, maxCostUsd, remainingUsd }: BudgetCheck): void {
+export function checkBudget({ settings, spentTodayUsd, reservedUsd, maxCostUsd, remainingUsd, count = 1 }: BudgetCheck): void {
   const { perJobUsd, perDayUsd, reserveUsd } = settings.budgets;
+  const setUsd = maxCostUsd * count;
+  const these = count === 1 ? "this job's cap" : `these ${count} jobs' caps`;
   if (maxCostUsd > perJobUsd) {
     throw new ServiceError(
       'budget_refused',
@@ -44,17 +48,21 @@ export function checkBudget({ settings, spentTodayUsd, reservedUsd, maxCostUsd, 
     );
   }
   const committed = spentTodayUsd + reservedUsd;
-  if (committed + maxCostUsd > perDayUsd + 1e-9) {
+  if (committed + setUsd > perDayUsd + 1e-9) {
     const left = Math.max(0, perDayUsd - committed);
+    // A fan-out's advice is per job: max_cost_usd caps each of them.
+    const each = count === 1 ? left : Math.floor((left / count) * 100) / 100;
+    const total = count === 1 ? formatUsd(maxCostUsd) : `${formatUsd(setUsd)} (${formatUsd(maxCostUsd)} each)`;
     throw new ServiceError(
       'budget_refused',
-      `The daily budget of ${formatUsd(perDayUsd)} would be exceeded: ${formatUsd(spentTodayUsd)} spent today and ${formatUsd(reservedUsd)} reserved by running jobs leave ${formatUsd(left)}, less than this job's cap of ${formatUsd(maxCostUsd)}.${left > 0 ? ` Start it with max_cost_usd ≤ ${formatUsd(left)}, or wait.` : ' Wait until tomorrow, or ask the user to raise the daily budget.'}`,
+      `The daily budget of ${formatUsd(perDayUsd)} would be exceeded: ${formatUsd(spentTodayUsd)} spent today and ${formatUsd(reservedUsd)} reserved by running jobs leave ${formatUsd(left)}, less than ${these} of ${total}.${each > 0 ? ` Start ${count === 1 ? 'it' : 'them'} with max_cost_usd ≤ ${formatUsd(each)}${count === 1 ? '' : ', or name fewer models'}, or wait.` : ' Wait until tomorrow, or ask the user to raise the daily budget.'}`,
     );
   }
-  if (remainingUsd !== null && remainingUsd - reservedUsd - maxCostUsd < reserveUsd) {
+  if (remainingUsd !== null && remainingUsd - reservedUsd - setUsd < reserveUsd) {
+    const what = count === 1 ? `a job that may cost ${formatUsd(maxCostUsd)}` : `${count} jobs that may cost ${formatUsd(setUsd)} together`;
     throw new ServiceError(
       'budget_refused',
-      `The OpenRouter balance is too low: ${formatUsd(remainingUsd)} left, ${formatUsd(reservedUsd)} reserved by running jobs, and the user keeps ${formatUsd(reserveUsd)} in reserve, so a job that may cost ${formatUsd(maxCostUsd)} cannot start. Top up at https://openrouter.ai/settings/credits.`,
+      `The OpenRouter balance is too low: ${formatUsd(remainingUsd)} left, ${formatUsd(reservedUsd)} reserved by running jobs, and the user keeps ${formatUsd(reserveUsd)} in reserve, so ${what} cannot start. Top up at https://openrouter.ai/settings/credits.`,
     );
   }
 }

@@ -159,6 +159,11 @@ export class JobStore {
     return paths;
   }
 
+  /** Removes a job folder create() made for a job that never entered the queue (a fan-out taken back whole). */
+  async remove(id: string): Promise<void> {
+    await rm(this.paths(id).dir, { recursive: true, force: true });
+  }
+
   /** Replaces job.json atomically. An invalid record is a bug in the caller, so it throws. */
   async write(record: JobRecord): Promise<void> {
     const valid = validate(record);

@@ -9,7 +9,8 @@
  */
 import { ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type { DiscardResult, JobDiff, JobList, JobRecord, JobRequests, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
-import { admit, conversationToContinue, resolveJobRequest } from './admission.js';
+import { randomUUID } from 'node:crypto';
+import { admit, admitAll, conversationToContinue, resolveJobRequest } from './admission.js';
 import { JobBilling } from './billing.js';
 import { GatewayLink } from './gateway-link.js';
 import { JobRegistry } from './job-registry.js';
@@ -104,10 +105,44 @@ export class Supervisor {
 
   async startJob(request: StartRequest, client: string): Promise<JobView> {
     await this.ready();
+    if (request.models !== undefined) return this.startGroup(request, request.models, client);
     const resolved = await resolveJobRequest(this.registry, request, null, client);
     const job = await admit(this.registry, resolved);
     this.lifecycle.pump();
     return this.views.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
+  }
+
+  /**
+   * A fan-out: one job per model, each its own conversation (and worktree), sharing a group id. Every model passes the
+   * policy the way a single start's does, and the set the budgets together, before anything is made: one refusal
+   * refuses them all. Answers the first job's view with the comparison.
+   */
+  private async startGroup(request: StartRequest, models: string[], client: string): Promise<JobView> {
+    const { registry } = this;
+    if (request.model !== undefined) throw new ServiceError('invalid_request', 'Give either model or models (a fan-out), not both.');
+    const limit = registry.deps.settings().fanOutLimit;
+    if (models.length > limit) {
+      throw new ServiceError('policy_refused', `${models.length} models are more than the user's fan-out limit of ${limit}. Name at most ${limit}.`);
+    }
+    const twice = models.find((m, i) => models.indexOf(m) !== i);
+    if (twice !== undefined) throw new ServiceError('invalid_request', `${twice} is named twice in models; name each model once.`);
+    const resolved = [];
+    // One after the other: each refusal names its model, and the first one stops the rest.
+    for (const model of models) {
+      try {
+        resolved.push(await resolveJobRequest(registry, { ...request, model }, null, client));
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        const named = error.message.includes(model) ? error.message : `${model}: ${error.message}`;
+        throw new ServiceError(error.code, `${named} The fan-out was refused whole: no job was started.`, error.next ? { next: error.next } : undefined);
+      }
+    }
+    const jobs = await admitAll(registry, resolved, undefined, `group_${randomUUID().slice(0, 8)}`);
+    this.lifecycle.pump();
+    const [first] = jobs;
+    if (!first) throw new Error('a fan-out admitted no job');
+    const view = await this.views.view(first, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
+    return { ...view, group: this.views.group(first.record) };
   }
 
   async followup(request: FollowupRequest, client: string): Promise<JobView> {

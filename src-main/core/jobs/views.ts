@@ -4,7 +4,7 @@
  * for the job to end first; a wait that runs out says so instead of failing.
  */
 import { ZERO_USAGE, addUsage, isActive } from '../../contract/index.js';
-import type { JobList, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
+import type { JobGroup, JobList, JobRecord, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
 import { jobCostUsd } from './budget.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { StreamParser } from './stream-parser.js';
@@ -33,11 +33,9 @@ export class JobViews {
       job.parser = parser;
     }
     const paths = store.paths(record.id);
-    const end = record.endedAt ? Date.parse(record.endedAt) : registry.now();
-    const start = record.startedAt ? Date.parse(record.startedAt) : end;
     const view: JobView = {
       job: record,
-      elapsedSeconds: Math.max(0, Math.round((end - start) / 1000)),
+      elapsedSeconds: this.elapsedSeconds(record),
       unverified: !isActive(record.state) && record.toolCalls === 0,
       tail: job.parser?.tail(options.progressLimit) ?? [],
       queuePosition: record.state === 'queued' ? registry.queue.indexOf(record.id) + 1 || null : null,
@@ -51,8 +49,39 @@ export class JobViews {
     return view;
   }
 
+  /** The comparison a fan-out's job belongs to: its jobs in the order their models were named (by id, which counts up). */
+  group(record: JobRecord): JobGroup | undefined {
+    const { groupId } = record;
+    if (groupId === undefined) return undefined;
+    const members = [...this.registry.jobs.values()]
+      .map((j) => j.record)
+      .filter((r) => r.groupId === groupId)
+      .sort((a, b) => a.id.localeCompare(b.id));
+    return {
+      id: groupId,
+      jobs: members.map((r) => ({
+        jobId: r.id,
+        model: r.model,
+        state: r.state,
+        estimatedCostUsd: r.estimatedCostUsd,
+        billedCostUsd: r.billedCostUsd,
+        usage: r.usage,
+        elapsedSeconds: this.elapsedSeconds(r),
+        branch: r.isolation?.mode === 'worktree' ? r.isolation.branch : null,
+        changes: r.isolation?.changes ?? null,
+      })),
+    };
+  }
+
+  private elapsedSeconds(record: JobRecord): number {
+    const end = record.endedAt ? Date.parse(record.endedAt) : this.registry.now();
+    const start = record.startedAt ? Date.parse(record.startedAt) : end;
+    return Math.max(0, Math.round((end - start) / 1000));
+  }
+
   async result(job: LiveJob, request: ParsedRequestOf<'jobs.result'>): Promise<JobResult> {
-    const view = await this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
+    const group = this.group(job.record);
+    const view = { ...(await this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT })), ...(group ? { group } : {}) };
     if (isActive(job.record.state)) return { ...view, resultText: null, truncatedAt: null };
     const changes = await this.changes(job);
     const text = await this.registry.deps.store.readResult(job.record.id);
@@ -92,10 +121,16 @@ export class JobViews {
       }
       conversation.jobs.push(record);
       conversation.costUsd += jobCostUsd(record);
+      if (record.groupId !== undefined) conversation.groupId = record.groupId;
     }
     const settings = registry.deps.settings();
+    // A fan-out's conversations side by side, where its newest one stands.
+    const ordered = [...conversations.values()];
+    const grouped = ordered
+      .filter((c, i) => c.groupId === undefined || ordered.findIndex((o) => o.groupId === c.groupId) === i)
+      .flatMap((c) => (c.groupId === undefined ? [c] : ordered.filter((o) => o.groupId === c.groupId)));
     return {
-      conversations: [...conversations.values()],
+      conversations: grouped,
       shownJobs: shown.length,
       totalJobs: matching.length,
       totalCostUsd: shown.reduce((sum, r) => sum + jobCostUsd(r), 0),

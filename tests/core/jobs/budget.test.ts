@@ -42,6 +42,17 @@ describe('budgets', () => {
     expect(refusal({ settings, spentTodayUsd: 0, reservedUsd: 0.25, maxCostUsd: 0.5, remainingUsd: 1.5 })).toMatch(/keeps \$1\.00 in reserve/);
   });
 
+  it("holds a fan-out's jobs to the per-job cap each, and the day and the reserve to their sum", () => {
+    expect(() => checkBudget({ settings, spentTodayUsd: 0, reservedUsd: 0, maxCostUsd: 0.5, remainingUsd: 10, count: 3 })).not.toThrow();
+    expect(refusal({ settings, spentTodayUsd: 0, reservedUsd: 0, maxCostUsd: 0.75, remainingUsd: 10, count: 2 })).toMatch(/per-job budget/);
+    const day = refusal({ settings, spentTodayUsd: 0.75, reservedUsd: 0, maxCostUsd: 0.5, remainingUsd: 10, count: 3 });
+    expect(day).toMatch(/leave \$1\.25, less than these 3 jobs' caps of \$1\.50 \(\$0\.50 each\)/);
+    expect(day).toMatch(/max_cost_usd ≤ \$0\.41, or name fewer models/);
+    expect(refusal({ settings, spentTodayUsd: 0, reservedUsd: 0, maxCostUsd: 0.5, remainingUsd: 2.25, count: 3 })).toMatch(
+      /3 jobs that may cost \$1\.50 together/,
+    );
+  });
+
   it('has no reserve check when OpenRouter sets no limit', () => {
     expect(() => checkBudget({ settings, spentTodayUsd: 0, reservedUsd: 0, maxCostUsd: 0.5, remainingUsd: null })).not.toThrow();
   });
