@@ -2,8 +2,8 @@
  * How the Jobs page shows a job: pure functions of contract data (tested directly in
  * tests/renderer/jobs.test.ts). Types only from the contract: its runtime values would pull zod into the page.
  */
-import type { DiffLine, JobChanges, JobList, JobRecord, JobState, TailEntry } from '../../src-main/contract/index.js';
-import { formatDateTime, formatTime, formatUsd } from './format.js';
+import type { DiffLine, GroupMember, JobChanges, JobList, JobRecord, JobState, TailEntry } from '../../src-main/contract/index.js';
+import { formatDateTime, formatTime, formatTokens, formatUsd, promptTokens } from './format.js';
 
 /** While a job is queued or running it can be followed and cancelled. */
 export function isActiveState(state: JobState): boolean {
@@ -89,6 +89,28 @@ export function plural(count: number, one: string, many = `${one}s`): string {
 export function changesSummary(changes: JobChanges): string {
   const what = changes.totalFiles === 0 ? 'no changes' : `${plural(changes.totalFiles, 'file')} changed, +${changes.added} −${changes.removed}`;
   return `Branch ${changes.branch} (from ${changes.baseShort}): ${what}.`;
+}
+
+/** A fan-out member's branch, as its comparison row shows it: "2 files, +5 −1"; a dash while it runs or when it ran in place. */
+export function memberChangesText(member: Pick<GroupMember, 'changes' | 'branch'>): string {
+  const c = member.changes;
+  if (member.branch === null || c === null) return '—';
+  return c.files === 0 ? 'no changes' : `${plural(c.files, 'file')}, +${c.added} −${c.removed}`;
+}
+
+/** A member's money in a comparison cell: OpenRouter's figure once known, else the estimate, said so. */
+export function memberCostText(member: Pick<GroupMember, 'billedCostUsd' | 'estimatedCostUsd'>): string {
+  return member.billedCostUsd !== null ? formatUsd(member.billedCostUsd) : `${formatUsd(member.estimatedCostUsd)} est.`;
+}
+
+/** Tokens short enough for a table cell (the job's own page has the cache detail). */
+export function memberTokensText(member: Pick<GroupMember, 'usage'>): string {
+  return `${formatTokens(promptTokens(member.usage))} in / ${formatTokens(member.usage.outputTokens)} out`;
+}
+
+/** Taking a member's branch: the same command as its changes' `commands.merge` (src-main/core/jobs/worktrees.ts), run in the repository. */
+export function mergeCommand(branch: string): string {
+  return `git merge ${branch}`;
 }
 
 /** The mark before a diff line, so a change reads without its colour. */

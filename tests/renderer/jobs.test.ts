@@ -13,7 +13,18 @@ import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
 import { formatMs, formatTime, formatUsd } from '../../src-renderer/lib/format.js';
-import { billedCostText, changesSummary, diffMark, jobDurationSeconds, spendTone, tailLine } from '../../src-renderer/lib/jobs.js';
+import {
+  billedCostText,
+  changesSummary,
+  diffMark,
+  jobDurationSeconds,
+  memberChangesText,
+  memberCostText,
+  memberTokensText,
+  mergeCommand,
+  spendTone,
+  tailLine,
+} from '../../src-renderer/lib/jobs.js';
 import { countRequests, requestRow, requestsSummary } from '../../src-renderer/lib/requests.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import { MODEL, alive, processesRunning } from '../support/delegation.js';
@@ -55,6 +66,8 @@ async function jobRecord(jobId: string): Promise<JobRecord> {
 const growGate = () => path.join(world.project, '.gate-grow');
 /** The file the 'watched' job's Bash call waits for. */
 const watchGate = () => path.join(world.project, '.gate-watched');
+/** The file every model of the 'fan' fan-out waits for before it writes. */
+const fanGate = () => path.join(world.project, '.gate-fan');
 const jobRow = (page: Page, jobId: string) => page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`);
 const tailEntries = (page: Page) => page.getByTestId('tail-entry');
 const tailTexts = (page: Page) => tailEntries(page).allTextContents();
@@ -374,6 +387,88 @@ describe('the Jobs page', () => {
     });
   });
 
+  describe('a fan-out', () => {
+    const MODELS = [MODEL, 'qwen/qwen3.7-flash', 'upstage/solar-pro4'];
+
+    it('shows one comparison, a row per model with its branch, following the jobs as they end, in both themes and narrow', async () => {
+      await makeRepo(world.project, { 'a.txt': 'one\n' });
+      await world.startService();
+      // Held at the gate, so the page sees them running first: the comparison must follow their job.changed events.
+      world.model.script('fan', [
+        {
+          toolUse: {
+            name: 'Bash',
+            input: { command: `sh -c 'while [ ! -e ${fanGate()} ]; do sleep 0.1; done; printf "by\\n" > by.txt'`, description: 'Write' },
+          },
+        },
+        { text: 'Wrote by.txt.' },
+      ]);
+      const started = await (
+        await contract()
+      ).call('jobs.start', { prompt: `${m('fan')} Write by.txt.`, cwd: world.project, models: MODELS, allowedTools: ['Bash'], caller: { cwd: world.project } });
+      const ids = started.group?.jobs.map((j) => j.jobId) ?? [];
+      expect(ids).toHaveLength(3);
+      const [first, second] = ids as [string, string];
+
+      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${second}`));
+      const rows = page.getByTestId('comparison-row');
+      await expect.poll(() => rows.count(), JOB_WAIT).toBe(3);
+      expect(await page.getByRole('region', { name: 'Comparison' }).count()).toBe(1);
+      expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-job-id')))).toEqual(ids);
+      expect(await rows.locator('th[scope="row"]').allTextContents()).toEqual([MODELS[0], `${MODELS[1]} (this job)`, MODELS[2]]);
+      expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('aria-current')))).toEqual([null, 'true', null]);
+      const comparison = page.getByRole('region', { name: 'Comparison' });
+      expect(await comparison.getByRole('columnheader').allTextContents()).toEqual([
+        'Model',
+        'State',
+        'Cost',
+        'Tokens in / out',
+        'Time',
+        'Files changed',
+        'Branch',
+      ]);
+      await expect.poll(() => rows.getByTestId('comparison-changes').allTextContents()).toEqual(['—', '—', '—']);
+
+      await writeFile(fanGate(), 'open\n');
+      await expect.poll(() => rows.getByTestId('job-state').allTextContents(), JOB_WAIT).toEqual(['Succeeded', 'Succeeded', 'Succeeded']);
+      await expect.poll(() => rows.getByTestId('comparison-changes').allTextContents(), JOB_WAIT).toEqual(['1 file, +1 −0', '1 file, +1 −0', '1 file, +1 −0']);
+      const records = await Promise.all(ids.map(jobRecord));
+      const branchNames = records.map((r) => r.isolation?.branch ?? '');
+      expect(new Set(branchNames).size).toBe(3);
+      expect(await rows.getByTestId('comparison-branch').allTextContents()).toEqual(branchNames);
+      expect((await branches(world.project)).sort()).toEqual(['main', ...branchNames].sort());
+
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+      await page.getByRole('button', { name: `Copy ${mergeCommand(branchNames[2] ?? '')}` }).click();
+      await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(`git merge ${branchNames[2]}`);
+
+      // Each row leads to its job, where that row is the marked one.
+      await rows.nth(0).getByRole('link', { name: MODELS[0] }).click();
+      await expect.poll(() => page.locator('h1').textContent()).toBe(`Job ${first}`);
+      await expect.poll(() => rows.nth(0).getAttribute('aria-current'), JOB_WAIT).toBe('true');
+      expect(await rows.nth(1).getByRole('link', { name: MODELS[1] }).getAttribute('href')).toBe(`#jobs/${second}`);
+      expect(errors).toEqual([]);
+      await context.close();
+
+      for (const theme of ['light', 'dark'] as const) {
+        const other = await openPage(chrome.browser, world.pageUrl(`jobs/${second}`), { theme });
+        await expect
+          .poll(() => other.page.getByTestId('comparison-changes').allTextContents(), JOB_WAIT)
+          .toEqual(['1 file, +1 −0', '1 file, +1 −0', '1 file, +1 −0']);
+        await screenshotOf(other.page.locator('section[aria-labelledby="job-comparison"]'), 'jobs-comparison', theme);
+        expect(other.errors).toEqual([]);
+        await other.context.close();
+      }
+      const narrow = await openPage(chrome.browser, world.pageUrl(`jobs/${second}`), { width: 420, height: 900 });
+      await expect.poll(() => narrow.page.getByTestId('comparison-row').count(), JOB_WAIT).toBe(3);
+      expect(await narrow.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+      expect(await narrow.page.getByTestId('comparison-branch').first().isVisible()).toBe(true);
+      await screenshotOf(narrow.page.locator('section[aria-labelledby="job-comparison"]'), 'jobs-comparison-narrow', 'light');
+      expect(narrow.errors).toEqual([]);
+      await narrow.context.close();
+    });
+  });
+
   describe("a worktree job's changes", () => {
     it('shows each file with its added and removed lines in both themes, copies the merge command, and discards only after asking', async () => {
       await makeRepo(world.project, { 'a.txt': 'one\ntwo\nthree\n', 'old.txt': 'to be deleted\n' });
@@ -643,6 +738,18 @@ describe('how a job is presented (pure)', () => {
     expect(changesSummary(changes)).toBe('Branch delegate/abc123 (from 1a2b3c4): 1 file changed, +3 −0.');
     expect(changesSummary({ ...changes, totalFiles: 0, added: 0 })).toBe('Branch delegate/abc123 (from 1a2b3c4): no changes.');
     expect([diffMark('add'), diffMark('del'), diffMark('ctx'), diffMark('hunk')]).toEqual(['+', '−', '', '']);
+  });
+
+  it("sums a fan-out member up for its comparison row: money, tokens, its branch's changes and how to take it", () => {
+    const usage = { inputTokens: 1_200, outputTokens: 950, cacheReadTokens: 38_100, cacheWriteTokens: 2_000 };
+    expect(memberCostText({ billedCostUsd: 0.0042, estimatedCostUsd: 0.005 })).toBe('$0.0042');
+    expect(memberCostText({ billedCostUsd: null, estimatedCostUsd: 0.05 })).toBe('$0.05 est.');
+    expect(memberTokensText({ usage })).toBe('41.3k in / 950 out');
+    expect(memberChangesText({ branch: 'delegate/a', changes: { files: 2, added: 5, removed: 1 } })).toBe('2 files, +5 −1');
+    expect(memberChangesText({ branch: 'delegate/a', changes: { files: 0, added: 0, removed: 0 } })).toBe('no changes');
+    expect(memberChangesText({ branch: 'delegate/a', changes: null })).toBe('—');
+    expect(memberChangesText({ branch: null, changes: null })).toBe('—');
+    expect(mergeCommand('delegate/a')).toBe('git merge delegate/a');
   });
 
   it('names a tool call once, marks sub-agent lines, and shows failed results as errors', () => {
