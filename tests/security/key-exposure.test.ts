@@ -142,13 +142,18 @@ describe.runIf(linux)("a running delegate's processes", () => {
     // Every process of the job — Claude Code and the command its Bash tool runs — and every file in the home.
     await gate.reached();
     const processes = await processesWithEnv(ENV.job, started.job.id);
-    expect(processes.length).toBeGreaterThanOrEqual(2);
+    // The gate's loop starts a short `sleep` every 0.1 s: one listed may be gone by the time it is read.
+    const read = async (file: string) => readFile(file, 'utf8').catch(() => null);
+    let seen = 0;
     for (const proc of processes) {
-      const env = await readFile(`/proc/${proc.pid}/environ`, 'utf8');
-      const argv = await readFile(`/proc/${proc.pid}/cmdline`, 'utf8');
+      const [env, argv] = await Promise.all([read(`/proc/${proc.pid}/environ`), read(`/proc/${proc.pid}/cmdline`)]);
+      if (env === null || argv === null) continue;
+      seen++;
       expect(env, `environment of ${proc.pid}`).not.toContain(KEY);
       expect(argv, `command line of ${proc.pid}`).not.toContain(KEY);
     }
+    // At least Claude Code and the shell its Bash tool runs.
+    expect(seen).toBeGreaterThanOrEqual(2);
     expect(await filesContaining(world.home, KEY)).toEqual([]);
 
     await gate.open();
