@@ -12,8 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, assertBuilt, runProcess, testEnv } from '../support/built.js';
-import { CLAUDE_CLI } from '../support/fake-anthropic.js';
+import { DelegationWorld } from '../support/delegation.js';
+import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
+import { runOuterClaude } from '../support/outer-claude.js';
 
 const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
@@ -189,4 +191,37 @@ describe('the npm package', () => {
       await exited;
     }
   }, 60_000);
+
+  it('a real claude -p delegates one job through the installed bridge, whose service runs it', async () => {
+    const world = new DelegationWorld({ prefix: 'ord-npm-job-' });
+    try {
+      await world.start({}, { PATH: env.PATH });
+      world.model.script('inner', [{ text: 'Counted by the packaged service.' }]);
+      world.model.script('outer', [
+        { toolUse: { name: 'mcp__openrouter__delegate_start', input: { prompt: `${ScriptedModel.marker('inner')} Count.`, wait_seconds: 60 } } },
+        { dynamic: (request) => ({ text: `Delegate said: ${toolResults(request).at(-1)?.text.includes('Counted by the packaged service.') ?? false}` }) },
+      ]);
+      const bridgeEnv = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+      const outer = await runOuterClaude({
+        cwd: world.project,
+        home: world.env.HOME ?? '',
+        tmp: world.env.TMPDIR ?? '',
+        baseUrl: world.fake.baseUrl,
+        serverName: 'openrouter',
+        server: { command: process.execPath, args: [path.join(installed, 'dist', 'bridge', 'openrouter-delegate-mcp.js')], env: bridgeEnv },
+        tools: ['delegate_start'],
+        input: `${ScriptedModel.marker('outer')} Delegate the count.`,
+      });
+      expect(outer.code, outer.stderr).toBe(0);
+      expect((JSON.parse(outer.stdout) as { result: string }).result).toBe('Delegate said: true');
+      expect(world.model.requestsFor('inner')).toHaveLength(1);
+      // The service that ran the job is the installed one, not this checkout's.
+      const status = await runProcess(path.join(root, 'prefix', 'bin', 'openrouter-delegate'), ['status', '--json'], { env: world.env, cwd: work });
+      expect(status.code, status.stderr).toBe(0);
+      const pid = (JSON.parse(status.stdout) as { service: { pid: number } }).service.pid;
+      if (process.platform === 'linux') expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain(installed);
+    } finally {
+      await world.stop();
+    }
+  }, 120_000);
 });
