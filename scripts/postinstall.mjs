@@ -1,4 +1,5 @@
-// `npm install` in a checkout runs this (npm does not run a package's postinstall for those who depend on it).
+// `npm install` and `npm ci` in a checkout run this as `prepare`, which npm never runs for those who install the
+// published package (a postinstall it would run, and this file is not in the package).
 // Electron 45 no longer downloads its runtime when it is installed, only when something first loads the
 // `electron` package, and the tray app is looked up without loading it (src-main/platform/tray-app.ts: from
 // Node, that would start a download). So the runtime is fetched here, and `npm install && npm start` starts

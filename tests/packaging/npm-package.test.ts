@@ -1,0 +1,227 @@
+/**
+ * The npm package as a user gets it: `npm pack`, then `npm install -g <tarball>` into a fresh prefix with a
+ * fresh HOME and a working folder outside the repository, then the installed commands. npm's cache is the
+ * machine's (offline when it holds the dependencies; CI reaches the npm registry otherwise).
+ * Packs with --ignore-scripts: `prepack` rebuilds dist/ in this checkout, which other test files are running;
+ * `npm test` has built it already, and the test checks that `prepack` is the build.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, assertBuilt, runProcess, testEnv } from '../support/built.js';
+import { DelegationWorld } from '../support/delegation.js';
+import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
+import { FakeOpenRouter } from '../support/fake-openrouter.js';
+import { runOuterClaude } from '../support/outer-claude.js';
+
+const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+};
+const KEY = 'sk-or-v1-npm-package-0123456789abcdef';
+/** This machine's npm cache and configuration (registry, CA file): a new user has theirs too. `--prefix` would move the global one. */
+const [NPM_CACHE = '', NPM_USERCONFIG = '', NPM_GLOBALCONFIG = ''] = execFileSync('npm', ['config', 'get', 'cache', 'userconfig', 'globalconfig'], {
+  encoding: 'utf8',
+})
+  .trim()
+  .split('\n')
+  .map((line) => line.replace(/^\w+=/, ''));
+const NETWORK_ENV = /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY)$/i;
+
+const fake = new FakeOpenRouter();
+let root = '';
+let tarball = '';
+let files: string[] = [];
+/** Where npm put the package, and the world the installed commands run in. */
+let installed = '';
+let env: NodeJS.ProcessEnv = {};
+let work = '';
+let claudeConfigDir = '';
+
+function npm(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
+  return runProcess('npm', args, { cwd: options.cwd, env: options.env ?? { ...process.env } });
+}
+
+function installedCommand(name: string, args: string[]) {
+  return runProcess(path.join(root, 'prefix', 'bin', name), args, { env, cwd: work });
+}
+
+beforeAll(async () => {
+  assertBuilt();
+  await fake.start();
+  fake.addKey(KEY);
+  root = await realpath(await mkdtemp(path.join(os.tmpdir(), 'ord-npm-')));
+  const userHome = path.join(root, 'user');
+  const pathDir = path.join(root, 'path');
+  work = path.join(root, 'work');
+  claudeConfigDir = path.join(root, 'claude-config');
+  for (const dir of [userHome, pathDir, work, claudeConfigDir]) await mkdir(dir, { recursive: true });
+
+  const pack = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', root], { cwd: ROOT });
+  expect(pack.code, pack.stderr).toBe(0);
+  const [report] = JSON.parse(pack.stdout) as Array<{ filename: string; size: number; unpackedSize: number; files: Array<{ path: string }> }>;
+  if (!report) throw new Error(`npm pack said nothing:\n${pack.stderr}`);
+  tarball = path.join(root, report.filename);
+  files = report.files.map((f) => f.path).sort();
+  console.log(`npm package: ${report.filename}, ${report.size} bytes packed, ${report.unpackedSize} unpacked, ${files.length} files`);
+
+  // A new user's machine: nothing but this prefix, this HOME, the system's node and npm, and Claude Code.
+  const npmEnv: NodeJS.ProcessEnv = {
+    PATH: `${path.join(root, 'prefix', 'bin')}${path.delimiter}${pathDir}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin`,
+    HOME: userHome,
+    npm_config_cache: NPM_CACHE,
+    npm_config_userconfig: NPM_USERCONFIG,
+    npm_config_globalconfig: NPM_GLOBALCONFIG,
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => NETWORK_ENV.test(name))),
+  };
+  const install = await npm(['install', '-g', tarball, '--prefix', path.join(root, 'prefix'), '--prefer-offline', '--no-audit', '--no-fund'], {
+    cwd: work,
+    env: npmEnv,
+  });
+  expect(install.code, install.stderr).toBe(0);
+  installed = path.join(root, 'prefix', 'lib', 'node_modules', PKG.name);
+  // The pinned Claude Code CLI, as `claude` on the PATH (the devDependency, not the repository's PATH).
+  await symlink(CLAUDE_CLI, path.join(pathDir, 'claude'));
+  env = testEnv(path.join(root, 'ord'), fake.baseUrl, {
+    ...npmEnv,
+    CLAUDE_CONFIG_DIR: claudeConfigDir,
+    OPENROUTER_API_KEY: KEY,
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  });
+}, 180_000);
+
+afterAll(async () => {
+  if (installed) await installedCommand('openrouter-delegate', ['stop']);
+  await fake.stop();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe('the npm package', () => {
+  it('is publishable: a name, no "private", the bins into dist/, a prepack that builds, Electron out of the dependencies', () => {
+    expect(PKG.name).toBe('openrouter-delegate');
+    expect(PKG).not.toHaveProperty('private');
+    expect(PKG.bin).toEqual({
+      'openrouter-delegate': 'dist/cli/openrouter-delegate.js',
+      'openrouter-delegate-mcp': 'dist/bridge/openrouter-delegate-mcp.js',
+      'openrouter-mcp-config': 'dist/cli/openrouter-mcp-config.js',
+    });
+    expect(PKG.scripts.prepack).toBe('node scripts/build.mjs');
+    // The checkout's Electron download runs as `prepare`: npm never runs that for those who install the package.
+    expect(PKG.scripts).not.toHaveProperty('postinstall');
+    expect(PKG.scripts.prepare).toBe('node scripts/postinstall.mjs');
+    // Everything else is bundled into dist/ (scripts/build.mjs); the keychain is native code and loads at run time.
+    expect(Object.keys(PKG.dependencies)).toEqual(['@napi-rs/keyring']);
+  });
+
+  it('ships dist/ (bridge, CLIs, settings page), README, LICENSE and SECURITY.md, and nothing else', () => {
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'SECURITY.md', 'package.json', ...Object.values(PKG.bin), 'dist/bridge/bridge.cjs']));
+    expect(files).toContain('dist/renderer/index.html');
+    expect(files.some((f) => /^dist\/renderer\/assets\/index-[\w-]+\.js$/.test(f))).toBe(true);
+    // npm always packs package.json's `main` (Electron's entry in a checkout); nothing loads it from the package.
+    const allowed = /^(LICENSE|README\.md|SECURITY\.md|package\.json|dist\/(bridge|cli)\/[\w.-]+\.c?js|dist\/renderer\/.+|dist\/electron\/main\.js)$/;
+    expect(files.filter((f) => !allowed.test(f))).toEqual([]);
+    expect(files.filter((f) => /\.map$|^(tests|src-|bench|scripts|resources|docs)\b|fixtures/.test(f))).toEqual([]);
+  });
+
+  it('installs globally with its three commands, and only the keychain module beside it', () => {
+    for (const name of Object.keys(PKG.bin)) expect(statSync(path.join(root, 'prefix', 'bin', name)).isFile()).toBe(true);
+    expect(existsSync(path.join(installed, 'node_modules', '@napi-rs', 'keyring'))).toBe(true);
+    expect(existsSync(path.join(installed, 'node_modules', 'electron'))).toBe(false);
+  });
+
+  it('runs --version and doctor --json from the prefix', async () => {
+    const version = await installedCommand('openrouter-delegate', ['--version']);
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toContain(PKG.version);
+    const doctor = await installedCommand('openrouter-delegate', ['doctor', '--json']);
+    // Checks may fail on a new machine (nothing registered yet); the report is what is tested.
+    const report = JSON.parse(doctor.stdout) as { ok: boolean; checks: Array<{ id: string; status: string; summary: string }> };
+    expect(typeof report.ok).toBe('boolean');
+    expect(report.checks.map((c) => c.id)).toEqual(['claude', 'registration', 'service', 'runtime', 'settings', 'keychain', 'key', 'openrouter']);
+    for (const check of report.checks) expect(['ok', 'warn', 'fail']).toContain(check.status);
+    expect(report.checks.find((c) => c.id === 'claude')?.status).toBe('ok');
+  });
+
+  it('install registers the installed bridge with the real Claude Code, which starts it', async () => {
+    const result = await installedCommand('openrouter-delegate', ['install']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Registered the bridge as "openrouter"');
+    const bridge = path.join(installed, 'dist', 'bridge', 'openrouter-delegate-mcp.js');
+    const config = JSON.parse(await readFile(path.join(claudeConfigDir, '.claude.json'), 'utf8')) as { mcpServers: Record<string, { args: string[] }> };
+    expect(config.mcpServers.openrouter?.args).toEqual([bridge]);
+    const get = await runProcess('claude', ['mcp', 'get', 'openrouter'], { env, cwd: work });
+    expect(get.code, get.stderr).toBe(0);
+    expect(get.stdout).toContain(`Args: ${bridge}`);
+    expect(get.stdout).toMatch(/Status: .*Connected/);
+  }, 60_000);
+
+  it('serve --ui serves the packaged settings page', async () => {
+    await installedCommand('openrouter-delegate', ['stop']);
+    const child = spawn(path.join(root, 'prefix', 'bin', 'openrouter-delegate'), ['serve', '--ui', '--notify-ready'], {
+      env,
+      cwd: work,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      let out = '';
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const found = /Settings page: (\S+)/.exec(out);
+          if (found?.[1] && /^ready$/m.test(out)) resolve(found[1]);
+        });
+        child.once('exit', (code) => reject(new Error(`serve --ui exited (${code}):\n${err}`)));
+      });
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<script type="module"');
+    } finally {
+      await installedCommand('openrouter-delegate', ['stop']);
+      await exited;
+    }
+  }, 60_000);
+
+  it('a real claude -p delegates one job through the installed bridge, whose service runs it', async () => {
+    const world = new DelegationWorld({ prefix: 'ord-npm-job-' });
+    try {
+      await world.start({}, { PATH: env.PATH });
+      world.model.script('inner', [{ text: 'Counted by the packaged service.' }]);
+      world.model.script('outer', [
+        { toolUse: { name: 'mcp__openrouter__delegate_start', input: { prompt: `${ScriptedModel.marker('inner')} Count.`, wait_seconds: 60 } } },
+        { dynamic: (request) => ({ text: `Delegate said: ${toolResults(request).at(-1)?.text.includes('Counted by the packaged service.') ?? false}` }) },
+      ]);
+      const bridgeEnv = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+      const outer = await runOuterClaude({
+        cwd: world.project,
+        home: world.env.HOME ?? '',
+        tmp: world.env.TMPDIR ?? '',
+        baseUrl: world.fake.baseUrl,
+        serverName: 'openrouter',
+        server: { command: process.execPath, args: [path.join(installed, 'dist', 'bridge', 'openrouter-delegate-mcp.js')], env: bridgeEnv },
+        tools: ['delegate_start'],
+        input: `${ScriptedModel.marker('outer')} Delegate the count.`,
+      });
+      expect(outer.code, outer.stderr).toBe(0);
+      expect((JSON.parse(outer.stdout) as { result: string }).result).toBe('Delegate said: true');
+      expect(world.model.requestsFor('inner')).toHaveLength(1);
+      // The service that ran the job is the installed one, not this checkout's.
+      const status = await runProcess(path.join(root, 'prefix', 'bin', 'openrouter-delegate'), ['status', '--json'], { env: world.env, cwd: work });
+      expect(status.code, status.stderr).toBe(0);
+      const pid = (JSON.parse(status.stdout) as { service: { pid: number } }).service.pid;
+      if (process.platform === 'linux') expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).toContain(installed);
+    } finally {
+      await world.stop();
+    }
+  }, 120_000);
+});
