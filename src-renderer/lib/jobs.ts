@@ -108,10 +108,8 @@ export function memberTokensText(member: Pick<GroupMember, 'usage'>): string {
   return `${formatTokens(promptTokens(member.usage))} in / ${formatTokens(member.usage.outputTokens)} out`;
 }
 
-/** Taking a member's branch: the same command as its changes' `commands.merge` (src-main/core/jobs/worktrees.ts), run in the repository. */
-export function mergeCommand(branch: string): string {
-  return `git merge ${branch}`;
-}
+/** Taking a member's branch: the same command as its changes' `commands.merge`, run in the repository. */
+export { mergeCommand } from '../../src-main/common/git-commands.js';
 
 /** The mark before a diff line, so a change reads without its colour. */
 export function diffMark(kind: DiffLine['kind']): string {

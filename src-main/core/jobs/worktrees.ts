@@ -11,6 +11,7 @@ import type { ChangeCounts, DiffLine, FileChange, FileDiff, JobChanges, JobIsola
 import { MAX_CHANGED_FILES } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { GitError, git } from './git.js';
+import { branchCommands } from '../../common/git-commands.js';
 
 /** Who the service's own commits are by: no git config is needed, and nobody mistakes them for the user's. */
 export const SERVICE_AUTHOR = { name: 'OpenRouter Delegate', email: 'delegate@openrouter-delegate.invalid' } as const;
@@ -322,7 +323,7 @@ export class Worktrees {
       totalFiles: counts.files,
       added: counts.added,
       removed: counts.removed,
-      commands: { diff: `git diff ${base}..${branch}`, merge: `git merge ${branch}`, cherryPick: `git cherry-pick ${base}..${branch}` },
+      commands: branchCommands(base, branch),
       worktree: (await this.present(isolation)) ? isolation.worktree : null,
     };
   }
