@@ -182,8 +182,10 @@ describe('the bridge and the service', () => {
     const cacheDir = path.join(home, 'cache', 'v8');
     const first = await connectBridge(env);
     await first.client.listTools();
-    await expect.poll(async () => (await readdir(cacheDir).catch(() => [])).length, { timeout: 5000 }).toBe(1);
-    const [name] = await readdir(cacheDir);
+    // The cache is written to a temporary name and renamed: wait for the cache itself, not a write under way.
+    const caches = async () => (await readdir(cacheDir).catch(() => [])).filter((entry) => entry.endsWith('.bin'));
+    await expect.poll(caches, { timeout: 5000 }).toHaveLength(1);
+    const [name] = await caches();
     const file = path.join(cacheDir, name ?? '');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     await writeFile(file, 'not a code cache');
