@@ -423,7 +423,10 @@ export async function gatewayBench(): Promise<BudgetRow[]> {
 
 /** `serve --notify-ready` prints "ready" (not JSON): waits for it. */
 async function startServe(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_CPU_PROF=<folder>: the service writes a V8 CPU profile there when it stops (open it in Chrome's DevTools).
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const entry = process.env.BENCH_CPU_PROF ? ['--import', 'tsx', path.join(ROOT, 'src-main/cli/openrouter-delegate.ts')] : [CLI];
+  const child = spawn(process.execPath, [...profile, ...entry, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stderr.on('data', (d: Buffer) => (log = `${log}${d.toString()}`.slice(-4000)));
   await new Promise<void>((resolve, reject) => {

@@ -101,8 +101,17 @@ export class ServiceHost implements HostedService {
   async start(): Promise<void> {
     await this.service.start();
     // A job that starts running, or one adopted at start, is watched by a keeper (docs/ARCHITECTURE.md §11).
+    // Checked when a job starts running, not on each of its events: a running job announces every request it
+    // makes, and the check reads the keeper's pid file and /proc.
+    const running = new Set<string>();
     this.service.onEvent((event, data) => {
-      if (event === 'job.changed' && (data as { job: JobRecord }).job.state === 'running') this.ensureKeeper();
+      if (event !== 'job.changed') return;
+      const { job } = data as { job: JobRecord };
+      if (job.state !== 'running') running.delete(job.id);
+      else if (!running.has(job.id)) {
+        running.add(job.id);
+        this.ensureKeeper();
+      }
     });
     this.keeperTimer = setInterval(() => {
       if (this.service.supervisor.activeJobs().length > 0) this.ensureKeeper();

@@ -2,6 +2,7 @@
  * The supervisor as the metering gateway sees it (docs/ARCHITECTURE.md §11): which live job a token belongs
  * to, the day's spending, where each request is logged, and the stop when a request would pass a cap.
  */
+import { isActive } from '../../contract/index.js';
 import type { GatewayRequest, RequestCounts } from '../../contract/index.js';
 import type { GatewayJob, GatewayJobs } from '../gateway/gateway.js';
 import type { JobRegistry } from './job-registry.js';
@@ -74,9 +75,22 @@ export class GatewayLink implements GatewayJobs {
     this.writes.set(jobId, write);
     registry.track(write);
     void write.then(() => {
-      if (this.writes.get(jobId) === write) this.writes.delete(jobId);
+      if (this.writes.get(jobId) !== write) return;
+      this.writes.delete(jobId);
+      // The job has ended while its last lines were written: its log is let go now (see release).
+      if (!this.isLive(jobId)) registry.track(registry.deps.store.closeRequestLog(jobId));
     });
     return write;
+  }
+
+  /** A job has ended: its request log is closed, now or once the lines still being written are in. */
+  release(jobId: string): void {
+    if (!this.writes.has(jobId)) this.registry.track(this.registry.deps.store.closeRequestLog(jobId));
+  }
+
+  private isLive(jobId: string): boolean {
+    const job = this.registry.jobs.get(jobId);
+    return job !== undefined && (job.launching || isActive(job.record.state));
   }
 
   stopForBudget(jobId: string, reason: string): void {

@@ -8,7 +8,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
-import { appendFile, chmod, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GatewayRequest, JobRecord } from '../../contract/jobs.js';
 import { GatewayRequestSchema, JobRecordSchema } from '../../contract/jobs.js';
@@ -82,6 +82,8 @@ export class JobStore {
   private readonly now: () => number;
   private lastStamp = '';
   private lastSuffix = 0;
+  /** The request logs open for appending, by job id (see appendRequest). */
+  private readonly requestLogs = new Map<string, Promise<FileHandle>>();
 
   constructor(options: JobStoreOptions) {
     this.dir = options.dir;
@@ -161,6 +163,7 @@ export class JobStore {
 
   /** Removes a job folder create() made for a job that never entered the queue (a fan-out taken back whole). */
   async remove(id: string): Promise<void> {
+    await this.closeRequestLog(id);
     await rm(this.paths(id).dir, { recursive: true, force: true });
   }
 
@@ -235,12 +238,35 @@ export class JobStore {
 
   /**
    * One line per request, appended (O_APPEND: lines of concurrent requests never interleave). Each starts on
-   * a line of its own, so a line torn by a crash costs only itself.
+   * a line of its own, so a line torn by a crash costs only itself. The file stays open while its job makes
+   * requests (two lines each, the first before the request may go): one write a line, not a stat, an open and
+   * a close. `closeRequestLog` lets it go; a later line opens it again.
    */
   async appendRequest(id: string, entry: GatewayRequest): Promise<void> {
-    const paths = this.paths(id);
-    if (!(await isDirectory(paths.dir))) throw new JobNotFoundError(id);
-    await appendFile(paths.requests, `\n${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    let log = this.requestLogs.get(id);
+    if (!log) {
+      const file = this.paths(id).requests;
+      log = open(file, 'a', 0o600).catch((error: unknown) => {
+        this.requestLogs.delete(id);
+        // The job's folder is gone (pruned, deleted by hand) or was never made.
+        if (errorCode(error) === 'ENOENT') throw new JobNotFoundError(id);
+        throw new ServiceError('io_error', `Cannot open ${file}: ${errorMessage(error)}`, { cause: error });
+      });
+      this.requestLogs.set(id, log);
+    }
+    await (await log).write(`\n${JSON.stringify(entry)}\n`);
+  }
+
+  /** Closes the job's request log if it is open (its job ended, or the service stops). */
+  async closeRequestLog(id: string): Promise<void> {
+    const log = this.requestLogs.get(id);
+    if (!log) return;
+    this.requestLogs.delete(id);
+    await (await log.catch(() => null))?.close().catch(() => undefined);
+  }
+
+  async closeRequestLogs(): Promise<void> {
+    await Promise.all([...this.requestLogs.keys()].map((id) => this.closeRequestLog(id)));
   }
 
   /**
@@ -330,6 +356,7 @@ export class JobStore {
     }
     const removed: string[] = [];
     for (const id of doomed) {
+      await this.closeRequestLog(id);
       await rm(this.jobDir(id), { recursive: true, force: true });
       removed.push(id);
     }

@@ -39,7 +39,14 @@ export class Supervisor {
   private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: SupervisorDeps) {
-    this.registry = new JobRegistry(deps);
+    // A job that has ended lets its request log go (GatewayLink.release), before anyone hears it ended.
+    this.registry = new JobRegistry({
+      ...deps,
+      onChange: (record) => {
+        if (!isActive(record.state)) this.gateway.release(record.id);
+        deps.onChange?.(record);
+      },
+    });
     this.billing = new JobBilling(this.registry);
     this.lifecycle = new JobLifecycle(this.registry, this.billing);
     this.recovery = new JobRecovery(this.registry, this.lifecycle, this.billing);
@@ -101,6 +108,7 @@ export class Supervisor {
       registry.wake(job);
     }
     await registry.settled(tails);
+    await registry.deps.store.closeRequestLogs();
   }
 
   async startJob(request: StartRequest, client: string): Promise<JobView> {

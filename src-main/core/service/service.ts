@@ -165,9 +165,11 @@ export class Service {
       onKeyRejected: () => this.secrets.forget('api'),
       onChange: (job) => {
         this.emit('job.changed', { job });
-        if (job.endedAt && job.state !== 'queued' && job.state !== 'running') this.gateway.forget(job.id);
-        // A job that ended has spent money: read the balance again.
-        if (job.endedAt && job.state !== 'queued' && job.state !== 'running') void this.refreshBalance();
+        if (job.endedAt && job.state !== 'queued' && job.state !== 'running') {
+          this.gateway.forget(job.id);
+          // A job that ended has spent money: read the balance again.
+          void this.refreshBalance();
+        }
       },
       // Never a prompt file from, nor a delegate's file tool into, the service's own folders.
       serviceDirs: [this.locations.runtime, this.locations.data, this.locations.config, this.locations.cache, this.locations.logs],

@@ -135,6 +135,12 @@ describe('create, write and load', () => {
       expect(await mode(paths.tokenHash)).toBe(0o600);
     }
     await expect(store.appendRequest(store.newJobId(), entry)).rejects.toThrow();
+    // Let go, the log opens again for the next line; with its folder gone, a line is refused, not written elsewhere.
+    await store.closeRequestLog(id);
+    await store.appendRequest(id, { ...entry, id: 'r4', generationId: 'gen-4' });
+    expect((await store.readRequests(id)).map((r) => r.id)).toEqual(['r1', 'r2', 'r3', 'r4']);
+    await store.remove(id);
+    await expect(store.appendRequest(id, entry)).rejects.toThrow(JobNotFoundError);
   });
 
   it.skipIf(!posix)('gives the folder 0700 and the files 0600 whatever the umask', async () => {

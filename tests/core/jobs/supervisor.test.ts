@@ -5,9 +5,9 @@
  * balance and OpenRouter's generation records. Waits are on events (a job's state), never on time.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ENV, ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
 import type { Balance, GatewayRequest, JobRecord, JobState, ParsedRequestOf, Settings } from '../../../src-main/contract/index.js';
 import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
@@ -628,6 +628,42 @@ describe('billing and saving', () => {
     expect((await h.supervisor.requests(id)).requests).toEqual([entry]);
     await h.open(gateFile('logged'));
     expect((await finalState(h, id)).requests).toEqual({ total: 1, failed: 0, refused: 0, clamped: 0 });
+  });
+
+  it.skipIf(process.platform !== 'linux')('keeps a running job\'s request log open, and lets it go when the job ends', async () => {
+    const h = harness({ scripts: [{ gate: gateFile('log-open') }] });
+    const id = await h.start();
+    await h.until(id, 'running');
+    const log = path.join(home.home, 'jobs', id, 'requests.jsonl');
+    // What this process holds open, as the kernel says.
+    const openHere = async () =>
+      (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter((target) => target === log).length;
+    const entry: GatewayRequest = {
+      id: 'r1',
+      at: new Date(h.clock.now()).toISOString(),
+      model: MODEL,
+      provider: null,
+      generationId: 'gen-1',
+      status: 200,
+      outcome: 'ok',
+      usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      costUsd: 0.0001,
+      ceilingUsd: 0.001,
+      maxTokens: 32000,
+      maxTokensAsked: null,
+      firstByteMs: 80,
+      durationMs: 300,
+      note: null,
+    };
+    await h.supervisor.gateway.requestStarted(id, { ...entry, outcome: 'pending' });
+    h.supervisor.gateway.logRequest(id, entry, entry.costUsd);
+    await h.when(id, (record) => record.requests?.total === 1);
+    expect(await openHere()).toBe(1);
+    await h.open(gateFile('log-open'));
+    await finalState(h, id);
+    // Closed in the background once the job is final.
+    await vi.waitFor(async () => expect(await openHere()).toBe(0), { timeout: 5000 });
+    expect((await h.supervisor.requests(id)).requests).toEqual([entry]);
   });
 
   it('writes job.json again when a write failed', async () => {
