@@ -3,11 +3,13 @@
  * process, and its work must not share an event loop with what is measured). It serves the catalog and the
  * key like the tests' fake, plus `POST /api/v1/messages` answered as a streaming Messages answer: ~30 events
  * with the usage in message_start and message_delta, or with `?bench=long`, BENCH_GATEWAY_MB of text deltas
- * written in ~16 KB chunks. Prints `{"baseUrl": …}` once it listens; exits when its stdin closes.
+ * written in ~16 KB chunks as fast as the reader takes them, or with `?bench=paced&rate=<MB/s>&bytes=<n>`, n bytes
+ * of them at that pace. Prints `{"baseUrl": …}` once it listens; exits when its stdin closes.
  *
  * Run by bench/gateway.ts: `node --import tsx bench/lib/gateway-upstream.ts <key>`.
  */
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type http from 'node:http';
 import { FakeOpenRouter } from '../../tests/support/fake-openrouter.js';
 
@@ -65,6 +67,27 @@ async function longAnswer(res: http.ServerResponse): Promise<void> {
   res.end(messageEnd(32_000));
 }
 
+/**
+ * The long answer at a set pace, as a model streams (much faster than any does): every 10 ms the bytes due by
+ * then at `rate` MB/s, against a schedule fixed at the start, so a reader that falls behind is not waited for.
+ */
+async function pacedAnswer(res: http.ServerResponse, rateMBps: number, totalBytes: number): Promise<void> {
+  const started = performance.now();
+  res.write(messageStart('gen-paced-bench'));
+  res.write(event({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
+  for (let sent = 0, tick = 1; sent < totalBytes; tick++) {
+    const due = Math.min(totalBytes, ((tick * 10) / 1000) * rateMBps * 1e6);
+    for (; sent < due; sent += LONG_CHUNK.length) {
+      if (!res.write(LONG_CHUNK)) await once(res, 'drain');
+      if (res.destroyed) return;
+    }
+    const wait = started + tick * 10 - performance.now();
+    if (wait > 0) await sleep(wait);
+  }
+  res.write(event({ type: 'content_block_stop', index: 0 }));
+  res.end(messageEnd(32_000));
+}
+
 const key = process.argv[2];
 if (!key) throw new Error('usage: gateway-upstream.ts <key> [model]');
 const fake = new FakeOpenRouter();
@@ -75,6 +98,7 @@ fake.route('POST', '/api/v1/messages', async (request, res) => {
   fake.requests.length = 0;
   res.writeHead(200, SSE_HEADERS);
   if (request.query.bench === 'long') return longAnswer(res);
+  if (request.query.bench === 'paced') return pacedAnswer(res, Number(request.query.rate), Number(request.query.bytes));
   for (const text of shortAnswer(answered++)) res.write(text);
   res.end();
 });

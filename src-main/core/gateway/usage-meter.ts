@@ -10,8 +10,8 @@
 import type { Usage } from '../../contract/index.js';
 import { ZERO_USAGE } from '../../contract/index.js';
 
-/** A single SSE event's data may be large (a long text block); beyond this the meter stops reading it. */
-const MAX_EVENT_CHARS = 4 * 1024 * 1024;
+/** A single SSE event's data may be large (a long text block); beyond this many bytes the meter stops reading it. */
+const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
 /**
  * Events of the Messages API's stream that carry no usage, id, model or error. Events named otherwise, or not
@@ -28,17 +28,24 @@ export interface MeteredAnswer {
   error: string | null;
 }
 
+/**
+ * The stream is read as Latin-1, a character a byte: decoding is a copy, and since no byte of a multi-byte
+ * UTF-8 character is a newline, lines split the same. Only the data of an event that is read is turned back
+ * into UTF-8 text, once, whole. Most of an answer is text deltas, which are skipped by their `event:` line
+ * without a character of their data being copied.
+ */
 export class UsageMeter {
   readonly answer: MeteredAnswer = { usage: { ...ZERO_USAGE }, generationId: null, model: null, provider: null, error: null };
-  private readonly decoder = new TextDecoder();
+  /** The start of a line whose newline has not arrived yet (Latin-1). */
   private pending = '';
   private data: string[] = [];
-  private dataChars = 0;
+  private dataBytes = 0;
   private overflow = false;
   /** The current event is one that never carries usage (named so by its `event:` line). */
   private skipping = false;
   private readonly streaming: boolean;
-  private body = '';
+  private readonly body: Buffer[] = [];
+  private bodyBytes = 0;
   /** Called whenever the usage moved (the gateway re-prices the job as the answer streams). */
   private readonly onUsage: (answer: MeteredAnswer) => void;
 
@@ -48,68 +55,90 @@ export class UsageMeter {
   }
 
   push(chunk: Uint8Array): void {
-    const text = this.decoder.decode(chunk, { stream: true });
     if (!this.streaming) {
-      if (this.body.length < MAX_EVENT_CHARS) this.body += text;
+      if (this.bodyBytes < MAX_EVENT_BYTES) {
+        this.body.push(Buffer.from(chunk));
+        this.bodyBytes += chunk.byteLength;
+      }
       return;
     }
-    // What was pending holds no newline: look for one only in what is new, and cut each line once.
-    const scanFrom = this.pending.length;
-    const all = this.pending + text;
+    const text = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
     let start = 0;
-    for (let newline = all.indexOf('\n', scanFrom); newline >= 0; newline = all.indexOf('\n', start)) {
-      const end = newline > start && all.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
-      this.line(all.slice(start, end));
+    if (this.pending !== '') {
+      // The pending line ends in this chunk, or grows by all of it.
+      const newline = text.indexOf('\n');
+      if (newline < 0) {
+        this.pending += text;
+        this.capPending();
+        return;
+      }
+      const line = this.pending + text.slice(0, newline);
+      this.pending = '';
+      this.line(line, 0, line.length);
       start = newline + 1;
     }
-    this.pending = start === 0 ? all : all.slice(start);
-    // A line longer than any event we read: drop it, and the event it belongs to.
-    if (this.pending.length > MAX_EVENT_CHARS) {
-      this.pending = '';
-      this.overflow = true;
+    for (let newline = text.indexOf('\n', start); newline >= 0; newline = text.indexOf('\n', start)) {
+      this.line(text, start, newline);
+      start = newline + 1;
+    }
+    if (start < text.length) {
+      this.pending = text.slice(start);
+      this.capPending();
     }
   }
 
   /** The answer has ended: reads what was left (a non-streaming body, a last event without its blank line). */
   end(): MeteredAnswer {
     if (this.streaming) {
-      if (this.pending) this.line(this.pending);
+      const last = this.pending;
       this.pending = '';
+      if (last !== '') this.line(last, 0, last.length);
       this.dispatch();
     } else {
-      this.body += this.decoder.decode();
-      const parsed = parseJson(this.body);
+      const parsed = parseJson(Buffer.concat(this.body).toString('utf8'));
       if (parsed) this.absorb(parsed);
     }
     return this.answer;
   }
 
-  private line(line: string): void {
-    if (line === '') {
+  /** A line longer than any event we read: dropped, and the event it belongs to. */
+  private capPending(): void {
+    if (this.pending.length > MAX_EVENT_BYTES) {
+      this.pending = '';
+      this.overflow = true;
+    }
+  }
+
+  /** The line text[start, newline), without a carriage return before the newline. */
+  private line(text: string, start: number, newline: number): void {
+    const end = newline > start && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+    if (end === start) {
       this.dispatch();
       return;
     }
-    if (line.startsWith('event:')) {
+    if (text.startsWith('event:', start)) {
       // The bulk of an answer is its text deltas, which carry no usage: their data is not even kept, let alone parsed.
-      this.skipping = SKIPPED_EVENTS.has(line.slice(line[6] === ' ' ? 7 : 6));
+      this.skipping = SKIPPED_EVENTS.has(text.slice(start + (text.charCodeAt(start + 6) === 32 ? 7 : 6), end));
       return;
     }
-    if (this.skipping || !line.startsWith('data:')) return; // id:, retry:, comments: the data says it all
-    const value = line.slice(line[5] === ' ' ? 6 : 5);
-    this.dataChars += value.length;
-    if (this.dataChars > MAX_EVENT_CHARS) this.overflow = true;
-    else this.data.push(value);
+    if (this.skipping || !text.startsWith('data:', start)) return; // id:, retry:, comments: the data says it all
+    const from = start + (text.charCodeAt(start + 5) === 32 ? 6 : 5);
+    this.dataBytes += end - from;
+    if (this.dataBytes > MAX_EVENT_BYTES) this.overflow = true;
+    else this.data.push(text.slice(from, end));
   }
 
   private dispatch(): void {
     this.skipping = false;
+    // The end of a skipped event: nothing was kept.
+    if (this.data.length === 0 && !this.overflow) return;
     const overflow = this.overflow;
     const data = this.data.join('\n');
     this.data = [];
-    this.dataChars = 0;
+    this.dataBytes = 0;
     this.overflow = false;
     if (overflow || data === '') return;
-    const event = parseJson(data);
+    const event = parseJson(Buffer.from(data, 'latin1').toString('utf8'));
     if (event) this.absorb(event);
   }
 
