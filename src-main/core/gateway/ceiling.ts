@@ -43,17 +43,36 @@ export function ceilingPrices(pricing: CatalogPricing | null): Prices | null {
  * them, and what an answer is priced at when it names none of them. Null when any price is unknown.
  */
 export function dearestPricing(pricings: ReadonlyArray<CatalogPricing | null>): CatalogPricing | null {
+  return boundPricing(pricings, 'dearest');
+}
+
+/**
+ * The same, each price at its lowest: what the stream's own estimate of a job with fallbacks prices at (the
+ * stream does not say which model served each request; the gateway's per-request figure, taken with it at
+ * its larger, does).
+ */
+export function cheapestPricing(pricings: ReadonlyArray<CatalogPricing | null>): CatalogPricing | null {
+  return boundPricing(pricings, 'cheapest');
+}
+
+function boundPricing(pricings: ReadonlyArray<CatalogPricing | null>, bound: 'dearest' | 'cheapest'): CatalogPricing | null {
   const known = pricings.filter((p): p is CatalogPricing => p !== null && !p.variable && p.inputPerM !== null && p.outputPerM !== null);
   if (known.length === 0 || known.length < pricings.length) return null;
-  const most = (of: (p: CatalogPricing) => number) => Math.max(...known.map(of));
-  const tiers = known.map((p) => p.tieredFromPromptTokens).filter((t): t is number => t !== null);
+  const pick = bound === 'dearest' ? Math.max : Math.min;
+  const each = (of: (p: CatalogPricing) => number) => pick(...known.map(of));
+  // Long-prompt prices start at a tier: the dearest starts soonest; the cheapest latest, or never.
+  const tiers = known.map((p) => p.tieredFromPromptTokens);
+  const tiered = tiers.filter((t): t is number => t !== null);
+  let tieredFromPromptTokens: number | null;
+  if (bound === 'dearest') tieredFromPromptTokens = tiered.length > 0 ? Math.min(...tiered) : null;
+  else tieredFromPromptTokens = tiered.length === tiers.length ? Math.max(...tiered) : null;
   return {
-    inputPerM: most((p) => p.inputPerM ?? 0),
-    outputPerM: most((p) => p.outputPerM ?? 0),
-    cacheReadPerM: most((p) => p.cacheReadPerM ?? p.inputPerM ?? 0),
-    cacheWritePerM: most((p) => p.cacheWritePerM ?? p.inputPerM ?? 0),
+    inputPerM: each((p) => p.inputPerM ?? 0),
+    outputPerM: each((p) => p.outputPerM ?? 0),
+    cacheReadPerM: each((p) => p.cacheReadPerM ?? p.inputPerM ?? 0),
+    cacheWritePerM: each((p) => p.cacheWritePerM ?? p.inputPerM ?? 0),
     variable: false,
-    tieredFromPromptTokens: tiers.length > 0 ? Math.min(...tiers) : null,
+    tieredFromPromptTokens,
   };
 }
 

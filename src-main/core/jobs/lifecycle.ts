@@ -17,6 +17,7 @@ import { resolveModel } from './job-request.js';
 import { killTree } from './kill-tree.js';
 import { processesWithEnv } from './process-table.js';
 import { spawnDetached } from './spawn-detached.js';
+import { cheapestPricing } from '../gateway/ceiling.js';
 import { newJobToken, tokenHash } from '../gateway/job-token.js';
 import { StreamParser } from './stream-parser.js';
 import { StreamTail } from './stream-tail.js';
@@ -177,7 +178,10 @@ export class JobLifecycle {
     // began); the result line's totals correct that at the end. bestUsage is the larger of the two.
     record.usage = parser.bestUsage;
     record.generationIds = [...parser.generationIds];
-    if (job.pricing) record.estimatedCostUsd = estimateCostUsd([parser.bestUsage], job.pricing) ?? record.estimatedCostUsd;
+    // With fallbacks, at the cheapest of them: the stream does not say which model served each request (below).
+    const fallbacks = record.fallbacks ?? [];
+    const pricing = fallbacks.length > 0 ? cheapestPricing([job.pricing, ...fallbacks.map((f) => f.prices)]) : job.pricing;
+    if (pricing) record.estimatedCostUsd = estimateCostUsd([parser.bestUsage], pricing) ?? record.estimatedCostUsd;
     // The gateway's figure is per request and exact in tokens; the stream's may lag behind it.
     record.estimatedCostUsd = Math.max(record.estimatedCostUsd, job.meteredUsd);
     const result = parser.result;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ceilingPrices, dearestPricing, decide, promptTokensAtMost, withMaxTokens } from '../../../src-main/core/gateway/ceiling.js';
+import { ceilingPrices, cheapestPricing, dearestPricing, decide, promptTokensAtMost, withMaxTokens } from '../../../src-main/core/gateway/ceiling.js';
 
 const pricing = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePerM: 1.25, variable: false, tieredFromPromptTokens: null };
 const prices = ceilingPrices(pricing) ?? { promptMax: 0, output: 0 };
@@ -68,6 +68,20 @@ describe("the dearest of a job's model and its fallbacks", () => {
     });
     // Its ceiling: prompt tokens at the dearest prompt price of either, the answer at the dearest output price.
     expect(ceilingPrices(dearestPricing([pricing, fallback]))).toEqual({ promptMax: 3e-6, output: 2e-6 });
+  });
+
+  it('and the cheapest: each price at its lowest, tiers from the latest, none when one model has none', () => {
+    expect(cheapestPricing([pricing, fallback])).toEqual({
+      inputPerM: 1,
+      outputPerM: 1.5,
+      cacheReadPerM: 0.1,
+      cacheWritePerM: 1.25,
+      variable: false,
+      tieredFromPromptTokens: null,
+    });
+    expect(cheapestPricing([{ ...pricing, tieredFromPromptTokens: 128000 }, fallback])?.tieredFromPromptTokens).toBe(128000);
+    expect(cheapestPricing([pricing, null])).toBeNull();
+    expect(cheapestPricing([pricing, { ...fallback, variable: true }])).toBeNull();
   });
 
   it('caps a request so that it fits whichever model serves it', () => {

@@ -14,6 +14,7 @@ import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
 import type { GenerationRecord } from '../../../src-main/core/openrouter/client.js';
 import { generationRecord } from '../../support/generation-record.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { estimateCostUsd } from '../../../src-main/core/jobs/cost.js';
 import { JobStore } from '../../../src-main/core/jobs/job-store.js';
 import { killTree } from '../../../src-main/core/jobs/kill-tree.js';
 import { isSameProcess } from '../../../src-main/core/jobs/process-table.js';
@@ -402,6 +403,22 @@ describe('fallback models', () => {
     expect(view.job).toMatchObject({ turn: 2, state: 'succeeded' });
     expect(view.job.fallbacks?.map((f) => f.model)).toEqual(['qwen/qwen3-coder']);
     expect(log).toContain(`jobs: ${view.job.id}: fallback z-ai/glm-4.7 skipped: is on your blocklist (z-ai/*)`);
+  });
+});
+
+describe("a job's stream estimate with fallbacks", () => {
+  it('prices the tokens at the cheapest model that may have served them, never below what the gateway metered', async () => {
+    const h = harness({ settings: { fallbackModels: ['deepseek/deepseek-v4-flash-0731'] } });
+    const id = await h.start({ model: 'z-ai/glm-4.7' });
+    const record = await finalState(h, id);
+    expect(record.fallbacks?.map((f) => f.model)).toEqual(['deepseek/deepseek-v4-flash-0731']);
+    const usage = record.usage;
+    expect(usage.inputTokens + usage.outputTokens).toBeGreaterThan(0);
+    // deepseek is the cheaper on every price: the stream cannot say glm served any of it.
+    const atCheapest = estimateCostUsd([usage], { inputPerM: 0.14, outputPerM: 0.28, cacheReadPerM: 0.028, cacheWritePerM: null, variable: false, tieredFromPromptTokens: null });
+    const atJobModel = estimateCostUsd([usage], { inputPerM: 0.4, outputPerM: 1.75, cacheReadPerM: 0.08, cacheWritePerM: null, variable: false, tieredFromPromptTokens: null });
+    expect(record.estimatedCostUsd).toBeCloseTo(atCheapest ?? Number.NaN, 12);
+    expect(record.estimatedCostUsd).toBeLessThan(atJobModel ?? 0);
   });
 });
 
