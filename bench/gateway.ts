@@ -312,7 +312,13 @@ const SIDES: Side[] = ['direct', 'bare', 'gateway'];
 const rotation = (round: number): Side[] => SIDES.map((_, i) => SIDES[(i + round) % SIDES.length] as Side);
 
 /** One long answer through each side, `runs` times: the median MB/s of each, and the service's CPU per MB. */
-async function streamRates(paths: Paths, body: string, query: string, runs: number, pids: Pids): Promise<{ rates: Record<Side, number>; mb: number; serviceMsPerMb: string }> {
+async function streamRates(
+  paths: Paths,
+  body: string,
+  query: string,
+  runs: number,
+  pids: Pids,
+): Promise<{ rates: Record<Side, number>; mb: number; serviceMsPerMb: string }> {
   const rates: Record<Side, number[]> = { direct: [], bare: [], gateway: [] };
   let bytes = 0;
   let serviceCpu = 0;
@@ -422,7 +428,11 @@ async function concurrentLoad(targets: Target[], body: string, pids: Pids): Prom
  * price, two request-log lines and an event; the budget holds it to 0.7× the rate of a proxy that only copies.
  */
 async function concurrencyRow(paths: Paths, delegates: Delegate[], body: string, pids: Pids): Promise<BudgetRow> {
-  const targets: Record<Side, Target[]> = { direct: delegates.map(() => paths.direct), bare: delegates.map(() => paths.bare), gateway: delegates.map((d) => d.target) };
+  const targets: Record<Side, Target[]> = {
+    direct: delegates.map(() => paths.direct),
+    bare: delegates.map(() => paths.bare),
+    gateway: delegates.map((d) => d.target),
+  };
   for (const side of SIDES) await concurrentLoad(targets[side], body, pids);
   const loads: Record<Side, Load[]> = { direct: [], bare: [], gateway: [] };
   for (let round = 0; round < ROUNDS; round++) for (const side of rotation(round)) loads[side].push(await concurrentLoad(targets[side], body, pids));

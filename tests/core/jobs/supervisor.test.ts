@@ -415,8 +415,22 @@ describe("a job's stream estimate with fallbacks", () => {
     const usage = record.usage;
     expect(usage.inputTokens + usage.outputTokens).toBeGreaterThan(0);
     // deepseek is the cheaper on every price: the stream cannot say glm served any of it.
-    const atCheapest = estimateCostUsd([usage], { inputPerM: 0.14, outputPerM: 0.28, cacheReadPerM: 0.028, cacheWritePerM: null, variable: false, tieredFromPromptTokens: null });
-    const atJobModel = estimateCostUsd([usage], { inputPerM: 0.4, outputPerM: 1.75, cacheReadPerM: 0.08, cacheWritePerM: null, variable: false, tieredFromPromptTokens: null });
+    const atCheapest = estimateCostUsd([usage], {
+      inputPerM: 0.14,
+      outputPerM: 0.28,
+      cacheReadPerM: 0.028,
+      cacheWritePerM: null,
+      variable: false,
+      tieredFromPromptTokens: null,
+    });
+    const atJobModel = estimateCostUsd([usage], {
+      inputPerM: 0.4,
+      outputPerM: 1.75,
+      cacheReadPerM: 0.08,
+      cacheWritePerM: null,
+      variable: false,
+      tieredFromPromptTokens: null,
+    });
     expect(record.estimatedCostUsd).toBeCloseTo(atCheapest ?? Number.NaN, 12);
     expect(record.estimatedCostUsd).toBeLessThan(atJobModel ?? 0);
   });
@@ -647,14 +661,15 @@ describe('billing and saving', () => {
     expect((await finalState(h, id)).requests).toEqual({ total: 1, failed: 0, refused: 0, clamped: 0 });
   });
 
-  it.skipIf(process.platform !== 'linux')('keeps a running job\'s request log open, and lets it go when the job ends', async () => {
+  it.skipIf(process.platform !== 'linux')("keeps a running job's request log open, and lets it go when the job ends", async () => {
     const h = harness({ scripts: [{ gate: gateFile('log-open') }] });
     const id = await h.start();
     await h.until(id, 'running');
     const log = path.join(home.home, 'jobs', id, 'requests.jsonl');
     // What this process holds open, as the kernel says.
     const openHere = async () =>
-      (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter((target) => target === log).length;
+      (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter((target) => target === log)
+        .length;
     const entry: GatewayRequest = {
       id: 'r1',
       at: new Date(h.clock.now()).toISOString(),
