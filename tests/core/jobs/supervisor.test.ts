@@ -415,22 +415,11 @@ describe("a job's stream estimate with fallbacks", () => {
     const usage = record.usage;
     expect(usage.inputTokens + usage.outputTokens).toBeGreaterThan(0);
     // deepseek is the cheaper on every price: the stream cannot say glm served any of it.
-    const atCheapest = estimateCostUsd([usage], {
-      inputPerM: 0.14,
-      outputPerM: 0.28,
-      cacheReadPerM: 0.028,
-      cacheWritePerM: null,
-      variable: false,
-      tieredFromPromptTokens: null,
-    });
-    const atJobModel = estimateCostUsd([usage], {
-      inputPerM: 0.4,
-      outputPerM: 1.75,
-      cacheReadPerM: 0.08,
-      cacheWritePerM: null,
-      variable: false,
-      tieredFromPromptTokens: null,
-    });
+    const [cheaper] = record.fallbacks ?? [];
+    if (!cheaper || !record.prices) throw new Error('the job recorded no prices');
+    expect(cheaper.prices.inputPerM).toBeLessThan(record.prices.inputPerM ?? 0);
+    const atCheapest = estimateCostUsd([usage], cheaper.prices);
+    const atJobModel = estimateCostUsd([usage], record.prices);
     expect(record.estimatedCostUsd).toBeCloseTo(atCheapest ?? Number.NaN, 12);
     expect(record.estimatedCostUsd).toBeLessThan(atJobModel ?? 0);
   });
@@ -626,23 +615,7 @@ describe('billing and saving', () => {
     const h = harness({ store, scripts: [{ gate: gateFile('logged') }] });
     const id = await h.start();
     await h.until(id, 'running');
-    const entry: GatewayRequest = {
-      id: 'r1',
-      at: new Date(h.clock.now()).toISOString(),
-      model: MODEL,
-      provider: null,
-      generationId: 'gen-1',
-      status: 200,
-      outcome: 'ok',
-      usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
-      costUsd: 0.0001,
-      ceilingUsd: 0.001,
-      maxTokens: 32000,
-      maxTokensAsked: null,
-      firstByteMs: 80,
-      durationMs: 300,
-      note: null,
-    };
+    const entry = requestEntry(h.clock.now());
     const announcements = () => h.states.get(id)?.length ?? 0;
     const before = announcements();
     h.supervisor.gateway.logRequest(id, entry, entry.costUsd);
@@ -670,23 +643,7 @@ describe('billing and saving', () => {
     const openHere = async () =>
       (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter((target) => target === log)
         .length;
-    const entry: GatewayRequest = {
-      id: 'r1',
-      at: new Date(h.clock.now()).toISOString(),
-      model: MODEL,
-      provider: null,
-      generationId: 'gen-1',
-      status: 200,
-      outcome: 'ok',
-      usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
-      costUsd: 0.0001,
-      ceilingUsd: 0.001,
-      maxTokens: 32000,
-      maxTokensAsked: null,
-      firstByteMs: 80,
-      durationMs: 300,
-      note: null,
-    };
+    const entry = requestEntry(h.clock.now());
     await h.supervisor.gateway.requestStarted(id, { ...entry, outcome: 'pending' });
     h.supervisor.gateway.logRequest(id, entry, entry.costUsd);
     await h.when(id, (record) => record.requests?.total === 1);
@@ -768,6 +725,27 @@ class HeldProgressStore extends JobStore {
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
+}
+
+/** One finished request as the gateway logs it. */
+function requestEntry(now: number): GatewayRequest {
+  return {
+    id: 'r1',
+    at: new Date(now).toISOString(),
+    model: MODEL,
+    provider: null,
+    generationId: 'gen-1',
+    status: 200,
+    outcome: 'ok',
+    usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    costUsd: 0.0001,
+    ceilingUsd: 0.001,
+    maxTokens: 32000,
+    maxTokensAsked: null,
+    firstByteMs: 80,
+    durationMs: 300,
+    note: null,
+  };
 }
 
 /** A store whose request-log appends wait until the test releases them (a slow disk). */
