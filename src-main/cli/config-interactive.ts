@@ -148,7 +148,9 @@ async function editValue(session: Session, path: SettingPath): Promise<void> {
   const message = promptFor(path);
   const current = getSetting(session.draft, path);
   const shown = current === null ? 'none' : String(current);
-  const noneHint = setting.kind.endsWith('OrNone') ? ', "none" for no limit' : '';
+  // What "none" means differs: no price cap, any context, or the usual search for claude.
+  const none = SETTING_META[path].none;
+  const noneHint = none === undefined ? '' : `, "none": ${none}`;
   const raw = await ask(
     text({
       message: `${message} (Enter keeps ${current === null ? 'none' : formatSetting(path, current)}${noneHint})`,
@@ -201,6 +203,13 @@ function splitEntries(raw: string): string[] {
   return raw.split(/[\s,]+/).filter((entry) => entry !== '');
 }
 
+const ADD_PLACEHOLDERS: Record<ListSetting['entry'], string> = {
+  model: 'openai/*',
+  modelId: 'z-ai/glm-4.7 qwen/qwen3-coder',
+  tool: 'Edit Bash(npm test:*)',
+  provider: 'anthropic deepinfra',
+};
+
 const ADD_LABELS: Record<ListSetting['entry'], string> = {
   model: 'Add model ids or vendor/* patterns',
   modelId: 'Add model ids',
@@ -244,8 +253,7 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
       const raw = await ask(
         text({
           message: `Add to the ${noun} (separate several with spaces)`,
-          placeholder:
-            list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : list.path === 'approvableTools' ? 'Edit Bash(npm test:*)' : 'openai/*',
+          placeholder: list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : ADD_PLACEHOLDERS[list.entry],
           validate: (value) => {
             const problems = splitEntries(value ?? '').flatMap((entry) => {
               const checked = checkPatternValue(entry, list.entry);
