@@ -349,7 +349,23 @@ const UP = '\x1b[A';
 const ENTER = '\r';
 const CTRL_C = '\x03';
 /** The main menu, in order (src-main/cli/config-interactive.ts). */
-const MENU = ['key', 'mode', 'model', 'allowlist', 'blocklist', 'budgets', 'permissions', 'approvableTools', 'limits', 'save', 'quit'] as const;
+const MENU = [
+  'key',
+  'mode',
+  'model',
+  'fallbackModels',
+  'allowlist',
+  'blocklist',
+  'providers',
+  'budgets',
+  'permissions',
+  'approvableTools',
+  'isolation',
+  'limits',
+  'other',
+  'save',
+  'quit',
+] as const;
 function move(from: (typeof MENU)[number], to: (typeof MENU)[number]): string {
   return DOWN.repeat(MENU.indexOf(to) - MENU.indexOf(from));
 }
