@@ -7,7 +7,7 @@
 import { autocomplete, cancel, confirm, intro, isCancel, log, multiselect, note, outro, password, select, text } from '@clack/prompts';
 import { formatPricePerM, formatTokens, formatUsd } from '../common/format.js';
 import { settingHelp } from '../common/setting-help.js';
-import { DELEGATION_MODES, PERMISSION_MODES, SETTING_META, ServiceError } from '../contract/index.js';
+import { DELEGATION_MODES, ISOLATION_EXPLANATIONS, PERMISSION_MODES, PROFILE_EXPLANATIONS, SETTING_META, ServiceError } from '../contract/index.js';
 import type { ModelRow, SecretKind, SecretsStatus, SettingUnit, Settings } from '../contract/index.js';
 import { InvalidValuesError, checkPatternValue, checkSettingValue, previewPatch } from './config-args.js';
 import { checkKey } from './config-backend.js';
@@ -24,7 +24,7 @@ import {
   patchBetween,
   withSettingValue,
 } from './config-fields.js';
-import type { ListSetting, SettingPath } from './config-fields.js';
+import type { ListField, ListSetting, SettingPath } from './config-fields.js';
 import { KEY_LABELS, describeKeySource, describeState, shownState } from './config-present.js';
 import { errorMessage } from '../common/errors.js';
 
@@ -54,7 +54,28 @@ interface Session {
   keys: Map<SecretKind, PendingKey>;
 }
 
-type MenuItem = 'key' | 'mode' | 'model' | 'allowlist' | 'blocklist' | 'budgets' | 'permissions' | 'approvableTools' | 'limits' | 'save' | 'quit';
+/**
+ * The settings each menu entry edits, in the order it asks for them. Its changed-mark reads them, the editors of
+ * Budgets, Providers, Limits and Other are built from them, and a test holds them to the flags' tables
+ * (config-fields.ts), so a setting that gets a flag cannot be left out of the menu unnoticed.
+ */
+export const MENU_SETTINGS = {
+  mode: ['mode'],
+  model: ['defaultModel'],
+  fallbackModels: ['fallbackModels'],
+  allowlist: ['allowlist'],
+  blocklist: ['blocklist'],
+  providers: ['provider.dataCollection', 'provider.zdr', 'provider.sort', 'provider.only', 'provider.ignore', 'provider.allowFallbacks'],
+  budgets: ['budgets.perJobUsd', 'budgets.perDayUsd', 'budgets.reserveUsd'],
+  permissions: ['permissionCeiling', 'defaultPermissionMode', 'delegateProfile'],
+  approvableTools: ['approvableTools'],
+  isolation: ['isolation', 'fanOutLimit'],
+  limits: ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'],
+  other: ['retentionDays', 'delegateMaxRetries', 'modelsCacheTtlMinutes', 'claudePath'],
+} as const satisfies Record<string, readonly (SettingPath | ListField)[]>;
+
+type SettingsEntry = keyof typeof MENU_SETTINGS;
+type MenuItem = 'key' | SettingsEntry | 'save' | 'quit';
 
 function scalar(path: SettingPath) {
   const setting = SCALAR_SETTINGS.find((s) => s.path === path);
@@ -62,7 +83,7 @@ function scalar(path: SettingPath) {
   return setting;
 }
 
-function changedMark(session: Session, paths: readonly (SettingPath | ListSetting['path'])[]): string {
+function changedMark(session: Session, paths: readonly (SettingPath | ListField)[]): string {
   const before = session.state.settings;
   const changed = paths.some((path) => JSON.stringify(getSetting(before, path)) !== JSON.stringify(getSetting(session.draft, path)));
   return changed ? ' (changed)' : '';
@@ -79,32 +100,38 @@ function pendingChangeCount(session: Session): number {
   return describeChanges(session.state.settings, session.draft).length + session.keys.size;
 }
 
+/** A provider list inside the one-line summary of the provider policy, where "(empty: any provider)" would not fit. */
+function briefList(entries: readonly string[]): string {
+  return entries.length === 0 ? '—' : entries.join(', ');
+}
+
 function menuOptions(session: Session): Array<{ value: MenuItem; label: string }> {
   const d = session.draft;
   const usd = formatUsd;
   const count = pendingChangeCount(session);
+  const entry = (value: SettingsEntry, label: string) => ({ value, label: `${label}${changedMark(session, MENU_SETTINGS[value])}` });
   return [
     { value: 'key', label: `OpenRouter key: ${keySummary(session)}` },
-    { value: 'mode', label: `Mode: ${d.mode}${changedMark(session, ['mode'])}` },
-    { value: 'model', label: `Default model: ${d.defaultModel}${changedMark(session, ['defaultModel'])}` },
-    { value: 'allowlist', label: `Allowlist: ${formatSetting('allowlist', d.allowlist)}${changedMark(session, ['allowlist'])}` },
-    { value: 'blocklist', label: `Blocklist: ${formatSetting('blocklist', d.blocklist)}${changedMark(session, ['blocklist'])}` },
-    {
-      value: 'budgets',
-      label: `Budgets: ${usd(d.budgets.perJobUsd)} per job, ${usd(d.budgets.perDayUsd)} per day, ${usd(d.budgets.reserveUsd)} reserve${changedMark(session, ['budgets.perJobUsd', 'budgets.perDayUsd', 'budgets.reserveUsd'])}`,
-    },
-    {
-      value: 'permissions',
-      label: `Permissions: ceiling ${d.permissionCeiling}, default ${d.defaultPermissionMode}${changedMark(session, ['permissionCeiling', 'defaultPermissionMode'])}`,
-    },
-    {
-      value: 'approvableTools',
-      label: `Tools callers may pre-approve: ${formatSetting('approvableTools', d.approvableTools)}${changedMark(session, ['approvableTools'])}`,
-    },
-    {
-      value: 'limits',
-      label: `Limits: prices, context, concurrency ${d.concurrency}, timeout ${d.jobTimeoutMinutes} min${changedMark(session, ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'])}`,
-    },
+    entry('mode', `Mode: ${d.mode}`),
+    entry('model', `Default model: ${d.defaultModel}`),
+    entry('fallbackModels', `Fallback models: ${formatSetting('fallbackModels', d.fallbackModels)}`),
+    entry('allowlist', `Allowlist: ${formatSetting('allowlist', d.allowlist)}`),
+    entry('blocklist', `Blocklist: ${formatSetting('blocklist', d.blocklist)}`),
+    entry(
+      'providers',
+      `Providers: data collection ${d.provider.dataCollection}, ZDR ${formatSetting('provider.zdr', d.provider.zdr)}, sort ${d.provider.sort}, ` +
+        `only ${briefList(d.provider.only)}, ignore ${briefList(d.provider.ignore)}, fallbacks ${formatSetting('provider.allowFallbacks', d.provider.allowFallbacks)}`,
+    ),
+    entry('budgets', `Budgets: ${usd(d.budgets.perJobUsd)} per job, ${usd(d.budgets.perDayUsd)} per day, ${usd(d.budgets.reserveUsd)} reserve`),
+    entry('permissions', `Permissions: ceiling ${d.permissionCeiling}, default ${d.defaultPermissionMode}, profile ${d.delegateProfile}`),
+    entry('approvableTools', `Tools callers may pre-approve: ${formatSetting('approvableTools', d.approvableTools)}`),
+    entry('isolation', `Isolation: ${d.isolation}, fan-out up to ${d.fanOutLimit}`),
+    entry('limits', `Limits: prices, context, concurrency ${d.concurrency}, timeout ${d.jobTimeoutMinutes} min`),
+    entry(
+      'other',
+      `Other: history ${formatSetting('retentionDays', d.retentionDays)}, retries ${d.delegateMaxRetries}, ` +
+        `model list cache ${formatSetting('modelsCacheTtlMinutes', d.modelsCacheTtlMinutes)}, claude ${d.claudePath ?? '(default)'}`,
+    ),
     { value: 'save', label: count === 0 ? 'Done (nothing changed)' : `Review and save (${count} change${count === 1 ? '' : 's'})` },
     { value: 'quit', label: 'Quit without saving' },
   ];
@@ -148,7 +175,9 @@ async function editValue(session: Session, path: SettingPath): Promise<void> {
   const message = promptFor(path);
   const current = getSetting(session.draft, path);
   const shown = current === null ? 'none' : String(current);
-  const noneHint = setting.kind.endsWith('OrNone') ? ', "none" for no limit' : '';
+  // What "none" means differs: no price cap, any context, or the usual search for claude.
+  const none = SETTING_META[path].none;
+  const noneHint = none === undefined ? '' : `, "none": ${none}`;
   const raw = await ask(
     text({
       message: `${message} (Enter keeps ${current === null ? 'none' : formatSetting(path, current)}${noneHint})`,
@@ -165,14 +194,63 @@ async function editValue(session: Session, path: SettingPath): Promise<void> {
   if ('value' in checked) session.draft = withSettingValue(session.draft, path, checked.value);
 }
 
-async function editBudgets(session: Session): Promise<void> {
-  await editValue(session, 'budgets.perJobUsd');
-  await editValue(session, 'budgets.perDayUsd');
-  await editValue(session, 'budgets.reserveUsd');
+/** Budgets, Limits and Other: each value typed in turn, Enter keeping it. */
+async function editValues(session: Session, paths: readonly SettingPath[]): Promise<void> {
+  for (const path of paths) await editValue(session, path);
 }
 
-async function editLimits(session: Session): Promise<void> {
-  for (const path of ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'] as const) await editValue(session, path);
+/** One of a setting's choices (on or off for a switch), picked rather than typed; the current one is focused, so Enter keeps it. */
+async function editChoice(session: Session, path: SettingPath, explanations?: Readonly<Record<string, string>>): Promise<void> {
+  const setting = scalar(path);
+  const values: readonly unknown[] = setting.kind === 'onOff' ? [true, false] : (setting.choices ?? []);
+  const width = Math.max(...values.map((value) => formatSetting(path, value).length));
+  const chosen = await ask(
+    select({
+      message: promptFor(path),
+      options: values.map((value) => {
+        const shown = formatSetting(path, value);
+        const explanation = explanations?.[String(value)];
+        return { value, label: explanation === undefined ? shown : `${shown.padEnd(width)}  ${explanation}` };
+      }),
+      initialValue: getSetting(session.draft, path),
+    }),
+  );
+  session.draft = withSettingValue(session.draft, path, chosen);
+}
+
+/**
+ * The provider policy: six settings, two of them lists, so a menu of its own rather than six prompts in a row; each
+ * shows its value, and the user changes one or several and goes back.
+ */
+async function editProviders(session: Session): Promise<void> {
+  type ProviderPath = (typeof MENU_SETTINGS.providers)[number];
+  const paths: readonly ProviderPath[] = MENU_SETTINGS.providers;
+  const list = (path: ProviderPath) => LIST_SETTINGS.find((l) => l.path === path);
+  let focus: ProviderPath | 'back' = paths[0] ?? 'back';
+  for (;;) {
+    focus = await ask(
+      select({
+        message: 'Providers (OpenRouter provider routing): which to change?',
+        options: [
+          ...paths.map((path) => ({
+            value: path,
+            label: `${list(path)?.label ?? scalar(path).label}: ${formatSetting(path, getSetting(session.draft, path))}${changedMark(session, [path])}`,
+          })),
+          { value: 'back' as const, label: 'Back' },
+        ],
+        initialValue: focus,
+      }),
+    );
+    if (focus === 'back') return;
+    const chosenList = list(focus);
+    if (chosenList) await editList(session, chosenList);
+    else await editChoice(session, focus);
+  }
+}
+
+async function editIsolation(session: Session): Promise<void> {
+  await editChoice(session, 'isolation', ISOLATION_EXPLANATIONS);
+  await editValue(session, 'fanOutLimit');
 }
 
 async function editPermissions(session: Session): Promise<void> {
@@ -195,11 +273,19 @@ async function editPermissions(session: Session): Promise<void> {
     }),
   );
   session.draft = withSettingValue(withSettingValue(session.draft, 'permissionCeiling', ceiling), 'defaultPermissionMode', mode);
+  await editChoice(session, 'delegateProfile', PROFILE_EXPLANATIONS);
 }
 
 function splitEntries(raw: string): string[] {
   return raw.split(/[\s,]+/).filter((entry) => entry !== '');
 }
+
+const ADD_PLACEHOLDERS: Record<ListSetting['entry'], string> = {
+  model: 'openai/*',
+  modelId: 'z-ai/glm-4.7 qwen/qwen3-coder',
+  tool: 'Edit Bash(npm test:*)',
+  provider: 'anthropic deepinfra',
+};
 
 const ADD_LABELS: Record<ListSetting['entry'], string> = {
   model: 'Add model ids or vendor/* patterns',
@@ -244,8 +330,7 @@ async function editList(session: Session, list: ListSetting): Promise<void> {
       const raw = await ask(
         text({
           message: `Add to the ${noun} (separate several with spaces)`,
-          placeholder:
-            list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : list.path === 'approvableTools' ? 'Edit Bash(npm test:*)' : 'openai/*',
+          placeholder: list.path === 'allowlist' ? 'qwen/* deepseek/deepseek-v4-flash-0731' : ADD_PLACEHOLDERS[list.entry],
           validate: (value) => {
             const problems = splitEntries(value ?? '').flatMap((entry) => {
               const checked = checkPatternValue(entry, list.entry);
@@ -462,7 +547,9 @@ export async function runInteractive(deps: InteractiveDeps): Promise<number> {
   try {
     let focus: MenuItem = 'key';
     for (;;) {
-      focus = await ask(select({ message: 'What would you like to change?', options: menuOptions(session), initialValue: focus, maxItems: 12 }));
+      const options = menuOptions(session);
+      // All of it when the terminal has the rows; on a shorter one clack scrolls, keeping the focused entry in view.
+      focus = await ask(select({ message: 'What would you like to change?', options, initialValue: focus, maxItems: options.length }));
       switch (focus) {
         case 'key':
           await editKeys(session);
@@ -473,19 +560,25 @@ export async function runInteractive(deps: InteractiveDeps): Promise<number> {
         case 'model':
           await editModel(session);
           break;
+        case 'fallbackModels':
         case 'allowlist':
         case 'blocklist':
         case 'approvableTools':
           await editList(session, LIST_SETTINGS.find((l) => l.path === focus) as ListSetting);
           break;
+        case 'providers':
+          await editProviders(session);
+          break;
         case 'budgets':
-          await editBudgets(session);
+        case 'limits':
+        case 'other':
+          await editValues(session, MENU_SETTINGS[focus]);
           break;
         case 'permissions':
           await editPermissions(session);
           break;
-        case 'limits':
-          await editLimits(session);
+        case 'isolation':
+          await editIsolation(session);
           break;
         case 'quit':
           if (pendingChangeCount(session) > 0 && !(await ask(confirm({ message: 'Discard your changes?', initialValue: false })))) break;

@@ -2,8 +2,8 @@
  * `openrouter-mcp-config` as a user runs it, built: every flag round-trips, through the running service
  * and straight to the file; refused values change nothing and name their flag; keys reach the real
  * keychain only once OpenRouter accepts them and never appear in any output or file; the interactive
- * flow, driven through a real pseudo-terminal (util-linux `script`), saves on confirm and changes
- * nothing on Ctrl-C.
+ * flow, driven through a real pseudo-terminal (util-linux `script`), reaches every setting a flag
+ * changes, scrolls on a short terminal, saves on confirm and changes nothing on Ctrl-C.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -11,7 +11,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/index.js';
+import { LIST_SETTINGS, SCALAR_SETTINGS } from '../../src-main/cli/config-fields.js';
+import { DEFAULT_APPROVABLE_TOOLS, defaultSettings, settingValue } from '../../src-main/contract/index.js';
 import type { SecretsStatus, Settings } from '../../src-main/contract/index.js';
 import { CLI, CONFIG_CLI, assertBuilt, runCli, runProcess, testEnv } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
@@ -348,8 +349,26 @@ const DOWN = '\x1b[B';
 const UP = '\x1b[A';
 const ENTER = '\r';
 const CTRL_C = '\x03';
+/** Leaves a list's editor: Add, Remove, Empty, Done. */
+const LIST_DONE = DOWN.repeat(3) + ENTER;
 /** The main menu, in order (src-main/cli/config-interactive.ts). */
-const MENU = ['key', 'mode', 'model', 'allowlist', 'blocklist', 'budgets', 'permissions', 'approvableTools', 'limits', 'save', 'quit'] as const;
+const MENU = [
+  'key',
+  'mode',
+  'model',
+  'fallbackModels',
+  'allowlist',
+  'blocklist',
+  'providers',
+  'budgets',
+  'permissions',
+  'approvableTools',
+  'isolation',
+  'limits',
+  'other',
+  'save',
+  'quit',
+] as const;
 function move(from: (typeof MENU)[number], to: (typeof MENU)[number]): string {
   return DOWN.repeat(MENU.indexOf(to) - MENU.indexOf(from));
 }
@@ -372,8 +391,8 @@ class Terminal {
   private waiters = new Set<() => void>();
   readonly exited: Promise<number | null>;
 
-  constructor(env: NodeJS.ProcessEnv) {
-    const command = `stty cols 220 rows 80 && exec ${shellQuote(process.execPath)} ${shellQuote(CONFIG_CLI)}`;
+  constructor(env: NodeJS.ProcessEnv, rows: number) {
+    const command = `stty cols 220 rows ${rows} && exec ${shellQuote(process.execPath)} ${shellQuote(CONFIG_CLI)}`;
     this.child = spawn('script', ['-qfec', command, '/dev/null'], { env: { ...env, TERM: 'xterm-256color' }, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.on('data', (d: Buffer) => this.onOutput(d.toString()));
     this.child.stderr.on('data', (d: Buffer) => this.onOutput(d.toString()));
@@ -423,8 +442,9 @@ class Terminal {
 }
 
 const terminals: Terminal[] = [];
-function terminal(env: NodeJS.ProcessEnv): Terminal {
-  const t = new Terminal(env);
+/** 80 rows show the whole menu; fewer make clack scroll it. */
+function terminal(env: NodeJS.ProcessEnv, rows = 80): Terminal {
+  const t = new Terminal(env, rows);
   terminals.push(t);
   return t;
 }
@@ -689,6 +709,130 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.waitFor('Saved');
       expect(await t.exited).toBe(0);
       expect((await show(h.env)).settings).toEqual({ ...defaults, allowlist: ['qwen/*'], defaultModel: 'qwen/qwen3-coder-flash' });
+    });
+
+    it('reaches every setting a flag changes: each changed through the menu, saved, and read back', async () => {
+      const t = terminal(h.env);
+      await t.answer('What would you like to change?', move('key', 'mode') + ENTER);
+      await t.answer('Delegation mode', DOWN + ENTER); // ondemand → auto
+      await t.answer('Mode: auto (changed)', move('mode', 'model') + ENTER);
+      await t.answer('Default model: type to search', `qwen3-coder-flash${ENTER}`);
+      await t.answer('Default model: qwen/qwen3-coder-flash (changed)', move('model', 'fallbackModels') + ENTER);
+      await t.answer('Add model ids', ENTER);
+      await t.answer('Add to the fallback models', `z-ai/glm-4.7 qwen/qwen3-coder${ENTER}`);
+      await t.answer('Fallback models: z-ai/glm-4.7, qwen/qwen3-coder', LIST_DONE);
+      await t.answer('Fallback models: z-ai/glm-4.7, qwen/qwen3-coder (changed)', move('fallbackModels', 'allowlist') + ENTER);
+      await t.answer('Add model ids or vendor/* patterns', ENTER);
+      await t.answer('Add to the allowlist', `qwen/*${ENTER}`);
+      await t.answer('Allowlist: qwen/*', LIST_DONE);
+      await t.answer('Allowlist: qwen/* (changed)', move('allowlist', 'blocklist') + ENTER);
+      await t.answer('Add model ids or vendor/* patterns', ENTER);
+      await t.answer('Add to the blocklist', `openai/*${ENTER}`);
+      await t.answer('Blocklist: openai/*', LIST_DONE);
+      await t.answer('Blocklist: openai/* (changed)', move('blocklist', 'providers') + ENTER);
+      // The provider policy's own menu: each setting, then Back. A prompt is told from the menu line by its help.
+      await t.answer('Providers (OpenRouter provider routing): which to change?', ENTER);
+      await t.answer('Data collection: deny: only providers', DOWN + ENTER); // allow → deny
+      await t.answer('Data collection: deny (changed)', DOWN + ENTER);
+      await t.answer('Zero data retention only: only provider endpoints', UP + ENTER); // on, off: off → on
+      await t.answer('Zero data retention only: on (changed)', DOWN + ENTER);
+      await t.answer('Sort providers by: try the cheapest', DOWN + ENTER); // none → price
+      await t.answer('Sort providers by: price (changed)', DOWN + ENTER);
+      await t.answer('Add OpenRouter providers', ENTER);
+      await t.answer('Add to the providers to use', `anthropic${ENTER}`);
+      await t.answer('Providers to use: anthropic', LIST_DONE);
+      await t.answer('Providers to use: anthropic (changed)', DOWN + ENTER);
+      await t.answer('Add OpenRouter providers', ENTER);
+      await t.answer('Add to the providers to skip', `together${ENTER}`);
+      await t.answer('Providers to skip: together', LIST_DONE);
+      await t.answer('Providers to skip: together (changed)', DOWN + ENTER);
+      await t.answer('Provider fallbacks: whether OpenRouter', DOWN + ENTER); // on → off
+      await t.answer('Provider fallbacks: off (changed)', DOWN + ENTER); // Back
+      await t.answer(
+        'Providers: data collection deny, ZDR on, sort price, only anthropic, ignore together, fallbacks off (changed)',
+        move('providers', 'budgets') + ENTER,
+      );
+      await t.answer('Budget per job in $', `0.25${ENTER}`);
+      await t.answer('Budget per day in $', `2${ENTER}`);
+      await t.answer('Reserve in $', `0${ENTER}`);
+      await t.answer('Budgets: $0.25 per job, $2.00 per day, $0.00 reserve (changed)', move('budgets', 'permissions') + ENTER);
+      await t.answer('Permission ceiling: the most', DOWN.repeat(2) + ENTER); // acceptEdits → bypassPermissions
+      await t.answer('Default permission mode: what', UP.repeat(3) + ENTER); // acceptEdits → plan
+      await t.answer('Delegate profile: the tools', UP + ENTER); // lean → minimal
+      await t.answer('Permissions: ceiling bypassPermissions, default plan, profile minimal (changed)', move('permissions', 'approvableTools') + ENTER);
+      await t.answer('Add tools or rules', ENTER);
+      await t.answer('Add to the tools Claude Code may pre-approve', `Edit${ENTER}`);
+      await t.answer('Agent, Edit', LIST_DONE);
+      await t.answer('Agent, Edit (changed)', move('approvableTools', 'isolation') + ENTER);
+      await t.answer('Isolation: worktree: a delegation', DOWN + ENTER); // worktree → none
+      await t.answer('Fan-out limit: the most models', `5${ENTER}`);
+      await t.answer('Isolation: none, fan-out up to 5 (changed)', move('isolation', 'limits') + ENTER);
+      await t.answer('Max input price in $ per million tokens', `0.5${ENTER}`);
+      await t.answer('Max output price in $ per million tokens', `2${ENTER}`);
+      await t.answer('Minimum context in tokens', `64000${ENTER}`);
+      await t.answer('Concurrency: jobs at once', `8${ENTER}`);
+      await t.answer('Job timeout in minutes', `90${ENTER}`);
+      await t.answer('Limits: prices, context, concurrency 8, timeout 90 min (changed)', move('limits', 'other') + ENTER);
+      await t.answer('Job history kept in days', `7${ENTER}`);
+      await t.answer('Delegate retries: how often', `0${ENTER}`);
+      await t.answer('Model list cache in minutes', `15${ENTER}`);
+      await t.answer('claude executable: the claude CLI', `/opt/claude/bin/claude${ENTER}`);
+      await t.answer('Other: history 7 days, retries 0, model list cache 15 min, claude /opt/claude/bin/claude (changed)', move('other', 'save') + ENTER);
+      await t.waitFor("Fallback models: (empty: the job's own model only) → z-ai/glm-4.7, qwen/qwen3-coder");
+      await t.waitFor('Isolation: worktree → none');
+      await t.waitFor('Data collection: allow → deny');
+      await t.answer('Save these changes?', ENTER);
+      await t.waitFor('Saved');
+      expect(await t.exited).toBe(0);
+
+      const expected: Settings = {
+        ...defaults,
+        mode: 'auto',
+        defaultModel: 'qwen/qwen3-coder-flash',
+        fallbackModels: ['z-ai/glm-4.7', 'qwen/qwen3-coder'],
+        allowlist: ['qwen/*'],
+        blocklist: ['openai/*'],
+        provider: { dataCollection: 'deny', zdr: true, sort: 'price', only: ['anthropic'], ignore: ['together'], allowFallbacks: false },
+        budgets: { perJobUsd: 0.25, perDayUsd: 2, reserveUsd: 0 },
+        permissionCeiling: 'bypassPermissions',
+        defaultPermissionMode: 'plan',
+        delegateProfile: 'minimal',
+        approvableTools: [...DEFAULT_APPROVABLE_TOOLS, 'Edit'],
+        isolation: 'none',
+        fanOutLimit: 5,
+        maxPriceInputPerM: 0.5,
+        maxPriceOutputPerM: 2,
+        minContext: 64000,
+        concurrency: 8,
+        jobTimeoutMinutes: 90,
+        retentionDays: 7,
+        delegateMaxRetries: 0,
+        modelsCacheTtlMinutes: 15,
+        claudePath: '/opt/claude/bin/claude',
+      };
+      const saved = (await show(h.env)).settings;
+      expect(saved).toEqual(expected);
+      expect(JSON.parse(await readFile(h.settingsFile, 'utf8'))).toEqual(expected);
+      // The flags' own tables, not this test's list: a setting that gets a flag and no menu entry stays at its default here.
+      for (const { path } of [...SCALAR_SETTINGS, ...LIST_SETTINGS]) {
+        expect(settingValue(saved, path), `${path} was not changed through the menu`).not.toEqual(settingValue(defaults, path));
+      }
+    });
+
+    it('scrolls the menu on a short terminal, and comes back to the entry just edited', async () => {
+      const t = terminal(h.env, 14);
+      // Isolation is below the fold at first: the menu scrolls down to it.
+      await t.answer('What would you like to change?', move('key', 'isolation') + ENTER);
+      await t.answer('Isolation: worktree: a delegation', DOWN + ENTER);
+      await t.answer('Fan-out limit: the most models', `4${ENTER}`);
+      // The focus is on Isolation again, so three steps down is Review and save.
+      await t.answer('Isolation: none, fan-out up to 4 (changed)', move('isolation', 'save') + ENTER);
+      await t.waitFor('Isolation: worktree → none');
+      await t.waitFor('Fan-out limit: 3 → 4');
+      await t.answer('Save these changes?', ENTER);
+      await t.waitFor('Saved');
+      expect(await t.exited).toBe(0);
+      expect((await show(h.env)).settings).toEqual({ ...defaults, isolation: 'none', fanOutLimit: 4 });
     });
   });
 });
