@@ -58,9 +58,9 @@ export function startStdioServer(command: string, args: string[], env: NodeJS.Pr
 }
 
 /** Spawn → initialize → tools/list answered, in ms. */
-export async function coldStartMs(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+export async function coldStartMs(command: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<number> {
   const started = performance.now();
-  const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stderr.resume();
   child.stdin.write(`${JSON.stringify(INIT)}\n`);
   child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);

@@ -26,6 +26,8 @@ import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
 import { runKeeper } from '../host/keeper.js';
 import { readSecret } from './read-secret.js';
 import { startHeadlessService } from '../platform/headless-service.js';
+import { bridgeSetupFor } from '../platform/tray-app.js';
+import type { BridgeSetup } from '../platform/tray-app.js';
 
 const USAGE = `openrouter-delegate ${APP_VERSION}
 
@@ -92,7 +94,7 @@ async function serve(locations: Locations, options: ServeOptions): Promise<numbe
     locations,
     env: process.env,
     host: 'headless',
-    setup: { nodePath: process.execPath, bridgeScript: bridgeScript() },
+    setup: bridgeSetup(),
     keeper: { command: process.execPath, args: [fileURLToPath(import.meta.url), 'keeper'] },
   });
   try {
@@ -268,19 +270,16 @@ async function key(locations: Locations, action: string | undefined, kind: Secre
   }
 }
 
-/** The built bridge beside this bundled CLI: dist/cli/openrouter-delegate.js → dist/bridge/openrouter-delegate-mcp.js. */
-function bridgeScript(): string {
-  return path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bridge', 'openrouter-delegate-mcp.js');
+/**
+ * The bridge this installation registers: this Node with the built bridge beside this bundled CLI
+ * (dist/cli → dist/bridge), or, in the packaged app, its launcher, as the tray app's Connect does.
+ */
+function bridgeSetup(): BridgeSetup {
+  return bridgeSetupFor({ bundleDir: path.dirname(fileURLToPath(import.meta.url)), platform: process.platform, nodePath: process.execPath });
 }
 
 function setupContext(locations: Locations): Promise<SetupContext> {
-  return createSetupContext({
-    env: process.env,
-    locations,
-    nodePath: process.execPath,
-    bridgeScript: bridgeScript(),
-    connectService: () => connect(locations),
-  });
+  return createSetupContext({ env: process.env, locations, ...bridgeSetup(), connectService: () => connect(locations) });
 }
 
 async function install(locations: Locations): Promise<number> {

@@ -8,8 +8,9 @@ import { fileURLToPath } from 'node:url';
 import * as electron from 'electron';
 import { ENV } from '../contract/index.js';
 import { ServiceHost } from '../host/service-host.js';
-import type { KeeperLaunch, ServiceOptions } from '../host/service-host.js';
+import type { KeeperLaunch } from '../host/service-host.js';
 import { resolveLocations } from '../platform/locations.js';
+import { bridgeSetupFor, packagedLauncher } from '../platform/tray-app.js';
 import { DesktopApp } from './desktop-app.js';
 import { PAGE_SCHEME, PAGE_SCHEME_PRIVILEGES, PAGE_URL, createPageHandler } from './page-protocol.js';
 import type { ElectronSurface } from './electron-surface.js';
@@ -33,36 +34,19 @@ const surface: ElectronSurface = {
 if (process.platform === 'win32') electron.app.setAppUserModelId('io.github.openrouter-delegate.app');
 
 /**
- * What the settings window's Connect registers: the packaged app's launcher (README, "Packaging"); in a
- * checkout, the Node that `npm start` ran (OPENROUTER_DELEGATE_NODE) with the built bridge script.
- */
-function bridgeSetup(): ServiceOptions['setup'] {
-  const bridgeScript = path.join(here, '..', 'bridge', 'openrouter-delegate-mcp.js');
-  if (electron.app.isPackaged) {
-    const launcher = path.join(process.resourcesPath, 'bin', process.platform === 'win32' ? 'openrouter-delegate-mcp.cmd' : 'openrouter-delegate-mcp');
-    return { nodePath: process.execPath, bridgeScript, bridgeLauncher: launcher };
-  }
-  const node = process.env[ENV.node];
-  return node ? { nodePath: node, bridgeScript } : undefined;
-}
-
-/**
  * How a killed service is brought back while jobs need it (the keeper, docs/ARCHITECTURE.md §11): the packaged CLI
  * launcher, or in a checkout the Node that `npm start` ran. It brings back the headless service, not this app.
  */
 function keeperLaunch(): KeeperLaunch | undefined {
   const cliScript = path.join(here, '..', 'cli', 'openrouter-delegate.js');
-  if (electron.app.isPackaged) {
-    return {
-      command: path.join(process.resourcesPath, 'bin', process.platform === 'win32' ? 'openrouter-delegate.cmd' : 'openrouter-delegate'),
-      args: ['keeper'],
-    };
-  }
+  if (electron.app.isPackaged) return { command: packagedLauncher(process.resourcesPath, 'openrouter-delegate', process.platform), args: ['keeper'] };
   const node = process.env[ENV.node];
   return node ? { command: node, args: [cliScript, 'keeper'] } : undefined;
 }
 
-const setup = bridgeSetup();
+// What the settings window's Connect registers (bridgeSetupFor): the packaged app's launcher; in a checkout, the
+// Node that `npm start` ran (OPENROUTER_DELEGATE_NODE; Electron's own binary is no Node) with the built bridge script.
+const setup = bridgeSetupFor({ bundleDir: here, platform: process.platform, nodePath: process.env[ENV.node] });
 const keeper = keeperLaunch();
 const service = new ServiceHost({
   locations: resolveLocations(process.env),

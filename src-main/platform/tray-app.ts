@@ -72,6 +72,60 @@ export function packagedExecutable(resources: string, platform: string): string 
 }
 
 /**
+ * The packaged app's resources folder, from the folder of a running bundle: `<resources>/app.asar/dist/electron`
+ * (the tray app's own code, read by Electron from the asar) or `<resources>/app.asar.unpacked/dist/{cli,bridge}`
+ * (run by the system Node through a launcher). Null anywhere else: a source checkout, an npm install.
+ */
+export function packagedResources(bundleDir: string): string | null {
+  const root = path.resolve(bundleDir, '..', '..');
+  const name = path.basename(root);
+  return name === 'app.asar' || name === 'app.asar.unpacked' ? path.dirname(root) : null;
+}
+
+/** The launchers electron-builder.yml puts in `<resources>/bin`: POSIX `sh` scripts, `.cmd` on Windows. */
+export type LauncherName = 'openrouter-delegate-mcp' | 'openrouter-delegate' | 'openrouter-mcp-config';
+
+export function packagedLauncher(resources: string, name: LauncherName, platform: string): string {
+  return path.join(resources, 'bin', platform === 'win32' ? `${name}.cmd` : name);
+}
+
+/** How Claude Code is to start this installation's bridge (core/setup/context.ts turns it into the command). */
+export interface BridgeSetup {
+  nodePath: string;
+  /** dist/bridge/openrouter-delegate-mcp.js of this installation. */
+  bridgeScript: string;
+  /** When set, the whole command: the packaged app's launcher. */
+  bridgeLauncher?: string;
+}
+
+/**
+ * What `install` registers, for the installation a running bundle belongs to: the CLI's `install`, the
+ * service's `setup.connect` (the settings window's Connect) in the tray app and in `serve`. One answer per
+ * installation, so that `doctor` from the CLI and Connect in the tray app agree on what "registered" means.
+ * - The packaged app: its launcher in resources/bin, which runs the unpacked bundle on the system Node found
+ *   when Claude Code starts it (the app's Electron may not run as Node: README, "Launchers and the RunAsNode
+ *   fuse"), so a Node upgrade does not break the registration.
+ * - Elsewhere: `nodePath` running the built script beside the bundle; undefined without a Node to name (the
+ *   tray app in a checkout, started without OPENROUTER_DELEGATE_NODE).
+ */
+export function bridgeSetupFor(input: { bundleDir: string; platform: string; nodePath: string }): BridgeSetup;
+export function bridgeSetupFor(input: { bundleDir: string; platform: string; nodePath: string | undefined }): BridgeSetup | undefined;
+export function bridgeSetupFor(input: { bundleDir: string; platform: string; nodePath: string | undefined }): BridgeSetup | undefined {
+  const { bundleDir, platform, nodePath } = input;
+  const resources = packagedResources(bundleDir);
+  if (resources !== null) {
+    return {
+      // Not used: the launcher is the whole command.
+      nodePath: nodePath ?? process.execPath,
+      bridgeScript: path.join(resources, 'app.asar.unpacked', 'dist', 'bridge', 'openrouter-delegate-mcp.js'),
+      bridgeLauncher: packagedLauncher(resources, 'openrouter-delegate-mcp', platform),
+    };
+  }
+  if (nodePath === undefined) return undefined;
+  return { nodePath, bridgeScript: path.resolve(bundleDir, '..', 'bridge', 'openrouter-delegate-mcp.js') };
+}
+
+/**
  * Finds the tray app from the folder of the running bundle (dist/cli or dist/bridge). Never loads the
  * `electron` package to ask: from Node, a missing binary makes it try to download one.
  */
@@ -79,8 +133,9 @@ export function locateTrayApp(input: { bundleDir: string; platform: string; prob
   const { bundleDir, platform } = input;
   const probe = input.probe ?? nodeProbe;
   const root = path.resolve(bundleDir, '..', '..');
-  if (path.basename(root) === 'app.asar.unpacked') {
-    const binary = packagedExecutable(path.dirname(root), platform);
+  const resources = packagedResources(bundleDir);
+  if (resources !== null) {
+    const binary = packagedExecutable(resources, platform);
     return probe.exists(binary)
       ? { found: true, binary, args: [] }
       : { found: false, problem: `the app's executable ${binary} is missing (reinstall OpenRouter Delegate)` };

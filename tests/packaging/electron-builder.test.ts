@@ -37,7 +37,7 @@ interface BuilderConfig {
   electronFuses: Record<string, boolean>;
   npmRebuild: boolean;
   publish: null;
-  mac: { target: string; hardenedRuntime: boolean; icon: string; extendInfo: Record<string, unknown>; extraResources: FileSet[] };
+  mac: { target: string[]; hardenedRuntime: boolean; icon: string; extendInfo: Record<string, unknown>; extraResources: FileSet[] };
   linux: { target: string[]; category: string; icon: string; executableName: string; extraResources: FileSet[] };
   win: { target: string; icon: string; extraResources: FileSet[] };
   nsis: { oneClick: boolean; perMachine: boolean };
@@ -65,14 +65,30 @@ describe('electron-builder.yml', () => {
     await expect(configTools.validateConfiguration({ ...structuredClone(config), asarUnpak: [] }, new DebugLogger(false))).rejects.toThrow(/asarUnpak/);
   });
 
-  it('builds the Linux AppImage and deb, the macOS dmg and a per-user Windows NSIS installer', () => {
+  it('builds the Linux AppImage and deb, the macOS dmg and zip, and a per-user Windows NSIS installer', () => {
     expect(config.productName).toBe('OpenRouter Delegate');
     expect(config.linux.target).toEqual(['AppImage', 'deb']);
     expect(config.linux.category).toBe('Development');
-    expect(config.mac.target).toBe('dmg');
+    expect(config.mac.target).toEqual(['dmg', 'zip']);
     expect(config.win.target).toBe('nsis');
     expect(config.nsis).toMatchObject({ oneClick: true, perMachine: false });
     expect(config.publish).toBeNull();
+  });
+
+  it('gives the deb its project URL from package.json (the homepage, repository and bugs the npm package has too)', async () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { homepage: string; repository: { url: string }; bugs: { url: string } };
+    expect(pkg.homepage).toBe('https://github.com/openrouter-delegate/openrouter-delegate');
+    expect(pkg.repository.url).toBe('git+https://github.com/openrouter-delegate/openrouter-delegate.git');
+    expect(pkg.bugs.url).toBe(`${pkg.homepage}/issues`);
+    expect(config).not.toHaveProperty('extraMetadata');
+    // What electron-builder's deb target (FpmTarget) asks for, from its own reading of the project; it refuses to build without one.
+    const { Packager } = require('app-builder-lib/out/packager') as { Packager: new (options: { projectDir: string }) => { validateConfig(): Promise<void> } };
+    const { AppInfo } = require('app-builder-lib/out/appInfo') as {
+      AppInfo: new (packager: unknown, version: null) => { computePackageUrl(): Promise<string | null> };
+    };
+    const packager = new Packager({ projectDir: ROOT });
+    await packager.validateConfig();
+    await expect(new AppInfo(packager, null).computePackageUrl()).resolves.toBe(pkg.homepage);
   });
 
   it('makes a tray-only macOS app (no Dock icon) with the hardened runtime', () => {

@@ -1,15 +1,19 @@
 /**
  * The npm package as a user gets it: `npm pack`, then `npm install -g <tarball>` into a fresh prefix with a
  * fresh HOME and a working folder outside the repository, then the installed commands. npm's cache is the
- * machine's (offline when it holds the dependencies; CI reaches the npm registry otherwise).
+ * machine's (offline when it holds the dependencies; CI reaches the npm registry otherwise). Then the bridge
+ * through `npx`, as README registers it, with an npm cache of its own (npx installs into it; the keychain
+ * module comes from the registry).
  * Packs with --ignore-scripts: `prepack` rebuilds dist/ in this checkout, which other test files are running;
  * `npm test` has built it already, and the test checks that `prepack` is the build.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, realpath, rm, stat, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, assertBuilt, runProcess, testEnv } from '../support/built.js';
 import { DelegationWorld } from '../support/delegation.js';
@@ -50,6 +54,30 @@ function npm(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) 
 
 function installedCommand(name: string, args: string[]) {
   return runProcess(path.join(root, 'prefix', 'bin', name), args, { env, cwd: work });
+}
+
+/** How README's npx registration starts the bridge, with the packed tarball in place of the package's name. */
+function npxBridge(): string[] {
+  return ['npx', '-y', '-p', tarball, 'openrouter-delegate-mcp'];
+}
+
+/** Starts the bridge through npx as Claude Code would, in the working folder; initialize, tools/list, then closes it. */
+async function listToolsThroughNpx(childEnv: NodeJS.ProcessEnv): Promise<string[]> {
+  const [command = 'npx', ...args] = npxBridge();
+  const definedEnv = Object.fromEntries(Object.entries(childEnv).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const transport = new StdioClientTransport({ command, args, env: definedEnv, cwd: work, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const client = new Client({ name: 'npm-package-test', version: '1.0.0' });
+  try {
+    await client.connect(transport);
+    return (await client.listTools()).tools.map((tool) => tool.name);
+  } catch (error) {
+    throw new Error(`npx bridge: ${String(error)}\n${stderr}`);
+  } finally {
+    // Waits for npx (and the bridge under it) to exit: the code cache is written by then.
+    await client.close();
+  }
 }
 
 beforeAll(async () => {
@@ -191,6 +219,37 @@ describe('the npm package', () => {
       await exited;
     }
   }, 60_000);
+
+  it('the README’s npx registration works: Claude Code starts the bridge from npm’s cache through npx', async () => {
+    // A cache of its own: npx installs into <cache>/_npx, and the machine's npm cache gets nothing.
+    const npxEnv = { ...env, npm_config_cache: path.join(root, 'npx-cache'), CLAUDE_CONFIG_DIR: path.join(root, 'claude-config-npx') };
+    await mkdir(path.join(root, 'claude-config-npx'));
+    // README, "Install": `claude mcp add --scope user openrouter -- npx -y -p openrouter-delegate openrouter-delegate-mcp`, the tarball for the name.
+    const add = await runProcess('claude', ['mcp', 'add', '--scope', 'user', 'openrouter', '--', ...npxBridge()], { env: npxEnv, cwd: work });
+    expect(add.code, add.stderr).toBe(0);
+    const get = await runProcess('claude', ['mcp', 'get', 'openrouter'], { env: npxEnv, cwd: work });
+    expect(get.code, get.stderr).toBe(0);
+    expect(get.stdout).toContain(`Args: -y -p ${tarball} openrouter-delegate-mcp`);
+    expect(get.stdout).toMatch(/Status: .*Connected/);
+    const [installDir = ''] = await readdir(path.join(root, 'npx-cache', '_npx'));
+    expect(existsSync(path.join(root, 'npx-cache', '_npx', installDir, 'node_modules', PKG.name, 'dist', 'bridge', 'openrouter-delegate-mcp.js'))).toBe(true);
+  }, 120_000);
+
+  it('through npx, the bridge keeps its V8 code cache in the user’s cache folder, and the next start takes it', async () => {
+    const npxEnv = { ...env, npm_config_cache: path.join(root, 'npx-cache') };
+    const cacheDir = path.join(root, 'ord', 'cache', 'v8');
+    await rm(cacheDir, { recursive: true, force: true });
+    const caches = async () => (await readdir(cacheDir).catch(() => [])).filter((name) => name.endsWith('.bin'));
+    expect(await listToolsThroughNpx(npxEnv)).toContain('delegate_start');
+    const [written = ''] = await caches();
+    expect(written).toMatch(/^bridge-\w+\.bin$/);
+    const before = await stat(path.join(cacheDir, written));
+    expect(await listToolsThroughNpx(npxEnv)).toContain('delegate_start');
+    // Taken, not rejected: a missing or refused cache is written again (a new file, renamed into place).
+    expect(await caches()).toEqual([written]);
+    const after = await stat(path.join(cacheDir, written));
+    expect({ ino: after.ino, mtimeMs: after.mtimeMs }).toEqual({ ino: before.ino, mtimeMs: before.mtimeMs });
+  }, 120_000);
 
   it('a real claude -p delegates one job through the installed bridge, whose service runs it', async () => {
     const world = new DelegationWorld({ prefix: 'ord-npm-job-' });

@@ -2,7 +2,15 @@ import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { APP_EXECUTABLE_NAME, chooseHost, displayProblem, locateTrayApp, spawnTrayApp } from '../../src-main/platform/tray-app.js';
+import {
+  APP_EXECUTABLE_NAME,
+  bridgeSetupFor,
+  chooseHost,
+  displayProblem,
+  locateTrayApp,
+  packagedResources,
+  spawnTrayApp,
+} from '../../src-main/platform/tray-app.js';
 import type { InstallProbe, TrayAppLocation } from '../../src-main/platform/tray-app.js';
 import { makeTempHome } from '../support/temp-home.js';
 
@@ -135,6 +143,38 @@ describe('locateTrayApp in the packaged app (bundles unpacked from the asar)', (
       found: false,
       problem: expect.stringContaining('reinstall OpenRouter Delegate'),
     });
+  });
+});
+
+describe('bridgeSetupFor: what install registers, one answer per installation', () => {
+  const installs = [
+    { platform: 'linux', resources: '/opt/OpenRouter Delegate/resources', launcher: 'bin/openrouter-delegate-mcp' },
+    { platform: 'darwin', resources: '/Applications/OpenRouter Delegate.app/Contents/Resources', launcher: 'bin/openrouter-delegate-mcp' },
+    { platform: 'win32', resources: '/Users/me/AppData/Local/Programs/OpenRouter Delegate/resources', launcher: 'bin/openrouter-delegate-mcp.cmd' },
+  ];
+
+  it.each(installs)('$platform, packaged: the tray app (in the asar) and the CLI (unpacked) both register $launcher', ({ platform, resources, launcher }) => {
+    const fromTrayApp = path.resolve(resources, 'app.asar', 'dist', 'electron');
+    const fromCli = path.resolve(resources, 'app.asar.unpacked', 'dist', 'cli');
+    const expected = {
+      bridgeLauncher: path.join(path.resolve(resources), launcher),
+      bridgeScript: path.resolve(resources, 'app.asar.unpacked', 'dist', 'bridge', 'openrouter-delegate-mcp.js'),
+    };
+    expect(packagedResources(fromTrayApp)).toBe(path.resolve(resources));
+    expect(packagedResources(fromCli)).toBe(path.resolve(resources));
+    expect(bridgeSetupFor({ bundleDir: fromTrayApp, platform, nodePath: undefined })).toMatchObject(expected);
+    expect(bridgeSetupFor({ bundleDir: fromCli, platform, nodePath: '/usr/bin/node' })).toMatchObject(expected);
+  });
+
+  it('a checkout or an npm install: the given Node with the built bridge beside the bundle, no launcher', () => {
+    const root = path.resolve('/home/me/.npm-global/lib/node_modules/openrouter-delegate');
+    const setup = bridgeSetupFor({ bundleDir: path.join(root, 'dist', 'cli'), platform: 'linux', nodePath: '/usr/bin/node' });
+    expect(setup).toEqual({ nodePath: '/usr/bin/node', bridgeScript: path.join(root, 'dist', 'bridge', 'openrouter-delegate-mcp.js') });
+    expect(packagedResources(path.join(root, 'dist', 'cli'))).toBeNull();
+  });
+
+  it('the tray app in a checkout, started without OPENROUTER_DELEGATE_NODE: nothing to register (Electron is no Node)', () => {
+    expect(bridgeSetupFor({ bundleDir: path.resolve('/src/openrouter-delegate/dist/electron'), platform: 'linux', nodePath: undefined })).toBeUndefined();
   });
 });
 
