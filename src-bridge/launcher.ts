@@ -5,7 +5,7 @@
  * version), which saves most of the compile time. Any cache problem falls back to a plain compile.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,14 +32,32 @@ const script = new vm.Script(`(function (exports, require, module, __filename, _
 });
 const needsCache = cachedData === undefined || script.cachedDataRejected === true;
 
+/**
+ * Each version of the bridge and of Node writes a cache of its own (about 600 kB), and one installed by npx
+ * changes with every release. Caches no start has written for STALE_MS go when a new one is written: a cache
+ * still in use that goes costs its next start one compile, and is written again.
+ */
+const STALE_MS = 14 * 24 * 60 * 60 * 1000;
+
 function saveCache(): void {
+  const dir = path.dirname(cacheFile);
   try {
-    mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const temp = `${cacheFile}.${process.pid}.tmp`;
     writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
     renameSync(temp, cacheFile);
   } catch {
     // A read-only or full cache folder only costs start-up time.
+    return;
+  }
+  try {
+    for (const name of readdirSync(dir)) {
+      const file = path.join(dir, name);
+      if (file === cacheFile || !/^bridge-[0-9a-f]{24}\.bin$/.test(name)) continue;
+      if (Date.now() - statSync(file).mtimeMs > STALE_MS) unlinkSync(file);
+    }
+  } catch {
+    // Another start pruning at the same time, or a file that is not ours to remove: left for the next time.
   }
 }
 

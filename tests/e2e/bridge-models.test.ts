@@ -2,7 +2,7 @@
  * The whole chain as Claude Code runs it: an MCP SDK client spawns the built bridge over stdio;
  * the bridge starts the service; the service asks the fake OpenRouter.
  */
-import { readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -193,6 +193,25 @@ describe('the bridge and the service', () => {
     expect((await second.client.listTools()).tools.map((t) => t.name)).toContain('openrouter_models');
     // The rejected cache is replaced by a good one.
     await expect.poll(async () => (await readFile(file)).length > 1000, { timeout: 5000 }).toBe(true);
+  });
+
+  it("lets old versions' caches go when it writes its own, and keeps recent ones", async () => {
+    const { home, env } = await newHome();
+    const cacheDir = path.join(home, 'cache', 'v8');
+    await mkdir(cacheDir, { recursive: true, mode: 0o700 });
+    const old = path.join(cacheDir, `bridge-${'a'.repeat(24)}.bin`);
+    const recent = path.join(cacheDir, `bridge-${'b'.repeat(24)}.bin`);
+    const notOurs = path.join(cacheDir, 'notes.bin');
+    for (const file of [old, recent, notOurs]) await writeFile(file, 'an older version of the bridge');
+    const longAgo = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000);
+    await utimes(old, longAgo, longAgo);
+    await utimes(notOurs, longAgo, longAgo);
+    const bridge = await connectBridge(env);
+    await bridge.client.listTools();
+    const names = async () => (await readdir(cacheDir)).filter((entry) => !entry.endsWith('.tmp')).sort();
+    // Its own cache is written, and only then is the old one removed.
+    await expect.poll(async () => (await names()).length === 3 && !(await names()).includes(path.basename(old)), { timeout: 5000 }).toBe(true);
+    expect(await names()).toEqual(expect.arrayContaining([path.basename(recent), 'notes.bin']));
   });
 
   it('refuses to run inside a delegated session', async () => {
