@@ -394,9 +394,13 @@ export class StreamParser {
     return best;
   }
 
-  /** Assistant message ids that are OpenRouter generation ids (`gen-…`), in order, each once. */
-  get generationIds(): string[] {
-    return [...this.generations];
+  /**
+   * Assistant message ids that are OpenRouter generation ids (`gen-…`), in order, each once. The parser's
+   * own list, not a copy: it only ever grows at its end, and a caller that follows it line by line copies
+   * just what is new (copying all of it on every line costs the square of a long stream's messages).
+   */
+  get generationIds(): readonly string[] {
+    return this.generations;
   }
 
   get result(): StreamResult | null {

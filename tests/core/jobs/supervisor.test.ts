@@ -542,6 +542,37 @@ describe('recovery at start', () => {
     expect((await h.supervisor.result({ jobId: record.id, waitSeconds: 0, maxChars: 50_000 })).resultText).toBe(ANSWER);
     expect(h.spawned).toHaveLength(0);
   });
+
+  it('re-adopts a running job with the generation ids its record had, each once and in order, and those its stream adds', async () => {
+    const clock = new FakeClock();
+    const store = new JobStore({ dir: path.join(home.home, 'jobs'), now: clock.now });
+    const record = newJobRecord(store.newJobId(), jobFields({ model: MODEL, permissionMode: 'plan', cwd: home.home, promptPreview: 'Fix it.' }), clock.now());
+    const paths = await store.create(record, 'Fix it.');
+    const gate = gateFile('readopted');
+    const orphan = await runScript(
+      {
+        command: '',
+        args: [],
+        cwd: home.home,
+        env: { PATH: process.env.PATH ?? '', [ENV.job]: record.id },
+        stdinFile: paths.prompt,
+        stdoutFile: paths.stream,
+        stderrFile: paths.stderr,
+      },
+      { before: SESSION.slice(0, 3), gate, after: SESSION.slice(3) },
+    );
+    const ids = ['gen-1786000001-AbCdEfGhIjKlMnOpQrSt', 'gen-1786000007-ZyXwVuTsRqPoNmLkJiHg', 'gen-1786000012-QwErTyUiOpAsDfGhJkLz'];
+    // The last service saw the first message, saved its progress, and died.
+    const startedAt = new Date(clock.now()).toISOString();
+    await store.write({ ...record, state: 'running', startedAt, pid: orphan.pid, pidStartTime: orphan.startTime, generationIds: ids.slice(0, 1) });
+    const h = harness({ store });
+    await h.supervisor.start();
+    expect((await h.supervisor.status({ jobId: record.id, waitSeconds: 0, progressLimit: 15 })).job.state).toBe('running');
+    await h.open(gate);
+    const job = await finalState(h, record.id);
+    expect(job.state).toBe('succeeded');
+    expect(job.generationIds).toEqual(ids);
+  });
 });
 
 describe('billing and saving', () => {
