@@ -15,7 +15,7 @@ import type { ProcessEnd } from './job-outcome.js';
 import type { JobRegistry, LiveJob, Termination } from './job-registry.js';
 import { resolveModel } from './job-request.js';
 import { killTree } from './kill-tree.js';
-import { processesWithEnv } from './process-table.js';
+import { processesByEnv } from './process-table.js';
 import { spawnDetached } from './spawn-detached.js';
 import { newJobToken, tokenHash } from '../gateway/job-token.js';
 import { StreamParser } from './stream-parser.js';
@@ -43,9 +43,16 @@ function copyNewIds(record: JobRecord, ids: readonly string[]): void {
   for (let i = known.length; i < ids.length; i++) known.push(ids[i] as string);
 }
 
+/** Processes by the job their environment marks them with (ENV.job): what processesByEnv finds. */
+type MarkedProcesses = Awaited<ReturnType<typeof processesByEnv>>;
+
 export class JobLifecycle {
   private readonly registry: JobRegistry;
   private readonly billing: JobBilling;
+  /** The pass over /proc that the sweeps asking for one now will share; null once it has begun. */
+  private nextScan: Promise<MarkedProcesses> | null = null;
+  /** The last pass asked for, settled or not: the next one begins after it. */
+  private lastScan: Promise<unknown> = Promise.resolve();
 
   constructor(registry: JobRegistry, billing: JobBilling) {
     this.registry = registry;
@@ -248,12 +255,30 @@ export class JobLifecycle {
    */
   private async sweep(jobId: string): Promise<void> {
     const { registry } = this;
-    const left = await processesWithEnv(ENV.job, jobId);
+    const left = (await this.scanMarked()).get(jobId) ?? [];
     if (left.length === 0) return;
     registry.log(`jobs: ${jobId}: ending ${left.length} process(es) the delegate left running: ${left.map((p) => p.pid).join(', ')}`);
     await Promise.all(
       left.map((p) => killTree(p.pid, { startTime: p.startTime, graceMs: registry.deps.killGraceMs ?? 2000, log: registry.log }).catch(() => undefined)),
     );
+  }
+
+  /**
+   * One pass over /proc for every sweep that asks before it begins: each pass reads every process's
+   * environment, and 20 jobs ending together made 20 passes at once (bench/delegation.ts). A pass already
+   * under way may have listed the processes before this job's last ones started, so a sweep waits for the
+   * next one.
+   */
+  private scanMarked(): Promise<MarkedProcesses> {
+    if (this.nextScan === null) {
+      const scan = this.lastScan.then(() => {
+        this.nextScan = null;
+        return processesByEnv(ENV.job);
+      });
+      this.nextScan = scan;
+      this.lastScan = scan.catch(() => undefined);
+    }
+    return this.nextScan;
   }
 
   private async kill(job: LiveJob): Promise<void> {

@@ -16,7 +16,7 @@ import { generationRecord } from '../../support/generation-record.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../../src-main/core/jobs/job-store.js';
 import { killTree } from '../../../src-main/core/jobs/kill-tree.js';
-import { isSameProcess } from '../../../src-main/core/jobs/process-table.js';
+import { isAlive, isSameProcess, processStartTime } from '../../../src-main/core/jobs/process-table.js';
 import { spawnDetached } from '../../../src-main/core/jobs/spawn-detached.js';
 import type { DetachedProcess, SpawnDetachedOptions } from '../../../src-main/core/jobs/spawn-detached.js';
 import { Supervisor } from '../../../src-main/core/jobs/supervisor.js';
@@ -48,12 +48,15 @@ interface Script {
   exitCode?: number;
   /** Files it writes in its working folder before it ends (relative paths): a delegate's edits. */
   files?: Record<string, string>;
+  /** Starts a `sleep` in a session of its own that outlives it, as a delegate's Bash tool can, and writes its pid here. */
+  leaves?: string;
 }
 const FAKE_CLAUDE = `
 const fs = require('node:fs');
 const s = JSON.parse(process.argv[1]);
 const emit = (lines) => { for (const line of lines ?? []) fs.writeSync(1, line + '\\n'); };
 const end = () => { for (const [name, text] of Object.entries(s.files ?? {})) fs.writeFileSync(name, text); emit(s.after); process.exit(s.exitCode ?? 0); };
+if (s.leaves) { const left = require('node:child_process').spawn('sleep', ['300'], { detached: true, stdio: 'ignore' }); fs.writeFileSync(s.leaves, String(left.pid)); left.unref(); }
 emit(s.before);
 if (s.gate) { const t = setInterval(() => { if (fs.existsSync(s.gate)) { clearInterval(t); end(); } }, 20); } else end();
 `;
@@ -242,6 +245,18 @@ describe('a job', () => {
     expect(told).toBe(1);
     await finalState(h, await h.start());
     expect(told).toBe(1);
+  });
+});
+
+describe('what a delegate left running', () => {
+  it.skipIf(process.platform !== 'linux')('is ended for each of several jobs that end at once', async () => {
+    const pidFiles = ['a', 'b', 'c'].map((name) => path.join(home.home, `left-${name}.pid`));
+    const h = harness({ settings: { concurrency: 3 }, scripts: pidFiles.map((leaves) => ({ ...succeeds, leaves })) });
+    const ids = await Promise.all(pidFiles.map(() => h.start()));
+    for (const id of ids) expect((await finalState(h, id)).state).toBe('succeeded');
+    const left = await Promise.all(pidFiles.map(async (file) => Number(await readFile(file, 'utf8'))));
+    for (const pid of left) children.push({ pid, startTime: await processStartTime(pid) });
+    await expect.poll(() => left.filter((pid) => isAlive(pid)), { timeout: 10_000 }).toEqual([]);
   });
 });
 
