@@ -13,6 +13,7 @@ import type { Balance, GatewayRequest, JobRecord, JobState, ParsedRequestOf, Set
 import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
 import type { GenerationRecord } from '../../../src-main/core/openrouter/client.js';
 import { generationRecord } from '../../support/generation-record.js';
+import { LOOKUPS_AT_ONCE } from '../../../src-main/core/jobs/billing.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../../src-main/core/jobs/job-store.js';
 import { killTree } from '../../../src-main/core/jobs/kill-tree.js';
@@ -606,6 +607,54 @@ describe('billing and saving', () => {
     expect(billed.billing).toBe('complete');
     expect(billed.billedCostUsd).toBeCloseTo(3 * GENERATION_TEMPLATE.total_cost, 9);
     expect([...asked.values()]).toEqual([2, 2, 2]);
+  });
+
+  it('asks OpenRouter about a few generations at a time, however many jobs end together', async () => {
+    let held = true;
+    let asking = 0;
+    let most = 0;
+    const answers: Array<() => void> = [];
+    const h = harness({
+      settings: { concurrency: 3 },
+      deps: {
+        getGeneration: async (_key, id) => {
+          asking++;
+          most = Math.max(most, asking);
+          if (held) await new Promise<void>((answer) => answers.push(answer));
+          asking--;
+          return generation(id);
+        },
+      },
+    });
+    const ids = [await h.start(), await h.start(), await h.start()];
+    await Promise.all(ids.map((id) => h.until(id, 'succeeded')));
+    // Each has asked for its three generations by now; the look-ups beyond the first few wait their turn.
+    expect(asking).toBe(LOOKUPS_AT_ONCE);
+    held = false;
+    for (const answer of answers.splice(0)) answer();
+    for (const id of ids) expect((await h.when(id, (record) => record.billing !== 'pending')).billing).toBe('complete');
+    expect(most).toBe(LOOKUPS_AT_ONCE);
+  });
+
+  it('stops without asking for the generations still waiting their turn', async () => {
+    let asked = 0;
+    const answers: Array<() => void> = [];
+    const h = harness({
+      settings: { concurrency: 2 },
+      deps: {
+        getGeneration: async (_key, id) => {
+          asked++;
+          await new Promise<void>((answer) => answers.push(answer));
+          return generation(id);
+        },
+      },
+    });
+    const ids = [await h.start(), await h.start()];
+    await Promise.all(ids.map((id) => h.until(id, 'succeeded')));
+    const stopping = h.supervisor.stop();
+    for (const answer of answers.splice(0)) answer();
+    await stopping;
+    expect(asked).toBe(LOOKUPS_AT_ONCE);
   });
 
   it('never lets a progress save still under way land after the final save', async () => {
