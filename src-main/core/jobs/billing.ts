@@ -6,10 +6,49 @@
 import { fetchBilledCost } from './cost.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 
+/**
+ * Look-ups in flight at once for all jobs together. fetchBilledCost keeps a few in flight per job, so 20 jobs
+ * ending together sent 80 at once: against OpenRouter's rate limits, and about 20 MB of the service's memory
+ * while they ran (bench/delegation.ts). A job's billing is in the background; it can wait its turn.
+ */
+export const LOOKUPS_AT_ONCE = 4;
+
+/** Turns to run a task, at most `count` at a time, in the order asked; the waits end when `signal` aborts. */
+class Turns {
+  private free: number;
+  /** Each waiter's wake-up: true hands it a turn, false (the abort) does not. */
+  private readonly waiting: Array<(turn: boolean) => void> = [];
+
+  constructor(
+    count: number,
+    private readonly signal: AbortSignal,
+  ) {
+    this.free = count;
+    signal.addEventListener('abort', () => {
+      for (const wake of this.waiting.splice(0)) wake(false);
+    });
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    this.signal.throwIfAborted();
+    if (this.free > 0) this.free--;
+    else if (!(await new Promise<boolean>((wake) => this.waiting.push(wake)))) this.signal.throwIfAborted();
+    try {
+      return await task();
+    } finally {
+      // Handed on, not freed: a caller arriving meanwhile cannot take it ahead of those waiting.
+      const next = this.waiting.shift();
+      if (next) next(true);
+      else this.free++;
+    }
+  }
+}
+
 export class JobBilling {
   private readonly registry: JobRegistry;
   /** Aborted by stop(): a look-up waiting out its retry schedule must not hold the service open. */
   private readonly shutdown = new AbortController();
+  private readonly lookups = new Turns(LOOKUPS_AT_ONCE, this.shutdown.signal);
 
   constructor(registry: JobRegistry) {
     this.registry = registry;
@@ -27,7 +66,7 @@ export class JobBilling {
     registry.track(
       (async () => {
         const billed = await fetchBilledCost({
-          getGeneration: (id) => registry.deps.getGeneration(key, id),
+          getGeneration: (id) => this.lookups.run(() => registry.deps.getGeneration(key, id)),
           ids: job.record.generationIds,
           ...(registry.deps.billingDelaysMs ? { delaysMs: registry.deps.billingDelaysMs } : {}),
           signal: this.shutdown.signal,

@@ -5,7 +5,7 @@
  * and each may be cut short by a cancel arriving at any point in between.
  */
 import { ENV, isActive } from '../../contract/index.js';
-import type { JobState } from '../../contract/index.js';
+import type { JobRecord, JobState } from '../../contract/index.js';
 import { requireKey } from './admission.js';
 import type { JobBilling } from './billing.js';
 import { claudeArgs } from './claude-args.js';
@@ -15,7 +15,7 @@ import type { ProcessEnd } from './job-outcome.js';
 import type { JobRegistry, LiveJob, Termination } from './job-registry.js';
 import { resolveModel } from './job-request.js';
 import { killTree } from './kill-tree.js';
-import { processesWithEnv } from './process-table.js';
+import { processesByEnv } from './process-table.js';
 import { spawnDetached } from './spawn-detached.js';
 import { cheapestPricing } from '../gateway/ceiling.js';
 import { newJobToken, tokenHash } from '../gateway/job-token.js';
@@ -27,9 +27,33 @@ import { formatUsd } from '../../common/format.js';
 
 const PROGRESS_PERSIST_THROTTLE_MS = 2000;
 
+/**
+ * Brings the record's generation ids up to the parser's by appending the new ones. This runs on every
+ * line: copying the whole list each time cost the square of a stream's messages (a 10 MB stream of short
+ * messages made some 700 MB of garbage, and 20 at once grew the service by the hundred MB; bench/delegation.ts).
+ * The record's list is a prefix of the parser's (both read the same stream in order), except when a new
+ * parser starts over on a record filled before, after a restart: then it is copied once.
+ */
+function copyNewIds(record: JobRecord, ids: readonly string[]): void {
+  const known = record.generationIds;
+  const last = known.length - 1;
+  if (known.length > ids.length || (last >= 0 && known[last] !== ids[last])) {
+    record.generationIds = ids.slice();
+    return;
+  }
+  for (let i = known.length; i < ids.length; i++) known.push(ids[i] as string);
+}
+
+/** Processes by the job their environment marks them with (ENV.job): what processesByEnv finds. */
+type MarkedProcesses = Awaited<ReturnType<typeof processesByEnv>>;
+
 export class JobLifecycle {
   private readonly registry: JobRegistry;
   private readonly billing: JobBilling;
+  /** The pass over /proc that the sweeps asking for one now will share; null once it has begun. */
+  private nextScan: Promise<MarkedProcesses> | null = null;
+  /** The last pass asked for, settled or not: the next one begins after it. */
+  private lastScan: Promise<unknown> = Promise.resolve();
 
   constructor(registry: JobRegistry, billing: JobBilling) {
     this.registry = registry;
@@ -177,7 +201,7 @@ export class JobLifecycle {
     // Live, the stream under-reports output tokens (each message's usage is a snapshot taken as it
     // began); the result line's totals correct that at the end. bestUsage is the larger of the two.
     record.usage = parser.bestUsage;
-    record.generationIds = [...parser.generationIds];
+    copyNewIds(record, parser.generationIds);
     // With fallbacks, at the cheapest of them: the stream does not say which model served each request (below).
     const fallbacks = record.fallbacks ?? [];
     const pricing = fallbacks.length > 0 ? cheapestPricing([job.pricing, ...fallbacks.map((f) => f.prices)]) : job.pricing;
@@ -235,12 +259,30 @@ export class JobLifecycle {
    */
   private async sweep(jobId: string): Promise<void> {
     const { registry } = this;
-    const left = await processesWithEnv(ENV.job, jobId);
+    const left = (await this.scanMarked()).get(jobId) ?? [];
     if (left.length === 0) return;
     registry.log(`jobs: ${jobId}: ending ${left.length} process(es) the delegate left running: ${left.map((p) => p.pid).join(', ')}`);
     await Promise.all(
       left.map((p) => killTree(p.pid, { startTime: p.startTime, graceMs: registry.deps.killGraceMs ?? 2000, log: registry.log }).catch(() => undefined)),
     );
+  }
+
+  /**
+   * One pass over /proc for every sweep that asks before it begins: each pass reads every process's
+   * environment, and 20 jobs ending together made 20 passes at once (bench/delegation.ts). A pass already
+   * under way may have listed the processes before this job's last ones started, so a sweep waits for the
+   * next one.
+   */
+  private scanMarked(): Promise<MarkedProcesses> {
+    if (this.nextScan === null) {
+      const scan = this.lastScan.then(() => {
+        this.nextScan = null;
+        return processesByEnv(ENV.job);
+      });
+      this.nextScan = scan;
+      this.lastScan = scan.catch(() => undefined);
+    }
+    return this.nextScan;
   }
 
   private async kill(job: LiveJob): Promise<void> {

@@ -168,6 +168,14 @@ export async function scanProcesses(): Promise<Map<number, ProcInfo>> {
 }
 
 /**
+ * Environments read at once by processesByEnv. /proc says its files are empty, so readFile reads each into
+ * a 64 KiB buffer: reading every process's at once held megabytes of buffers per pass, and 20 jobs ending
+ * together made 20 passes (bench/delegation.ts). A few at a time is about as quick: the reads are of the
+ * kernel's memory, not of a disk.
+ */
+const PROC_READS_AT_ONCE = 8;
+
+/**
  * Running processes by the value `name` has in their environment (Linux, from /proc/<pid>/environ;
  * elsewhere the environment of another process cannot be read reliably, and this is empty). A
  * delegate's tools run their commands in sessions of their own: once the delegate is gone, its job
@@ -178,20 +186,22 @@ export async function processesByEnv(name: string): Promise<Map<string, Array<{ 
   if (process.platform !== 'linux') return found;
   const prefix = `${name}=`;
   const names = await readdir('/proc').catch(() => [] as string[]);
-  await Promise.all(
-    names
-      .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
-      .map(async (entry) => {
-        const environ = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => null);
-        const variable = environ?.split('\0').find((item) => item.startsWith(prefix));
-        if (variable === undefined) return;
-        const value = Buffer.from(variable.slice(prefix.length), 'latin1').toString('utf8');
-        const pid = Number(entry);
-        const startTime = await processStartTime(pid);
-        // No await between the look-up and the set: the other readers run in between.
-        found.set(value, [...(found.get(value) ?? []), { pid, startTime }]);
-      }),
-  );
+  const pids = names.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid);
+  let next = 0;
+  const reader = async (): Promise<void> => {
+    while (next < pids.length) {
+      const entry = pids[next++] as string;
+      const environ = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => null);
+      const variable = environ?.split('\0').find((item) => item.startsWith(prefix));
+      if (variable === undefined) continue;
+      const value = Buffer.from(variable.slice(prefix.length), 'latin1').toString('utf8');
+      const pid = Number(entry);
+      const startTime = await processStartTime(pid);
+      // No await between the look-up and the set: the other readers run in between.
+      found.set(value, [...(found.get(value) ?? []), { pid, startTime }]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PROC_READS_AT_ONCE, pids.length) }, reader));
   return found;
 }
 

@@ -23,8 +23,8 @@
  *
  * The parser is pure and tolerant: empty lines, garbage, non-object JSON and unknown event types
  * are skipped (garbage is counted). Memory stays flat however long the stream: the tail is a ring,
- * tool names are remembered for a bounded window; only per-message usage grows, one entry per
- * model call.
+ * tool names and per-message usage are remembered for a bounded window; only the generation ids
+ * grow, one per model call through OpenRouter (billing asks for each).
  */
 import { ZERO_USAGE } from '../../contract/jobs.js';
 import type { TailEntry, Usage } from '../../contract/jobs.js';
@@ -42,6 +42,14 @@ const NOTICE_CHARS = 500;
  * few dozen), so a window this size is plenty and keeps a days-long stream from growing a map.
  */
 const REMEMBERED_TOOL_CALLS = 4096;
+/**
+ * Messages whose usage is remembered, so that their repeats are merged. The repeats of a message follow
+ * it within a few events (the captures have at most one other message in between), so this is plenty; a
+ * message older than that is final, its usage already in the total. Kept for every message, usage grew
+ * with the stream: 20 streams of 10 MB in short messages held 19 MB of it (bench/delegation.ts). A repeat
+ * that came later still would be counted again: the safe side for a budget.
+ */
+export const REMEMBERED_MESSAGES = 1024;
 
 export interface StreamInit {
   model: string | null;
@@ -290,6 +298,7 @@ class Ring<T> {
 
 export class StreamParser {
   private readonly ring = new Ring<TailEntry>(TAIL_CAPACITY);
+  /** Message id → its usage, for the last REMEMBERED_MESSAGES messages (insertion order = last seen). */
   private readonly usage = new Map<string, Usage>();
   private readonly total: Usage = { ...ZERO_USAGE };
   private readonly generations: string[] = [];
@@ -370,7 +379,10 @@ export class StreamParser {
     return this.ring.last(limit);
   }
 
-  /** Usage per assistant message id, each id once (the largest value of each field over its repeats). */
+  /**
+   * Usage per assistant message id, each id once (the largest value of each field over its repeats), for
+   * the last REMEMBERED_MESSAGES messages; totalUsage counts them all.
+   */
   get usageByMessage(): ReadonlyMap<string, Usage> {
     return this.usage;
   }
@@ -394,9 +406,13 @@ export class StreamParser {
     return best;
   }
 
-  /** Assistant message ids that are OpenRouter generation ids (`gen-…`), in order, each once. */
-  get generationIds(): string[] {
-    return [...this.generations];
+  /**
+   * Assistant message ids that are OpenRouter generation ids (`gen-…`), in order, each once. The parser's
+   * own list, not a copy: it only ever grows at its end, and a caller that follows it line by line copies
+   * just what is new (copying all of it on every line costs the square of a long stream's messages).
+   */
+  get generationIds(): readonly string[] {
+    return this.generations;
   }
 
   get result(): StreamResult | null {
@@ -454,7 +470,13 @@ export class StreamParser {
     this.total.outputTokens += next.outputTokens - before.outputTokens;
     this.total.cacheReadTokens += next.cacheReadTokens - before.cacheReadTokens;
     this.total.cacheWriteTokens += next.cacheWriteTokens - before.cacheWriteTokens;
+    // Set again at the newest end: a message still being repeated is never the one forgotten.
+    if (previous !== undefined) this.usage.delete(key);
     this.usage.set(key, next);
+    if (this.usage.size > REMEMBERED_MESSAGES) {
+      const oldest = this.usage.keys().next();
+      if (!oldest.done) this.usage.delete(oldest.value);
+    }
   }
 
   private onToolUse(block: Json, subagent: boolean): void {

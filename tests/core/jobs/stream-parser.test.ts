@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TailEntry, Usage } from '../../../src-main/contract/jobs.js';
-import { StreamParser, TAIL_CAPACITY } from '../../../src-main/core/jobs/stream-parser.js';
+import { REMEMBERED_MESSAGES, StreamParser, TAIL_CAPACITY } from '../../../src-main/core/jobs/stream-parser.js';
 
 const CLAUDE_FIXTURES = new URL('../../fixtures/claude/', import.meta.url);
 const DATA = new URL('./data/', import.meta.url);
@@ -520,8 +520,23 @@ describe('memory', () => {
       { kind: 'tool_result', tool: 'Bash', text: `${events - 2}`, isError: false },
     ]);
     expect(parser.toolCalls).toBe(events / 2);
-    // One usage entry per model call is the only thing that grows.
-    expect(parser.usageByMessage.size).toBe(events / 2);
+    // Usage is remembered for the latest messages only; the total counts every one.
+    expect(parser.usageByMessage.size).toBe(REMEMBERED_MESSAGES);
     expect(parser.totalUsage).toEqual(usage(events / 2, events, 0, 0));
+  });
+
+  it('merges the repeats of a message that keeps coming back while more than the remembered number of others pass', () => {
+    const parser = new StreamParser();
+    const message = (id: string, output: number) =>
+      JSON.stringify({ type: 'assistant', message: { id, content: [], usage: { input_tokens: 1, output_tokens: output } } });
+    parser.push(message('msg_long', 1));
+    const others = REMEMBERED_MESSAGES + REMEMBERED_MESSAGES / 2;
+    for (let i = 0; i < others; i++) {
+      parser.push(message(`msg_${i}`, 1));
+      // Seen again (a later snapshot) while the others pass: it stays among the remembered.
+      if (i === REMEMBERED_MESSAGES / 2 || i === REMEMBERED_MESSAGES) parser.push(message('msg_long', i === REMEMBERED_MESSAGES ? 9 : 5));
+    }
+    expect(parser.usageByMessage.get('msg_long')).toEqual(usage(1, 9, 0, 0));
+    expect(parser.totalUsage).toEqual(usage(others + 1, others + 9, 0, 0));
   });
 });

@@ -13,11 +13,12 @@ import type { Balance, GatewayRequest, JobRecord, JobState, ParsedRequestOf, Set
 import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
 import type { GenerationRecord } from '../../../src-main/core/openrouter/client.js';
 import { generationRecord } from '../../support/generation-record.js';
+import { LOOKUPS_AT_ONCE } from '../../../src-main/core/jobs/billing.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { estimateCostUsd } from '../../../src-main/core/jobs/cost.js';
 import { JobStore } from '../../../src-main/core/jobs/job-store.js';
 import { killTree } from '../../../src-main/core/jobs/kill-tree.js';
-import { isSameProcess } from '../../../src-main/core/jobs/process-table.js';
+import { isAlive, isSameProcess, processStartTime } from '../../../src-main/core/jobs/process-table.js';
 import { spawnDetached } from '../../../src-main/core/jobs/spawn-detached.js';
 import type { DetachedProcess, SpawnDetachedOptions } from '../../../src-main/core/jobs/spawn-detached.js';
 import { Supervisor } from '../../../src-main/core/jobs/supervisor.js';
@@ -49,12 +50,15 @@ interface Script {
   exitCode?: number;
   /** Files it writes in its working folder before it ends (relative paths): a delegate's edits. */
   files?: Record<string, string>;
+  /** Starts a `sleep` in a session of its own that outlives it, as a delegate's Bash tool can, and writes its pid here. */
+  leaves?: string;
 }
 const FAKE_CLAUDE = `
 const fs = require('node:fs');
 const s = JSON.parse(process.argv[1]);
 const emit = (lines) => { for (const line of lines ?? []) fs.writeSync(1, line + '\\n'); };
 const end = () => { for (const [name, text] of Object.entries(s.files ?? {})) fs.writeFileSync(name, text); emit(s.after); process.exit(s.exitCode ?? 0); };
+if (s.leaves) { const left = require('node:child_process').spawn('sleep', ['300'], { detached: true, stdio: 'ignore' }); fs.writeFileSync(s.leaves, String(left.pid)); left.unref(); }
 emit(s.before);
 if (s.gate) { const t = setInterval(() => { if (fs.existsSync(s.gate)) { clearInterval(t); end(); } }, 20); } else end();
 `;
@@ -243,6 +247,18 @@ describe('a job', () => {
     expect(told).toBe(1);
     await finalState(h, await h.start());
     expect(told).toBe(1);
+  });
+});
+
+describe('what a delegate left running', () => {
+  it.skipIf(process.platform !== 'linux')('is ended for each of several jobs that end at once', async () => {
+    const pidFiles = ['a', 'b', 'c'].map((name) => path.join(home.home, `left-${name}.pid`));
+    const h = harness({ settings: { concurrency: 3 }, scripts: pidFiles.map((leaves) => ({ ...succeeds, leaves })) });
+    const ids = await Promise.all(pidFiles.map(() => h.start()));
+    for (const id of ids) expect((await finalState(h, id)).state).toBe('succeeded');
+    const left = await Promise.all(pidFiles.map(async (file) => Number(await readFile(file, 'utf8'))));
+    for (const pid of left) children.push({ pid, startTime: await processStartTime(pid) });
+    await expect.poll(() => left.filter((pid) => isAlive(pid)), { timeout: 10_000 }).toEqual([]);
   });
 });
 
@@ -562,6 +578,37 @@ describe('recovery at start', () => {
     expect((await h.supervisor.result({ jobId: record.id, waitSeconds: 0, maxChars: 50_000 })).resultText).toBe(ANSWER);
     expect(h.spawned).toHaveLength(0);
   });
+
+  it('re-adopts a running job with the generation ids its record had, each once and in order, and those its stream adds', async () => {
+    const clock = new FakeClock();
+    const store = new JobStore({ dir: path.join(home.home, 'jobs'), now: clock.now });
+    const record = newJobRecord(store.newJobId(), jobFields({ model: MODEL, permissionMode: 'plan', cwd: home.home, promptPreview: 'Fix it.' }), clock.now());
+    const paths = await store.create(record, 'Fix it.');
+    const gate = gateFile('readopted');
+    const orphan = await runScript(
+      {
+        command: '',
+        args: [],
+        cwd: home.home,
+        env: { PATH: process.env.PATH ?? '', [ENV.job]: record.id },
+        stdinFile: paths.prompt,
+        stdoutFile: paths.stream,
+        stderrFile: paths.stderr,
+      },
+      { before: SESSION.slice(0, 3), gate, after: SESSION.slice(3) },
+    );
+    const ids = ['gen-1786000001-AbCdEfGhIjKlMnOpQrSt', 'gen-1786000007-ZyXwVuTsRqPoNmLkJiHg', 'gen-1786000012-QwErTyUiOpAsDfGhJkLz'];
+    // The last service saw the first message, saved its progress, and died.
+    const startedAt = new Date(clock.now()).toISOString();
+    await store.write({ ...record, state: 'running', startedAt, pid: orphan.pid, pidStartTime: orphan.startTime, generationIds: ids.slice(0, 1) });
+    const h = harness({ store });
+    await h.supervisor.start();
+    expect((await h.supervisor.status({ jobId: record.id, waitSeconds: 0, progressLimit: 15 })).job.state).toBe('running');
+    await h.open(gate);
+    const job = await finalState(h, record.id);
+    expect(job.state).toBe('succeeded');
+    expect(job.generationIds).toEqual(ids);
+  });
 });
 
 describe('billing and saving', () => {
@@ -580,6 +627,54 @@ describe('billing and saving', () => {
     expect(billed.billing).toBe('complete');
     expect(billed.billedCostUsd).toBeCloseTo(3 * GENERATION_TEMPLATE.total_cost, 9);
     expect([...asked.values()]).toEqual([2, 2, 2]);
+  });
+
+  it('asks OpenRouter about a few generations at a time, however many jobs end together', async () => {
+    let held = true;
+    let asking = 0;
+    let most = 0;
+    const answers: Array<() => void> = [];
+    const h = harness({
+      settings: { concurrency: 3 },
+      deps: {
+        getGeneration: async (_key, id) => {
+          asking++;
+          most = Math.max(most, asking);
+          if (held) await new Promise<void>((answer) => answers.push(answer));
+          asking--;
+          return generation(id);
+        },
+      },
+    });
+    const ids = [await h.start(), await h.start(), await h.start()];
+    await Promise.all(ids.map((id) => h.until(id, 'succeeded')));
+    // Each has asked for its three generations by now; the look-ups beyond the first few wait their turn.
+    expect(asking).toBe(LOOKUPS_AT_ONCE);
+    held = false;
+    for (const answer of answers.splice(0)) answer();
+    for (const id of ids) expect((await h.when(id, (record) => record.billing !== 'pending')).billing).toBe('complete');
+    expect(most).toBe(LOOKUPS_AT_ONCE);
+  });
+
+  it('stops without asking for the generations still waiting their turn', async () => {
+    let asked = 0;
+    const answers: Array<() => void> = [];
+    const h = harness({
+      settings: { concurrency: 2 },
+      deps: {
+        getGeneration: async (_key, id) => {
+          asked++;
+          await new Promise<void>((answer) => answers.push(answer));
+          return generation(id);
+        },
+      },
+    });
+    const ids = [await h.start(), await h.start()];
+    await Promise.all(ids.map((id) => h.until(id, 'succeeded')));
+    const stopping = h.supervisor.stop();
+    for (const answer of answers.splice(0)) answer();
+    await stopping;
+    expect(asked).toBe(LOOKUPS_AT_ONCE);
   });
 
   it('never lets a progress save still under way land after the final save', async () => {
