@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { FakeOpenRouter } from '../tests/support/fake-openrouter.js';
 import { coldStartMs } from './lib/mcp-stdio.js';
-import { median, ms } from './lib/stats.js';
+import { median } from './lib/stats.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'dist/cli/openrouter-delegate.js');
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     const base = median(samples.get('baseline')!);
     for (const [name, s] of samples)
       console.log(
-        `${name.padEnd(12)} median ${ms(median(s))}  ratio ${(median(s) / base).toFixed(3)}×  (runs ${s.length}, load ${os.loadavg()[0]!.toFixed(2)})`,
+        `${name.padEnd(12)} median ${median(s).toFixed(1)} ms  ratio ${(median(s) / base).toFixed(3)}×  (runs ${s.length}, load ${os.loadavg()[0]!.toFixed(2)})`,
       );
   } finally {
     await stop();
