@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { MAX_INLINE_PROMPT_CHARS } from '../../src-main/contract/index.js';
+import { formatCount } from '../../src-main/common/format.js';
 import { mcpFieldName } from '../mcp-names.js';
 import type { McpFieldName } from '../mcp-names.js';
 
@@ -53,7 +54,7 @@ export function rangeAndDefault(field: z.ZodDefault<z.ZodNumber>): string {
 // What the tools share: the same contract field means the same to the model in every tool that offers it.
 
 export const PROMPT_WORDS = {
-  prompt: `The task, complete and self-contained: the delegate sees nothing of this conversation. Give exactly one of prompt / prompt_file (for more than ${MAX_INLINE_PROMPT_CHARS.toLocaleString('en-US')} characters).`,
+  prompt: `The task, complete and self-contained: the delegate sees nothing of this conversation. Give exactly one of prompt / prompt_file (for more than ${formatCount(MAX_INLINE_PROMPT_CHARS)} characters).`,
   promptFile:
     'Path of a file holding the task, for long prompts: relative to this project; a regular file inside cwd or add_dirs, not reached through a symlink.',
 } as const;

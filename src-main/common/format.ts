@@ -60,6 +60,17 @@ export function formatPriceCapPerM(perM: number): string {
   return perM === 0 ? '$0.00/M' : formatPricePerM(perM);
 }
 
+/**
+ * A whole count with thousands separators: "200,000", "-1,234". Without Intl: the first `toLocaleString` of a
+ * process loads ICU's number formatting (about 5 ms), which the bridge would pay on every start for one string.
+ */
+export function formatCount(count: number): string {
+  if (!isFigure(count)) return NO_FIGURE;
+  const digits = String(Math.round(Math.abs(count)));
+  const grouped = digits.replace(/\B(?=(\d{3})+$)/g, ',');
+  return count <= -0.5 ? `-${grouped}` : grouped;
+}
+
 const TOKEN_UNITS: ReadonlyArray<readonly [number, string]> = [
   [1e3, 'k'],
   [1e6, 'M'],

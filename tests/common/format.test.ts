@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   cacheShare,
+  formatCount,
   formatDuration,
   formatMs,
   formatPriceCapPerM,
@@ -12,6 +13,17 @@ import {
   formatUsd,
   promptTokens,
 } from '../../src-main/common/format.js';
+
+describe('formatCount', () => {
+  it('groups thousands with commas, as en-US does', () => {
+    for (const n of [0, 7, 999, 1000, 12_345, 200_000, 1_234_567, -1234]) expect(formatCount(n)).toBe(n.toLocaleString('en-US'));
+  });
+
+  it('rounds to a whole count and reads a missing figure as a dash', () => {
+    expect(formatCount(1234.6)).toBe('1,235');
+    expect(formatCount(Number.NaN)).toBe('—');
+  });
+});
 
 describe('formatUsd', () => {
   it('shows cents for sums of a cent or more, with thousands separators', () => {

@@ -8,7 +8,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTRACT, StatusRequestSchema } from '../../../src-main/contract/index.js';
+import { CONTRACT, MAX_INLINE_PROMPT_CHARS, StatusRequestSchema } from '../../../src-main/contract/index.js';
 import type { MethodName } from '../../../src-main/contract/index.js';
 import { TOOL_OF_METHOD, mcpFieldName } from '../../../src-bridge/mcp-names.js';
 import { DETAIL_FIELD, contractDefault, deriveInput, rangeAndDefault } from '../../../src-bridge/tools/inputs.js';
@@ -74,6 +74,13 @@ it("delegate_status advertises the contract's bound and default for progress_lim
   const progress = (status?.inputSchema as JsonSchema).properties?.progress_limit;
   expect(progress?.maximum).toBe(StatusRequestSchema.shape.progressLimit.unwrap().maxValue);
   expect(progress?.description).toContain(`default ${contractDefault(StatusRequestSchema.shape.progressLimit)})`);
+});
+
+it("delegate_start's prompt names the contract's inline limit as people write it", async () => {
+  const { client } = await bridge();
+  const start = (await client.listTools()).tools.find((t) => t.name === 'delegate_start');
+  const limit = MAX_INLINE_PROMPT_CHARS.toLocaleString('en-US');
+  expect((start?.inputSchema as JsonSchema).properties?.prompt?.description).toContain(`(for more than ${limit} characters)`);
 });
 
 it('a bound or default changed in the contract changes the derived input, words included', () => {
