@@ -7,31 +7,17 @@
  * `name=--a-node-flag path` passes node flags. BENCH_COLD_RUNS (default 40) rounds.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { FakeOpenRouter } from '../tests/support/fake-openrouter.js';
+import { startBridgeWorld } from './lib/bridge-world.js';
 import { coldStartMs } from './lib/mcp-stdio.js';
 import { median } from './lib/stats.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'dist/cli/openrouter-delegate.js');
 const BASELINE_SERVER = path.join(ROOT, 'node_modules/claude-ollama-delegate-mcp/dist/index.js');
 const RUNS = Number(process.env.BENCH_COLD_RUNS ?? 40);
-
-function startService(env: NodeJS.ProcessEnv): Promise<() => Promise<void>> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stderr.on('data', (d: Buffer) => (log = `${log}${d.toString()}`.slice(-4000)));
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) resolve(() => new Promise<void>((done) => (child.once('exit', () => done()), child.kill('SIGTERM'))));
-    });
-    child.once('exit', (code) => reject(new Error(`service exited with ${code}:\n${log}`)));
-  });
-}
 
 async function main(): Promise<void> {
   const variants = process.argv.slice(2).map((a) => {
@@ -41,14 +27,8 @@ async function main(): Promise<void> {
     return { name, args: [...words.slice(0, -1), path.resolve(words.at(-1)!)] };
   });
   if (variants.length === 0) variants.push({ name: 'ours', args: [path.join(ROOT, 'dist/bridge/openrouter-delegate-mcp.js')] });
-  const fake = new FakeOpenRouter();
-  await fake.start();
-  const home = await mkdtemp(path.join(os.tmpdir(), 'ord-cold-'));
-  const baselineHome = await mkdtemp(path.join(os.tmpdir(), 'ord-cold-baseline-'));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, OPENROUTER_DELEGATE_HOME: home, OPENROUTER_BASE_URL: fake.baseUrl };
-  for (const name of ['DBUS_SESSION_BUS_ADDRESS', 'XDG_RUNTIME_DIR']) if (process.env[name]) env[name] = process.env[name];
-  const baselineEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: baselineHome };
-  const stop = await startService(env);
+  const world = await startBridgeWorld('ord-cold');
+  const { env, baselineEnv } = world;
   try {
     // One start each first: it writes the code cache, as a user's first session does.
     for (const v of variants) await coldStartMs(process.execPath, v.args, env);
@@ -66,10 +46,7 @@ async function main(): Promise<void> {
         `${name.padEnd(12)} median ${median(s).toFixed(1)} ms  ratio ${(median(s) / base).toFixed(3)}×  (runs ${s.length}, load ${os.loadavg()[0]!.toFixed(2)})`,
       );
   } finally {
-    await stop();
-    await fake.stop();
-    await rm(home, { recursive: true, force: true });
-    await rm(baselineHome, { recursive: true, force: true });
+    await world.stop();
   }
 }
 

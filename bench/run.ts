@@ -5,8 +5,6 @@
  * (the machine is noisy). Exits 1 when a budget is short. Nothing else is printed unless a service fails.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +12,8 @@ import { parseModelsBody } from '../src-main/core/catalog/parse.js';
 import { queryModels } from '../src-main/core/catalog/query.js';
 import { renderModelsTable } from '../src-bridge/render/models-table.js';
 import { defaultSettings } from '../src-main/contract/index.js';
-import { FakeOpenRouter, readJsonFixture } from '../tests/support/fake-openrouter.js';
+import { readJsonFixture } from '../tests/support/fake-openrouter.js';
+import { startBridgeWorld } from './lib/bridge-world.js';
 import { machineHeader } from './lib/machine.js';
 import { coldStartMs, initialize, startStdioServer } from './lib/mcp-stdio.js';
 import { median, ms, percentile, printTable } from './lib/stats.js';
@@ -29,32 +28,11 @@ import { npxStartBench } from './npx-start.js';
 import type { BudgetRow } from './lib/stats.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'dist/cli/openrouter-delegate.js');
 const BRIDGE = path.join(ROOT, 'dist/bridge/openrouter-delegate-mcp.js');
 const BASELINE_SERVER = path.join(ROOT, 'node_modules/claude-ollama-delegate-mcp/dist/index.js');
 
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 20);
 const CALLS = Number(process.env.BENCH_CALLS ?? 500);
-
-function startService(env: NodeJS.ProcessEnv): Promise<() => Promise<void>> {
-  // Its log stays out of the report; it is shown only if the service dies before it is ready.
-  const child = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stderr.on('data', (d: Buffer) => (log = `${log}${d.toString()}`.slice(-4000)));
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready'))
-        resolve(
-          () =>
-            new Promise<void>((done) => {
-              child.once('exit', () => done());
-              child.kill('SIGTERM');
-            }),
-        );
-    });
-    child.once('exit', (code) => reject(new Error(`service exited with ${code}:\n${log}`)));
-  });
-}
 
 async function coldStart(env: NodeJS.ProcessEnv, baselineEnv: NodeJS.ProcessEnv): Promise<BudgetRow> {
   const ours: number[] = [];
@@ -151,14 +129,8 @@ function catalog(): BudgetRow {
 }
 
 async function main(): Promise<void> {
-  const fake = new FakeOpenRouter();
-  await fake.start();
-  const home = await mkdtemp(path.join(os.tmpdir(), 'ord-bench-'));
-  const baselineHome = await mkdtemp(path.join(os.tmpdir(), 'ord-bench-baseline-'));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, OPENROUTER_DELEGATE_HOME: home, OPENROUTER_BASE_URL: fake.baseUrl };
-  for (const name of ['DBUS_SESSION_BUS_ADDRESS', 'XDG_RUNTIME_DIR']) if (process.env[name]) env[name] = process.env[name];
-  const baselineEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: baselineHome };
-  const stopService = await startService(env);
+  const world = await startBridgeWorld('ord-bench');
+  const { fake, env, baselineEnv } = world;
   try {
     console.log(`${machineHeader('OpenRouter Delegate bench')}\n`);
     const rows: BudgetRow[] = [
@@ -187,10 +159,7 @@ async function main(): Promise<void> {
     printTable(rows);
     if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;
   } finally {
-    await stopService();
-    await fake.stop();
-    await rm(home, { recursive: true, force: true });
-    await rm(baselineHome, { recursive: true, force: true });
+    await world.stop();
   }
 }
 

@@ -73,6 +73,12 @@ async function runScript(options: SpawnDetachedOptions, script: Script): Promise
   return child;
 }
 
+/** A job's process as a service that died before recording the spawn left it: running, with the job's marker. */
+function runOrphan(jobId: string, paths: { prompt: string; stream: string; stderr: string }, script: Script): Promise<DetachedProcess> {
+  const env = { PATH: process.env.PATH ?? '', [ENV.job]: jobId };
+  return runScript({ command: '', args: [], cwd: home.home, env, stdinFile: paths.prompt, stdoutFile: paths.stream, stderrFile: paths.stderr }, script);
+}
+
 /** A clock whose time moves only when the test says; deadlines fire as it passes them. */
 class FakeClock {
   time = Date.parse('2026-11-30T09:15:00Z');
@@ -556,18 +562,7 @@ describe('recovery at start', () => {
     const paths = await store.create(record, 'Fix it.');
     // The last service spawned it and died before it could record that.
     const gate = gateFile('adopted');
-    const orphan = await runScript(
-      {
-        command: '',
-        args: [],
-        cwd: home.home,
-        env: { PATH: process.env.PATH ?? '', [ENV.job]: record.id },
-        stdinFile: paths.prompt,
-        stdoutFile: paths.stream,
-        stderrFile: paths.stderr,
-      },
-      { gate, after: SESSION },
-    );
+    const orphan = await runOrphan(record.id, paths, { gate, after: SESSION });
     const h = harness({ store });
     await h.supervisor.start();
     const adopted = (await h.supervisor.status({ jobId: record.id, waitSeconds: 0, progressLimit: 15 })).job;
@@ -585,18 +580,7 @@ describe('recovery at start', () => {
     const record = newJobRecord(store.newJobId(), jobFields({ model: MODEL, permissionMode: 'plan', cwd: home.home, promptPreview: 'Fix it.' }), clock.now());
     const paths = await store.create(record, 'Fix it.');
     const gate = gateFile('readopted');
-    const orphan = await runScript(
-      {
-        command: '',
-        args: [],
-        cwd: home.home,
-        env: { PATH: process.env.PATH ?? '', [ENV.job]: record.id },
-        stdinFile: paths.prompt,
-        stdoutFile: paths.stream,
-        stderrFile: paths.stderr,
-      },
-      { before: SESSION.slice(0, 3), gate, after: SESSION.slice(3) },
-    );
+    const orphan = await runOrphan(record.id, paths, { before: SESSION.slice(0, 3), gate, after: SESSION.slice(3) });
     const ids = ['gen-1786000001-AbCdEfGhIjKlMnOpQrSt', 'gen-1786000007-ZyXwVuTsRqPoNmLkJiHg', 'gen-1786000012-QwErTyUiOpAsDfGhJkLz'];
     // The last service saw the first message, saved its progress, and died.
     const startedAt = new Date(clock.now()).toISOString();
