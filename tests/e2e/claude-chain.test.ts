@@ -8,7 +8,7 @@ import { BRIDGE } from '../support/built.js';
 import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest } from '../support/fake-anthropic.js';
 import { DelegationWorld } from '../support/delegation.js';
-import { runOuterClaude } from '../support/outer-claude.js';
+import { runOuterClaudeIn } from '../support/outer-claude.js';
 
 let world: DelegationWorld;
 beforeEach(() => {
@@ -49,14 +49,9 @@ it("a real claude -p delegates through the bridge and answers with the delegate'
     },
   ]);
 
-  const bridgeEnv = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const outer = await runOuterClaude({
-    cwd: world.project,
-    home: world.env.HOME ?? '',
-    tmp: world.env.TMPDIR ?? '',
-    baseUrl: world.fake.baseUrl,
+  const outer = await runOuterClaudeIn(world, {
     serverName: 'openrouter',
-    server: { command: process.execPath, args: [BRIDGE], env: bridgeEnv },
+    server: { command: process.execPath, args: [BRIDGE] },
     tools: ['delegate_start', 'delegate_result'],
     input: `${ScriptedModel.marker('outer')} Delegate counting the files, then tell me what the delegate found.`,
   });

@@ -19,7 +19,7 @@ import { ROOT, assertBuilt, runProcess, testEnv } from '../support/built.js';
 import { DelegationWorld } from '../support/delegation.js';
 import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
-import { runOuterClaude } from '../support/outer-claude.js';
+import { runOuterClaudeIn } from '../support/outer-claude.js';
 
 const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
@@ -260,14 +260,9 @@ describe('the npm package', () => {
         { toolUse: { name: 'mcp__openrouter__delegate_start', input: { prompt: `${ScriptedModel.marker('inner')} Count.`, wait_seconds: 60 } } },
         { dynamic: (request) => ({ text: `Delegate said: ${toolResults(request).at(-1)?.text.includes('Counted by the packaged service.') ?? false}` }) },
       ]);
-      const bridgeEnv = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-      const outer = await runOuterClaude({
-        cwd: world.project,
-        home: world.env.HOME ?? '',
-        tmp: world.env.TMPDIR ?? '',
-        baseUrl: world.fake.baseUrl,
+      const outer = await runOuterClaudeIn(world, {
         serverName: 'openrouter',
-        server: { command: process.execPath, args: [path.join(installed, 'dist', 'bridge', 'openrouter-delegate-mcp.js')], env: bridgeEnv },
+        server: { command: process.execPath, args: [path.join(installed, 'dist', 'bridge', 'openrouter-delegate-mcp.js')] },
         tools: ['delegate_start'],
         input: `${ScriptedModel.marker('outer')} Delegate the count.`,
       });

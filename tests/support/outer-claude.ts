@@ -8,6 +8,7 @@ import { runProcess } from './built.js';
 import type { RunResult } from './built.js';
 import { CLAUDE_CLI } from './fake-anthropic.js';
 import { KEY, MODEL } from './delegation.js';
+import type { DelegationWorld } from './delegation.js';
 
 export interface OuterClaude {
   cwd: string;
@@ -48,5 +49,24 @@ export async function runOuterClaude(run: OuterClaude): Promise<RunResult> {
     env,
     cwd: run.cwd,
     input: run.input,
+  });
+}
+
+/**
+ * runOuterClaude in a DelegationWorld: the parent runs in the world's project with its home and temporary folder,
+ * its model played by the world's fake; the server is started with the world's environment.
+ */
+export function runOuterClaudeIn(
+  world: DelegationWorld,
+  run: Pick<OuterClaude, 'serverName' | 'tools' | 'input'> & { server: { command: string; args: string[] } },
+): Promise<RunResult> {
+  const env = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return runOuterClaude({
+    cwd: world.project,
+    home: world.env.HOME ?? '',
+    tmp: world.env.TMPDIR ?? '',
+    baseUrl: world.fake.baseUrl,
+    ...run,
+    server: { ...run.server, env },
   });
 }
