@@ -11,13 +11,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src-main/contract/index.js';
 import type { IpcClient } from '../../src-main/ipc/client.js';
 import { callOk } from '../support/delegation.js';
-import { ScriptedModel, messageText } from '../support/fake-anthropic.js';
-import type { ModelRequest } from '../support/fake-anthropic.js';
+import { ScriptedModel, delegateCwd } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
-import { branchFiles, branches, makeRepo, repoState, treeOf } from '../support/git-repo.js';
+import { branchFiles, branches, repoState, startWithRepo, treeOf } from '../support/git-repo.js';
 
 const m = ScriptedModel.marker;
 const MODELS = ['deepseek/deepseek-v4-flash-0731', 'qwen/qwen3.7-flash', 'upstage/solar-pro4'];
+/** The project every fan-out starts from. */
+const FILES = { 'a.txt': 'one\n' };
+
 let world: FaultWorld;
 
 beforeEach(() => {
@@ -26,19 +28,6 @@ beforeEach(() => {
 afterEach(async () => {
   await world.stop();
 });
-
-async function startWithRepo(settings: Record<string, unknown> = {}): Promise<{ base: string; client: IpcClient }> {
-  await world.start(settings);
-  const base = await makeRepo(world.project, { 'a.txt': 'one\n' });
-  await world.serve();
-  return { base, client: await world.connect() };
-}
-
-function delegateCwd(request: ModelRequest): string {
-  const found = /Primary working directory: (\S+)/.exec(request.messages.map(messageText).join('\n'))?.[1];
-  if (!found) throw new Error('Claude Code named no working directory to its model');
-  return found;
-}
 
 /** What each model's delegate leaves: a file naming the model that wrote it, so each branch's edits are its own. */
 function writesItsModel(name: string): void {
@@ -64,7 +53,7 @@ async function nothingMade(client: IpcClient): Promise<void> {
 
 describe('a fan-out to several models', { timeout: 120_000 }, () => {
   it('makes one job per model, each on its own branch with its own edits, and one comparison in delegate_result', async () => {
-    const { client } = await startWithRepo();
+    const { client } = await startWithRepo(world, FILES);
     const before = { state: await repoState(world.project), tree: await treeOf(world.project) };
     writesItsModel('fan');
     const bridge = await world.bridge();
@@ -109,7 +98,7 @@ describe('a fan-out to several models', { timeout: 120_000 }, () => {
 
   it('is refused whole, with nothing made, when the set would pass the daily budget', async () => {
     // Each model's cap ($0.50) fits the per-job budget; the three together ($1.50) do not fit the day's $1.20.
-    const { client } = await startWithRepo({ budgets: { perJobUsd: 0.5, perDayUsd: 1.2, reserveUsd: 0 } });
+    const { client } = await startWithRepo(world, FILES, { budgets: { perJobUsd: 0.5, perDayUsd: 1.2, reserveUsd: 0 } });
     const refused = await client.call('jobs.start', { prompt: `${m('fan')} go`, models: MODELS, caller: { cwd: world.project } }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ServiceError);
     expect((refused as ServiceError).code).toBe('budget_refused');
@@ -119,7 +108,7 @@ describe('a fan-out to several models', { timeout: 120_000 }, () => {
   });
 
   it('is refused whole, with nothing made, when one model fails the policy', async () => {
-    const { client } = await startWithRepo({ blocklist: ['upstage/*'] });
+    const { client } = await startWithRepo(world, FILES, { blocklist: ['upstage/*'] });
     const refused = await client.call('jobs.start', { prompt: `${m('fan')} go`, models: MODELS, caller: { cwd: world.project } }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ServiceError);
     expect((refused as ServiceError).code).toBe('policy_refused');
@@ -128,7 +117,7 @@ describe('a fan-out to several models', { timeout: 120_000 }, () => {
   });
 
   it("refuses more models than the user's fan-out limit, and model beside models", async () => {
-    const { client } = await startWithRepo({ fanOutLimit: 2 });
+    const { client } = await startWithRepo(world, FILES, { fanOutLimit: 2 });
     const over = await client.call('jobs.start', { prompt: 'go', models: MODELS, caller: { cwd: world.project } }).catch((e: unknown) => e);
     expect((over as ServiceError).message).toBe("3 models are more than the user's fan-out limit of 2. Name at most 2.");
     const both = await client

@@ -16,10 +16,10 @@ import { SERVICE_AUTHOR } from '../../src-main/core/jobs/worktrees.js';
 import type { IpcClient } from '../../src-main/ipc/client.js';
 import { runCli } from '../support/built.js';
 import { alive, callOk } from '../support/delegation.js';
-import { ScriptedModel, messageText, toolResults } from '../support/fake-anthropic.js';
-import type { ModelRequest, ScriptStep, ToolCall } from '../support/fake-anthropic.js';
+import { ScriptedModel, delegateCwd, toolResults } from '../support/fake-anthropic.js';
+import type { ScriptStep, ToolCall } from '../support/fake-anthropic.js';
 import { FaultWorld, Gate } from '../support/faults.js';
-import { branchFiles, branches, commitsSince, gitIn, makeRepo, repoState, treeOf, worktreeList, writeFiles } from '../support/git-repo.js';
+import { branchFiles, branches, commitsSince, gitIn, makeRepo, repoState, startWithRepo, treeOf, worktreeList, writeFiles } from '../support/git-repo.js';
 
 const m = ScriptedModel.marker;
 let world: FaultWorld;
@@ -43,21 +43,6 @@ async function gate(name: string): Promise<Gate> {
   const made = new Gate(dir, name);
   gates.push(made);
   return made;
-}
-
-/** Starts the world with the project as a git repository holding FILES; returns its first commit. */
-async function startWithRepo(settings: Record<string, unknown> = {}): Promise<{ base: string; client: IpcClient }> {
-  await world.start(settings);
-  const base = await makeRepo(world.project, FILES);
-  await world.serve();
-  return { base, client: await world.connect() };
-}
-
-/** The delegate's working directory, as Claude Code tells its model (in the first user message's environment). */
-function delegateCwd(request: ModelRequest): string {
-  const found = /Primary working directory: (\S+)/.exec(request.messages.map(messageText).join('\n'))?.[1];
-  if (!found) throw new Error('Claude Code named no working directory to its model');
-  return found;
 }
 
 /** A tool call on a file of the delegate's working directory (file tools want absolute paths). */
@@ -88,7 +73,7 @@ function worktreeOf(job: JobRecord): { worktree: string; branch: string } {
 
 describe('a delegate in its worktree', { timeout: 120_000 }, () => {
   it("creates, edits and deletes files on its branch: the user's tree and index are untouched, the branch holds exactly that", async () => {
-    const { base, client } = await startWithRepo();
+    const { base, client } = await startWithRepo(world, FILES);
     // The user has work in progress: it stays theirs, and is not in the delegate's worktree.
     await writeFiles(world.project, { 'a.txt': 'one\ntwo\nthree\nmine, uncommitted\n', 'scratch.txt': 'untracked\n' });
     await gitIn(world.project, ['add', 'scratch.txt']);
@@ -160,7 +145,7 @@ describe('a delegate in its worktree', { timeout: 120_000 }, () => {
   });
 
   it("two delegates started at once on the same repository never see each other's edits", async () => {
-    const { client } = await startWithRepo();
+    const { client } = await startWithRepo(world, FILES);
     const held = await gate('first-holds');
     world.model.script('first', [write('shared.txt', 'from the first\n'), bash(`${held.command('first-resumed')} && cat shared.txt`), { text: 'first done' }]);
     // The second looks only once the first has written its file and waits: both run at once.
@@ -189,7 +174,7 @@ describe('a delegate in its worktree', { timeout: 120_000 }, () => {
   });
 
   it('a follow-up continues in the same worktree and branch, and sees its own earlier edits', async () => {
-    const { base, client } = await startWithRepo();
+    const { base, client } = await startWithRepo(world, FILES);
     world.model.script('turn1', [write('notes.txt', 'first turn\n'), { text: 'wrote notes' }]);
     world.model.script('turn2', [bash('cat notes.txt && echo second turn >> notes.txt'), { text: 'appended' }]);
     const firstId = await start(client, 'turn1');
@@ -244,7 +229,7 @@ describe('nothing is lost however a job ends', { timeout: 120_000 }, () => {
   }
 
   it('cancelled mid-edit', async () => {
-    const { base, client } = await startWithRepo();
+    const { base, client } = await startWithRepo(world, FILES);
     const held = await writesThenWaits('cancel');
     const jobId = await start(client, 'cancel');
     await held.reached();
@@ -255,7 +240,7 @@ describe('nothing is lost however a job ends', { timeout: 120_000 }, () => {
   });
 
   it('stopped by its budget', async () => {
-    const { base, client } = await startWithRepo();
+    const { base, client } = await startWithRepo(world, FILES);
     world.model.script('budget', [
       write('written.txt', 'written before the end\n'),
       bash('echo half-done > partial.txt'),
@@ -269,7 +254,7 @@ describe('nothing is lost however a job ends', { timeout: 120_000 }, () => {
   });
 
   it('timed out', async () => {
-    const { base, client } = await startWithRepo();
+    const { base, client } = await startWithRepo(world, FILES);
     const held = await writesThenWaits('timeout');
     const jobId = await start(client, 'timeout', { timeoutMinutes: 0.15 });
     await held.reached();
@@ -278,7 +263,7 @@ describe('nothing is lost however a job ends', { timeout: 120_000 }, () => {
   });
 
   it('the service SIGKILLed mid-job and started again: the re-adopted delegate carries on, and its end is committed', async () => {
-    const { base, client } = await startWithRepo();
+    const { base, client } = await startWithRepo(world, FILES);
     const held = await gate('adopted');
     world.model.script('adopted', [
       write('written.txt', 'written before the end\n'),
@@ -303,7 +288,7 @@ describe('nothing is lost however a job ends', { timeout: 120_000 }, () => {
   });
 
   it('the service SIGKILLed and the delegate killed while it was down: the next service finishes it from its stream and commits its work', async () => {
-    const { base, client } = await startWithRepo();
+    const { base, client } = await startWithRepo(world, FILES);
     const held = await writesThenWaits('orphan');
     const jobId = await start(client, 'orphan');
     await held.reached();
@@ -375,7 +360,7 @@ describe('keeping and throwing away a worktree', { timeout: 120_000 }, () => {
   }
 
   it('pruning keeps an unmerged worktree and its job; it removes a merged one; discard removes the rest, asking first', async () => {
-    const { client } = await startWithRepo({ retentionDays: 1 });
+    const { client } = await startWithRepo(world, FILES, { retentionDays: 1 });
     world.model.script('unmerged', [write('unmerged.txt', 'keep me\n'), { text: 'ok' }]);
     world.model.script('merged', [write('merged.txt', 'merge me\n'), { text: 'ok' }]);
     const unmergedId = await start(client, 'unmerged');
@@ -419,7 +404,7 @@ describe('keeping and throwing away a worktree', { timeout: 120_000 }, () => {
   });
 
   it('refuses to discard an active job, and the work of a job that ran in place', async () => {
-    const { client } = await startWithRepo();
+    const { client } = await startWithRepo(world, FILES);
     const held = await gate('busy');
     world.model.script('busy', [bash(held.command('free')), { text: 'ok' }]);
     world.model.script('placed', [{ text: 'ok' }]);
@@ -437,7 +422,7 @@ describe('keeping and throwing away a worktree', { timeout: 120_000 }, () => {
   });
 
   it('notices a worktree deleted by hand: the job says so, git forgets it, the branch stays, a follow-up is refused', async () => {
-    const { client } = await startWithRepo();
+    const { client } = await startWithRepo(world, FILES);
     world.model.script('gone', [write('kept.txt', 'committed at the end\n'), { text: 'ok' }]);
     const jobId = await start(client, 'gone');
     const { worktree, branch } = worktreeOf((await ended(client, jobId)).job);
@@ -460,7 +445,7 @@ describe('keeping and throwing away a worktree', { timeout: 120_000 }, () => {
 
 describe('a user who keeps a file at the worktree path', { timeout: 60_000 }, () => {
   it('gets a clear refusal when the worktree cannot be made, and nothing is left behind', async () => {
-    const { client } = await startWithRepo();
+    const { client } = await startWithRepo(world, FILES);
     // The worktrees folder is a file: git cannot make anything under it.
     await mkdir(world.locations.data, { recursive: true });
     await writeFile(path.join(world.locations.data, 'worktrees'), 'not a folder\n');

@@ -241,6 +241,13 @@ export function userTexts(message: AnthropicMessage): string[] {
   return message.content.filter((block) => block.type === 'text' && typeof block.text === 'string').map((block) => block.text as string);
 }
 
+/** The delegate's working directory, as Claude Code tells its model (in the first user message's environment). */
+export function delegateCwd(request: ModelRequest): string {
+  const found = /Primary working directory: (\S+)/.exec(request.messages.map(messageText).join('\n'))?.[1];
+  if (!found) throw new Error('Claude Code named no working directory to its model');
+  return found;
+}
+
 /** All text of a message: text blocks, tool_use inputs and tool_result contents, for loose assertions. */
 export function messageText(message: AnthropicMessage): string {
   if (typeof message.content === 'string') return message.content;

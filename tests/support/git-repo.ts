@@ -88,3 +88,23 @@ export async function branches(repo: string): Promise<string[]> {
 export async function worktreeList(repo: string): Promise<string> {
   return gitIn(repo, ['worktree', 'list', '--porcelain']);
 }
+
+/** What startWithRepo needs of a test world (tests/support/faults.ts's FaultWorld). */
+interface RepoWorld<Client> {
+  project: string;
+  start(settings: Record<string, unknown>): Promise<void>;
+  serve(): Promise<unknown>;
+  connect(): Promise<Client>;
+}
+
+/** Starts the world with its project as a git repository holding `files`, then its service; returns the first commit. */
+export async function startWithRepo<Client>(
+  world: RepoWorld<Client>,
+  files: Record<string, string>,
+  settings: Record<string, unknown> = {},
+): Promise<{ base: string; client: Client }> {
+  await world.start(settings);
+  const base = await makeRepo(world.project, files);
+  await world.serve();
+  return { base, client: await world.connect() };
+}
