@@ -30,8 +30,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRecord } from '../../src-main/common/errors.js';
@@ -52,6 +50,7 @@ import { exchange } from './support/http-wire.js';
 import type { Exchange, Plan } from './support/http-wire.js';
 import { deepNestingText, mutateBytes, mutateJson, randomChunks, randomJson, randomString } from './support/mutate.js';
 import { Rng, fuzzScale, fuzzSeed, reproduceHint } from './support/prng.js';
+import { heapMiB } from './support/heap.js';
 
 const FILE = 'tests/fuzz/gateway.test.ts';
 const SEED = fuzzSeed();
@@ -79,15 +78,6 @@ const ERROR_TYPES = new Set([
   'api_error',
   'overloaded_error',
 ]);
-
-v8.setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function heapMiB(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed / 1024 / 1024;
-}
 
 // ---- the job table ------------------------------------------------------------------------------
 

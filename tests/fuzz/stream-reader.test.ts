@@ -13,8 +13,6 @@
 import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TailEntrySchema } from '../../src-main/contract/jobs.js';
@@ -24,6 +22,7 @@ import { readStreamFile, StreamTail } from '../../src-main/core/jobs/stream-tail
 import { makeTempHome } from '../support/temp-home.js';
 import { longString, mutateBytes, mutateJson, randomChunks, randomJson, randomNumber, randomString } from './support/mutate.js';
 import { Rng, fuzzScale, fuzzSeed, reproduceHint } from './support/prng.js';
+import { gc, heapMiB } from './support/heap.js';
 
 const FILE = 'tests/fuzz/stream-reader.test.ts';
 const SEED = fuzzSeed();
@@ -45,15 +44,6 @@ const FIXTURE_LINES = readdirSync(CLAUDE_FIXTURES)
   .filter((name) => name.endsWith('.jsonl'))
   .flatMap((name) => readFileSync(path.join(CLAUDE_FIXTURES, name), 'utf8').split('\n'))
   .filter((line) => line.trim() !== '');
-
-v8.setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function heapMiB(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed / 1024 / 1024;
-}
 
 // ---- lines ----------------------------------------------------------------------------------------
 
