@@ -2,16 +2,21 @@
  * What one request can cost at most, and whether it may go (docs/ARCHITECTURE.md §11). Pure, so every
  * figure of the decision is tested on its own.
  *
- * At most means at most: every prompt token is priced as if the provider cached none of it and wrote all
- * of it to its cache (the dearer of the input and cache-write prices), and the answer as if it used all of
- * `max_tokens`. The prompt's token count is estimated from the body's size at a ratio of tokens to bytes
- * that starts pessimistic (one token per 3 bytes; JSON and code run about 1 per 3.5–4) and then follows what
- * OpenRouter reported for the job's earlier requests. When the money left cannot pay for the whole answer,
- * the request goes with `max_tokens` lowered to what it can pay for; when it cannot pay for a useful answer,
- * it is refused and the job ends `budget_exceeded`.
+ * Two figures per prompt, both from the text the model reads (prompt-measure.ts), never from the body's bytes:
+ * - the **estimate** a request is let through on: its text at a ratio of tokens to bytes that starts at one
+ *   token per 3 bytes (prose and code run about 1 per 4) and then follows the largest ratio OpenRouter reported
+ *   for the job, never below one per 4 bytes;
+ * - the **bound** it is held at while it is in flight: one token per byte of text (a byte-level BPE tokenizer
+ *   never makes more), a few tokens per block and per request for the template, images at their bound.
+ * Every prompt token is priced at the dearer of the input and cache-write prices, and the answer as if it used
+ * all of `max_tokens`. When the money left cannot pay for the whole answer, the request goes with `max_tokens`
+ * lowered to what it can pay for; when it cannot pay for a useful answer, it is refused and the job ends
+ * `budget_exceeded`.
  */
 import { formatUsd } from '../../common/format.js';
 import type { CatalogPricing } from '../catalog/parse.js';
+import { IMAGE_TOKENS_BOUND } from './prompt-measure.js';
+import type { PromptMeasure } from './prompt-measure.js';
 
 /** Three significant figures below a dollar: a refusal near a small cap must show the figures apart ($0.0168 of $0.02). */
 function usd(value: number): string {
@@ -21,7 +26,17 @@ function usd(value: number): string {
   return `$${(figures.split('.')[1]?.length ?? 0) < 2 ? v.toFixed(2) : figures}`;
 }
 
-export const FIRST_TOKENS_PER_BYTE = 1 / 3;
+/** Tokens per byte of text before OpenRouter has reported on any of the job's requests. */
+export const FIRST_TOKENS_PER_TEXT_BYTE = 1 / 3;
+/** The estimate's ratio never falls below this, whatever the job's earlier requests measured. */
+export const FLOOR_TOKENS_PER_TEXT_BYTE = 1 / 4;
+/** Template tokens per block (role markers, block wrappers) in the estimate, and at most. */
+const BLOCK_TOKENS = 4;
+const BLOCK_TOKENS_BOUND = 8;
+/** Tokens an image is estimated at (Anthropic's ≈ 1.15 MP image). */
+const IMAGE_TOKENS = 1_600;
+/** A chat template's own text around the tools and the conversation, at most. */
+const TEMPLATE_TOKENS_BOUND = 1_000;
 /** An answer shorter than this (or than max_tokens, if smaller) is not worth sending. */
 export const MIN_USEFUL_OUTPUT_TOKENS = 1024;
 
@@ -76,8 +91,20 @@ function boundPricing(pricings: ReadonlyArray<CatalogPricing | null>, bound: 'de
   };
 }
 
-export function promptTokensAtMost(bodyBytes: number, tokensPerByte: number): number {
-  return Math.ceil(bodyBytes * tokensPerByte);
+/** The prompt's tokens as a request is let through on them: `tokensPerTextByte` is the job's measured ratio, if any. */
+export function promptTokensExpected(prompt: PromptMeasure, tokensPerTextByte: number = FIRST_TOKENS_PER_TEXT_BYTE): number {
+  const ratio = Math.max(tokensPerTextByte, FLOOR_TOKENS_PER_TEXT_BYTE);
+  return Math.ceil(prompt.textBytes * ratio) + prompt.blocks * BLOCK_TOKENS + prompt.images * IMAGE_TOKENS;
+}
+
+/** The prompt's tokens at most: what a request in flight is held at until OpenRouter says what it cost. */
+export function promptTokensBound(prompt: PromptMeasure): number {
+  return prompt.textBytes + prompt.blocks * BLOCK_TOKENS_BOUND + prompt.images * IMAGE_TOKENS_BOUND + TEMPLATE_TOKENS_BOUND;
+}
+
+/** What a request costs at most: its prompt's bound and all of `maxTokens` (null: count_tokens, which answers nothing). */
+export function boundUsd(prompt: PromptMeasure, prices: Prices, maxTokens: number | null): number {
+  return promptTokensBound(prompt) * prices.promptMax + (maxTokens ?? 0) * prices.output;
 }
 
 /** Where the money stands for one job when a request arrives. */

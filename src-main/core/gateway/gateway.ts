@@ -19,7 +19,12 @@ import type { CatalogPricing } from '../catalog/parse.js';
 import { estimateCostUsd } from '../jobs/cost.js';
 import { anthropicError, anthropicErrorEvent } from './anthropic-error.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
-import { FIRST_TOKENS_PER_BYTE, ceilingPrices, dearestPricing, decide, promptTokensAtMost, withMaxTokens } from './ceiling.js';
+import { boundUsd, ceilingPrices, dearestPricing, decide, promptTokensExpected, withMaxTokens } from './ceiling.js';
+import type { Decision, Prices } from './ceiling.js';
+import { measurePrompt } from './prompt-measure.js';
+import type { PromptMeasure } from './prompt-measure.js';
+import { MAX_COUNT_TOKENS_PER_JOB, MAX_IN_FLIGHT_PER_JOB, SpendLedger } from './spend-ledger.js';
+import { scrubSecrets } from '../secrets/redact.js';
 import { tokenHash } from './job-token.js';
 import { postUpstream } from './upstream.js';
 import type { UpstreamAnswer } from './upstream.js';
@@ -51,6 +56,8 @@ const DROPPED_REQUEST_HEADERS = new Set([
   // node:http has answered it (100 Continue); undici refuses to send it.
   'expect',
 ]);
+/** An error answer from OpenRouter is read whole (to scrub it) up to this; the rest is dropped. */
+const MAX_ERROR_BYTES = 1024 * 1024;
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'set-cookie']);
 
 /** What the gateway needs of the live job a token belongs to. */
@@ -90,27 +97,54 @@ export interface GatewayOptions {
   attribution: { url: string; title: string };
   /** The user's provider policy, as OpenRouter's `provider` object; null when it says nothing. */
   provider?: () => Record<string, unknown> | null;
+  /**
+   * OpenRouter's billed cost of one generation, once its record is in (null when none came): what a request the
+   * delegate hung up on really cost. Without it such a request counts at its ceiling.
+   */
+  billedCost?: (generationId: string) => Promise<number | null>;
   now?: () => number;
   log?: (line: string) => void;
 }
 
-/** Per job: what its finished requests cost, what its requests in flight may still cost, and the prompt's size per byte. */
-interface JobMeter {
-  finishedUsd: number;
-  inFlight: Map<number, number>;
-  tokensPerByte: number;
-  /** tokensPerByte comes from OpenRouter's figures, not the first guess. */
-  measured: boolean;
+/** A request on its way through the gateway: what it is, what it is held at, and its log entry as it fills in. */
+interface Flight {
+  /** Its key in the ledger. */
+  id: number;
+  job: GatewayJob;
+  path: string;
+  key: string;
+  counting: boolean;
+  started: number;
+  streaming: boolean;
+  fallbacks: GatewayJob['fallbacks'];
+  /** Null: no list price (a router model), so no ceiling. */
+  prices: Prices | null;
+  prompt: PromptMeasure;
+  /** What it is held at while in flight: the most it can cost. */
+  boundUsd: number;
+  entry: GatewayRequest;
+}
+
+/** How a relay ended: the answer as metered (null: none came), and whether the delegate left before it was whole. */
+interface Relayed {
+  answer: MeteredAnswer | null;
+  reachedUpstream: boolean;
+  hungUp: boolean;
 }
 
 export class MeteringGateway {
   private readonly options: GatewayOptions;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
-  private readonly meters = new Map<string, JobMeter>();
+  private readonly ledger = new SpendLedger();
   private nextRequest = 1;
   /** Where delegates reach it, once the host listens; null until then. */
   url: string | null = null;
+  /**
+   * Told of each request whose token belongs to a live job, before its body is read: the listener keeps the
+   * sockets of delegates apart from those of strangers (src-main/ipc/gateway-server.ts). Set by the host.
+   */
+  onAuthenticated: ((req: http.IncomingMessage) => void) | null = null;
 
   constructor(options: GatewayOptions) {
     this.options = options;
@@ -126,24 +160,24 @@ export class MeteringGateway {
     });
   }
 
-  /** Forgets a job's meter once it has ended. */
-  forget(jobId: string): void {
-    this.meters.delete(jobId);
-  }
-
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = parseTarget(req.url ?? '/');
     if (req.method !== 'POST' || !url || !FORWARDED.has(url.pathname)) {
       const what = `${req.method ?? '?'} ${(url?.pathname ?? req.url ?? '').slice(0, 100)}`;
-      afterBody(req, () => fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`));
+      afterBody(req, () => fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`), 1_000);
       return;
     }
     const token = bearerOf(req);
     const job = token ? await this.options.jobs.byTokenHash(tokenHash(token)) : null;
     if (!job) {
-      afterBody(req, () => fail(res, 401, 'authentication_error', 'This token belongs to no running OpenRouter Delegate job (it ended, or was never issued).'));
+      afterBody(
+        req,
+        () => fail(res, 401, 'authentication_error', 'This token belongs to no running OpenRouter Delegate job (it ended, or was never issued).'),
+        1_000,
+      );
       return;
     }
+    this.onAuthenticated?.(req);
     const body = await readBody(req, MAX_BODY_BYTES);
     if (body === 'too_large') {
       afterBody(req, () => fail(res, 413, 'request_too_large', `The request is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB.`));
@@ -171,194 +205,289 @@ export class MeteringGateway {
       fail(res, 401, 'authentication_error', 'No OpenRouter key is set in OpenRouter Delegate.');
       return;
     }
-    await this.forward({ req, res, job, path: url.pathname + url.search, body, parsed, key });
+    await this.forward({ req, res, job, path: url.pathname + url.search, parsed, key });
   }
 
-  private meter(job: GatewayJob): JobMeter {
-    let meter = this.meters.get(job.id);
-    if (!meter) {
-      meter = { finishedUsd: 0, inFlight: new Map(), tokensPerByte: FIRST_TOKENS_PER_BYTE, measured: false };
-      this.meters.set(job.id, meter);
-    }
-    return meter;
+  /** Forgets a job's money once it has ended (what it still has in flight counts until it settles). */
+  forget(jobId: string): void {
+    this.ledger.forget(jobId);
   }
 
-  private inFlightUsd(): number {
-    let total = 0;
-    for (const meter of this.meters.values()) for (const usd of meter.inFlight.values()) total += usd;
-    return total;
-  }
-
+  /**
+   * One request, in the order that keeps every cap: what it is, whether (and with what max_tokens) it may go,
+   * the body rewritten to the user's policy, its first log line, the relay, and what it cost.
+   */
   private async forward(input: {
     req: http.IncomingMessage;
     res: http.ServerResponse;
     job: GatewayJob;
     path: string;
-    body: Buffer;
     parsed: Record<string, unknown>;
     key: string;
   }): Promise<void> {
-    const { req, res, job, path, parsed } = input;
-    const started = this.now();
-    const meter = this.meter(job);
-    const counting = path.startsWith('/v1/messages/count_tokens');
-    const maxTokens = counting ? null : typeof parsed.max_tokens === 'number' ? parsed.max_tokens : null;
-    const requestId = this.nextRequest++;
-    const entry: GatewayRequest = {
-      id: `${started.toString(36)}-${requestId.toString(36)}-${randomBytes(3).toString('hex')}`,
-      at: new Date(started).toISOString(),
-      model: job.model,
-      provider: null,
-      generationId: null,
-      status: 0,
-      outcome: 'ok',
-      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
-      costUsd: 0,
-      ceilingUsd: 0,
-      maxTokens,
-      maxTokensAsked: null,
-      firstByteMs: null,
-      durationMs: 0,
-      note: null,
+    const { req, res } = input;
+    const flight = this.open(input.job, input.path, input.parsed, input.key);
+    const hangUp = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) hangUp.abort();
     };
-    let outgoing = parsed;
-    let modified = false;
-    // A fallback no cap could hold is never sent (admission keeps none; this holds whatever the job says).
-    const fallbacks = job.fallbacks.filter((f) => ceilingPrices(f.pricing) !== null);
-    // Capped at the dearest model that may serve it, so the cap holds whichever does.
-    const prices = ceilingPrices(fallbacks.length > 0 ? dearestPricing([job.pricing, ...fallbacks.map((f) => f.pricing)]) : job.pricing);
-    if (prices && !counting) {
-      const spent = Math.max(job.estimatedCostUsd, meter.finishedUsd);
-      const jobInFlight = [...meter.inFlight.values()].reduce((a, b) => a + b, 0);
-      const day = this.options.jobs.day();
-      const promptTokens = promptTokensAtMost(input.body.length, meter.tokensPerByte);
-      const decision = decide({
-        standing: {
-          jobCapUsd: job.maxCostUsd,
-          jobCommittedUsd: spent + jobInFlight,
-          dayCapUsd: day.capUsd,
-          dayCommittedUsd: day.spentUsd + this.inFlightUsd(),
-        },
-        prices,
-        promptTokens,
-        maxTokens,
-      });
-      entry.ceilingUsd = decision.ceilingUsd;
-      if (!decision.go) {
-        Object.assign(entry, { status: 402, outcome: 'refused', note: decision.reason, durationMs: this.now() - started });
-        fail(res, 402, 'billing_error', `OpenRouter Delegate: ${decision.reason} The job ends here; its work so far is kept.`);
-        this.options.jobs.logRequest(job.id, entry, meter.finishedUsd);
-        this.options.jobs.stopForBudget(job.id, `Stopped before a request: ${decision.reason}`);
-        return;
-      }
-      if (decision.maxTokensAsked !== null && decision.maxTokens !== null) {
-        outgoing = withMaxTokens(outgoing, decision.maxTokens);
-        modified = true;
-        entry.maxTokens = decision.maxTokens;
-        entry.maxTokensAsked = decision.maxTokensAsked;
-      }
-      meter.inFlight.set(requestId, decision.ceilingUsd);
-    }
-    const provider = this.options.provider?.() ?? null;
-    if (!counting && (provider !== null || 'provider' in outgoing)) {
-      // The user's provider policy, and only it: a delegate's own `provider` could route to dearer providers than the
-      // list prices its ceiling was reckoned at (Claude Code sends none).
-      const { provider: _theirs, ...rest } = outgoing;
-      outgoing = provider ? { ...rest, provider } : rest;
-      modified = true;
-    }
-    if (!counting && (fallbacks.length > 0 || 'fallbacks' in outgoing || 'models' in outgoing)) {
-      // Only the user's fallbacks, as the job recorded them: models a delegate names itself passed no policy and no cap.
-      const { fallbacks: _theirs, models: _theirModels, ...rest } = outgoing;
-      outgoing = fallbacks.length > 0 ? { ...rest, fallbacks: fallbacks.map((f) => ({ model: f.model })) } : rest;
-      modified = true;
-    }
-    // Unchanged, the bytes as the delegate sent them (undici takes a Buffer; its typing here does not say so).
-    let payload = input.body as unknown as string;
-    if (modified) {
-      try {
-        payload = JSON.stringify(outgoing);
-      } catch {
-        // Nested deeper than JSON.stringify can walk (JSON.parse has no such limit): no fault of OpenRouter's, and no use retrying.
-        meter.inFlight.delete(requestId);
-        fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
-        return;
-      }
-    }
-    // On disk before it goes: a request the service's own death cuts off still has its line (`pending`, read
-    // back as `interrupted`), so the log stays whole.
-    if (!counting) await this.options.jobs.requestStarted(job.id, { ...entry, outcome: 'pending' });
-    const abort = new AbortController();
-    const hungUp = () => {
-      if (!res.writableFinished) abort.abort();
-    };
-    res.on('close', hungUp);
-    const streaming = parsed.stream === true;
-    const usageMeter = new UsageMeter(streaming, (answer) => {
-      // As the answer streams, what it has cost so far replaces its share of the reservation when larger.
-      const cost = costOf(answer.usage, servedPricing(job, fallbacks, answer.model));
-      const reserved = meter.inFlight.get(requestId);
-      if (reserved !== undefined && cost > reserved) meter.inFlight.set(requestId, cost);
-    });
+    res.on('close', onClose);
     try {
-      let upstream: UpstreamAnswer;
-      try {
-        upstream = await postUpstream(`${this.options.upstream}${path}`, this.upstreamHeaders(req, input.key, job), payload, abort.signal);
-      } catch (error) {
-        if (abort.signal.aborted) {
-          Object.assign(entry, { outcome: 'aborted', note: 'the delegate hung up before OpenRouter answered' });
-          return;
-        }
-        const problem = unreachable(error);
-        Object.assign(entry, { status: 502, outcome: 'upstream_error', note: `OpenRouter could not be reached: ${problem}` });
-        fail(res, 502, 'api_error', `OpenRouter could not be reached from OpenRouter Delegate: ${problem}.`);
+      const admitted = flight.counting ? this.admitCount(flight, res) : await this.admit(flight, res, hangUp.signal);
+      if (!admitted) return;
+      const payload = this.rewrite(flight, input.parsed, admitted.maxTokens);
+      if (payload === null) {
+        this.ledger.settle(flight.job.id, flight.id, 0);
+        this.fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
         return;
       }
-      entry.status = upstream.status;
-      if (upstream.status === 401) this.options.onUnauthorized?.();
-      if (upstream.status >= 400) Object.assign(entry, { outcome: 'upstream_error', note: `OpenRouter answered ${upstream.status}` });
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(upstream.headers)) if (!DROPPED_RESPONSE_HEADERS.has(name)) headers[name] = value;
-      res.writeHead(upstream.status, headers);
-      const broken = await pipe(upstream, res, usageMeter, () => {
-        entry.firstByteMs ??= this.now() - started;
-      });
-      const answer = usageMeter.end();
-      if (broken === 'client') Object.assign(entry, { outcome: 'aborted', status: 0, note: 'the delegate hung up mid-answer' });
-      else if (broken === 'upstream') {
-        Object.assign(entry, { outcome: 'broken', note: 'OpenRouter broke off the answer' });
-        if (streaming && !res.writableEnded) res.end(anthropicErrorEvent('api_error', 'OpenRouter broke off the answer; try again.'));
-        else res.destroy();
-      } else if (answer.error && entry.outcome === 'ok') Object.assign(entry, { outcome: 'upstream_error', note: answer.error });
-      this.settle(entry, answer, job, fallbacks);
+      // On disk before it goes: a request the service's own death cuts off still has its line (`pending`, read
+      // back as `interrupted`), so the log stays whole.
+      if (!flight.counting) await this.options.jobs.requestStarted(flight.job.id, { ...flight.entry, outcome: 'pending' });
+      const relayed = await this.relay(flight, req, res, payload, hangUp.signal);
+      await this.close(flight, relayed);
     } finally {
-      res.off('close', hungUp);
-      meter.inFlight.delete(requestId);
-      entry.durationMs = this.now() - started;
-      if (!counting) {
-        meter.finishedUsd += entry.costUsd;
-        const promptTokens = entry.usage.inputTokens + entry.usage.cacheReadTokens + entry.usage.cacheWriteTokens;
-        // From now on the prompt is estimated at the largest ratio OpenRouter reported for this job.
-        if (promptTokens > 0) {
-          const ratio = promptTokens / input.body.length;
-          meter.tokensPerByte = meter.measured ? Math.max(meter.tokensPerByte, ratio) : ratio;
-          meter.measured = true;
-        }
-        this.options.jobs.logRequest(job.id, entry, meter.finishedUsd);
-      }
+      res.off('close', onClose);
     }
   }
 
-  private settle(entry: GatewayRequest, answer: MeteredAnswer, job: GatewayJob, fallbacks: GatewayJob['fallbacks']): void {
-    entry.usage = { ...answer.usage };
-    entry.generationId = answer.generationId;
-    entry.provider = answer.provider;
-    if (answer.model) entry.model = answer.model;
+  /** A request's entry, prices and prompt, before anything is decided. */
+  private open(job: GatewayJob, path: string, parsed: Record<string, unknown>, key: string): Flight {
+    const started = this.now();
+    const counting = path.startsWith('/v1/messages/count_tokens');
+    const id = this.nextRequest++;
+    // A fallback no cap could hold is never sent (admission keeps none; this holds whatever the job says).
+    const fallbacks = job.fallbacks.filter((f) => ceilingPrices(f.pricing) !== null);
+    const maxTokens = counting ? null : (parsed.max_tokens as number);
+    return {
+      id,
+      job,
+      path,
+      key,
+      counting,
+      started,
+      streaming: parsed.stream === true,
+      fallbacks,
+      // Capped at the dearest model that may serve it, so the cap holds whichever does.
+      prices: ceilingPrices(fallbacks.length > 0 ? dearestPricing([job.pricing, ...fallbacks.map((f) => f.pricing)]) : job.pricing),
+      prompt: measurePrompt(parsed),
+      boundUsd: 0,
+      entry: {
+        id: `${started.toString(36)}-${id.toString(36)}-${randomBytes(3).toString('hex')}`,
+        at: new Date(started).toISOString(),
+        model: job.model,
+        provider: null,
+        generationId: null,
+        status: 0,
+        outcome: 'ok',
+        usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        costUsd: 0,
+        ceilingUsd: 0,
+        maxTokens,
+        maxTokensAsked: null,
+        firstByteMs: null,
+        durationMs: 0,
+        note: counting ? 'count_tokens' : null,
+      },
+    };
+  }
+
+  /**
+   * Whether a Messages request may go, and with what max_tokens: it waits while the job has as many requests in
+   * flight as it may, and while money held by requests in flight is what keeps it from going whole; otherwise it
+   * is decided, and a refusal answers 402 and stops the job. Null: refused, or the delegate hung up while waiting.
+   */
+  private async admit(flight: Flight, res: http.ServerResponse, hungUp: AbortSignal): Promise<{ maxTokens: number | null } | null> {
+    const { job, prices } = flight;
+    const maxTokens = flight.entry.maxTokens;
+    if (!prices) {
+      // No list price, no cap to hold it to (admission refuses such models): it goes as asked, held at nothing.
+      this.ledger.hold(job.id, flight.id, 0);
+      return { maxTokens };
+    }
+    for (;;) {
+      if (hungUp.aborted) return null;
+      if (this.ledger.inFlight(job.id) < MAX_IN_FLIGHT_PER_JOB) {
+        const { decision, dayBinds } = this.decide(flight, prices, maxTokens);
+        const whole = decision.go && decision.maxTokensAsked === null;
+        const waitFor = dayBinds ? this.ledger.anyInFlight() : this.ledger.inFlight(job.id) > 0;
+        if (whole || !waitFor) return this.decided(flight, prices, decision, res);
+      }
+      await this.ledger.changed(hungUp);
+    }
+  }
+
+  /** The decision on the money as it stands: the job's finished spend and what its requests in flight are held at. */
+  private decide(flight: Flight, prices: Prices, maxTokens: number | null): { decision: Decision; dayBinds: boolean } {
+    const { job } = flight;
+    const day = this.options.jobs.day();
+    const standing = {
+      jobCapUsd: job.maxCostUsd,
+      jobCommittedUsd: Math.max(job.estimatedCostUsd, this.ledger.finishedUsd(job.id)) + this.ledger.heldUsd(job.id),
+      dayCapUsd: day.capUsd,
+      dayCommittedUsd: day.spentUsd + this.ledger.heldTodayUsd(),
+    };
+    const promptTokens = promptTokensExpected(flight.prompt, this.ledger.tokensPerTextByte(job.id));
+    const decision = decide({ standing, prices, promptTokens, maxTokens });
+    return { decision, dayBinds: standing.dayCapUsd - standing.dayCommittedUsd < standing.jobCapUsd - standing.jobCommittedUsd };
+  }
+
+  private decided(flight: Flight, prices: Prices, decision: Decision, res: http.ServerResponse): { maxTokens: number | null } | null {
+    const { job, entry } = flight;
+    entry.ceilingUsd = decision.ceilingUsd;
+    if (!decision.go) {
+      Object.assign(entry, { status: 402, outcome: 'refused', note: decision.reason, durationMs: this.now() - flight.started });
+      this.fail(res, 402, 'billing_error', `OpenRouter Delegate: ${decision.reason} The job ends here; its work so far is kept.`);
+      this.options.jobs.logRequest(job.id, entry, this.ledger.finishedUsd(job.id));
+      this.options.jobs.stopForBudget(job.id, `Stopped before a request: ${decision.reason}`);
+      return null;
+    }
+    if (decision.maxTokensAsked !== null) {
+      entry.maxTokens = decision.maxTokens;
+      entry.maxTokensAsked = decision.maxTokensAsked;
+    }
+    flight.boundUsd = boundUsd(flight.prompt, prices, entry.maxTokens);
+    this.ledger.hold(job.id, flight.id, flight.boundUsd);
+    return { maxTokens: entry.maxTokens };
+  }
+
+  /** count_tokens: free, but only for a job within its cap and its allowance of such calls. */
+  private admitCount(flight: Flight, res: http.ServerResponse): { maxTokens: null } | null {
+    const { job, entry } = flight;
+    const spent = Math.max(job.estimatedCostUsd, this.ledger.finishedUsd(job.id)) + this.ledger.heldUsd(job.id);
+    const refuse = (status: number, type: AnthropicErrorType, reason: string) => {
+      Object.assign(entry, { status, outcome: 'refused', note: `count_tokens: ${reason}`, durationMs: this.now() - flight.started });
+      this.fail(res, status, type, `OpenRouter Delegate: ${reason}`);
+      this.options.jobs.logRequest(job.id, entry, this.ledger.finishedUsd(job.id));
+    };
+    if (spent >= job.maxCostUsd) {
+      refuse(402, 'billing_error', `budget reached: ${formatUsd(spent)} of the job's ${formatUsd(job.maxCostUsd)} spent or committed.`);
+      this.options.jobs.stopForBudget(job.id, 'Stopped at a count_tokens call: the budget was reached.');
+      return null;
+    }
+    if (!this.ledger.countTokens(job.id)) {
+      refuse(403, 'permission_error', `this job has made its ${MAX_COUNT_TOKENS_PER_JOB} count_tokens calls.`);
+      return null;
+    }
+    this.ledger.hold(job.id, flight.id, 0);
+    return { maxTokens: null };
+  }
+
+  /**
+   * The body that goes upstream, always written anew from what was parsed and checked: the bytes a delegate sent
+   * could say two things at once (a key twice, the last one read here and the first one there). Only the user's
+   * provider policy and fallbacks; max_tokens as decided. Null: nested deeper than JSON.stringify walks.
+   */
+  private rewrite(flight: Flight, parsed: Record<string, unknown>, maxTokens: number | null): string | null {
+    // A delegate's own `provider`, `fallbacks` or `models` passed no policy and no cap (Claude Code sends none).
+    const { provider: _provider, fallbacks: _fallbacks, models: _models, ...rest } = parsed;
+    let outgoing: Record<string, unknown> = rest;
+    if (!flight.counting) {
+      const provider = this.options.provider?.() ?? null;
+      if (provider) outgoing.provider = provider;
+      if (flight.fallbacks.length > 0) outgoing.fallbacks = flight.fallbacks.map((f) => ({ model: f.model }));
+      if (maxTokens !== null && maxTokens !== parsed.max_tokens) outgoing = withMaxTokens(outgoing, maxTokens);
+    }
+    try {
+      return JSON.stringify(outgoing);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Sends the request and copies the answer back; an error answer's body and every header relayed lose the key. */
+  private async relay(flight: Flight, req: http.IncomingMessage, res: http.ServerResponse, payload: string, hungUp: AbortSignal): Promise<Relayed> {
+    const { job, entry, key } = flight;
+    const usageMeter = new UsageMeter(flight.streaming, (answer) => {
+      // As the answer streams, what it has cost so far holds the request when that is more than its bound.
+      this.ledger.holdAtLeast(job.id, flight.id, costOf(answer.usage, servedPricing(job, flight.fallbacks, answer.model)));
+    });
+    let upstream: UpstreamAnswer;
+    try {
+      upstream = await postUpstream(`${this.options.upstream}${flight.path}`, this.upstreamHeaders(req, key, job), payload, hungUp);
+    } catch (error) {
+      if (hungUp.aborted) {
+        Object.assign(entry, { outcome: 'aborted', note: 'the delegate hung up before OpenRouter answered' });
+        return { answer: null, reachedUpstream: true, hungUp: true };
+      }
+      const problem = unreachable(error);
+      Object.assign(entry, { status: 502, outcome: 'upstream_error', note: `OpenRouter could not be reached: ${problem}` });
+      this.fail(res, 502, 'api_error', `OpenRouter could not be reached from OpenRouter Delegate: ${problem}.`);
+      return { answer: null, reachedUpstream: false, hungUp: false };
+    }
+    entry.status = upstream.status;
+    if (upstream.status === 401) this.options.onUnauthorized?.();
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(upstream.headers)) if (!DROPPED_RESPONSE_HEADERS.has(name)) headers[name] = scrubSecrets(value, key);
+    if (upstream.status < 200 || upstream.status >= 300) {
+      // An error is small and may quote what it was sent (a key OpenRouter refused, an echoed header): read whole, scrubbed.
+      Object.assign(entry, { outcome: 'upstream_error', note: `OpenRouter answered ${upstream.status}` });
+      const text = await readCapped(upstream.body, MAX_ERROR_BYTES);
+      entry.firstByteMs = this.now() - flight.started;
+      if (!res.destroyed) {
+        res.writeHead(upstream.status, headers);
+        res.end(scrubSecrets(text ?? '', key));
+      }
+      return { answer: null, reachedUpstream: true, hungUp: text === null && hungUp.aborted };
+    }
+    res.writeHead(upstream.status, headers);
+    const broken = await pipe(upstream, res, usageMeter, () => {
+      entry.firstByteMs ??= this.now() - flight.started;
+    });
+    const answer = usageMeter.end();
+    if (broken === 'client') Object.assign(entry, { outcome: 'aborted', status: 0, note: 'the delegate hung up mid-answer' });
+    else if (broken === 'upstream') {
+      Object.assign(entry, { outcome: 'broken', note: 'OpenRouter broke off the answer' });
+      if (flight.streaming && !res.writableEnded) res.end(anthropicErrorEvent('api_error', 'OpenRouter broke off the answer; try again.'));
+      else res.destroy();
+    } else if (answer.error && entry.outcome === 'ok') Object.assign(entry, { outcome: 'upstream_error', note: scrubSecrets(answer.error, key) });
+    return { answer, reachedUpstream: true, hungUp: broken !== null };
+  }
+
+  /**
+   * What the request cost, its last log line, and the job stopped at once if that put it past its cap. An answer
+   * cut short is paid for: a provider that cannot cancel a stream bills all of it, so its cost is OpenRouter's
+   * generation record (asked while the request stays held at its bound), or its bound when there is none.
+   */
+  private async close(flight: Flight, relayed: Relayed): Promise<void> {
+    const { job, entry } = flight;
+    const { answer } = relayed;
+    if (answer) {
+      entry.usage = { ...answer.usage };
+      entry.generationId = answer.generationId;
+      entry.provider = answer.provider;
+      if (answer.model) entry.model = answer.model;
+    }
     // OpenRouter prices a request by the model that served it, which its answer names.
-    entry.costUsd = costOf(answer.usage, servedPricing(job, fallbacks, answer.model));
+    const metered = answer ? costOf(answer.usage, servedPricing(job, flight.fallbacks, answer.model)) : 0;
+    entry.costUsd = metered;
+    if (relayed.hungUp && !flight.counting) {
+      const billed = entry.generationId && this.options.billedCost ? await this.options.billedCost(entry.generationId).catch(() => null) : null;
+      if (billed !== null) {
+        entry.costUsd = Math.max(billed, metered);
+        entry.note = `${entry.note ?? 'cut short'}; cost from OpenRouter's generation record`;
+      } else {
+        entry.costUsd = Math.max(flight.boundUsd, metered);
+        entry.note = `${entry.note ?? 'cut short'}; counted at its ceiling (OpenRouter's record of its cost could not be had)`;
+      }
+    }
     if (entry.ceilingUsd > 0 && entry.costUsd > entry.ceilingUsd * 1.5 + 1e-6) {
       this.log(`gateway: ${job.id}: a request cost ${formatUsd(entry.costUsd)}, above its ceiling of ${formatUsd(entry.ceilingUsd)}`);
     }
+    entry.durationMs = this.now() - flight.started;
+    const finished = this.ledger.settle(job.id, flight.id, entry.costUsd);
+    if (answer && !relayed.hungUp) {
+      this.ledger.measured(job.id, answer.usage.inputTokens + answer.usage.cacheReadTokens + answer.usage.cacheWriteTokens, flight.prompt.textBytes);
+    }
+    this.options.jobs.logRequest(job.id, entry, finished);
+    const spent = Math.max(job.estimatedCostUsd, finished);
+    if (spent > job.maxCostUsd + 1e-12) {
+      this.options.jobs.stopForBudget(job.id, `Stopped: its requests have cost ${formatUsd(spent)}, past the job's ${formatUsd(job.maxCostUsd)} cap.`);
+    }
+  }
+
+  private fail(res: http.ServerResponse, status: number, type: AnthropicErrorType, message: string): void {
+    fail(res, status, type, scrubSecrets(message, this.options.apiKey()));
   }
 
   private upstreamHeaders(req: http.IncomingMessage, key: string, job: GatewayJob): Record<string, string> {
@@ -431,6 +560,21 @@ async function pipe(upstream: UpstreamAnswer, res: http.ServerResponse, meter: U
   }
 }
 
+/** An answer's body as text, at most `limit` bytes of it; null when it broke off before its end. */
+async function readCapped(body: http.IncomingMessage, limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+      size += chunk.length;
+    }
+  } catch {
+    return null;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Why OpenRouter could not be reached, in words and with the system's code. */
 function unreachable(error: unknown): string {
   const cause =
@@ -459,14 +603,28 @@ function bearerOf(req: http.IncomingMessage): string | null {
 /**
  * Answers a request that is refused before its body is read only once the body has arrived (and been thrown
  * away): an answer sent while the client still sends is lost to the reset when the socket closes under it.
+ * With `withinMs` (a request that holds no live job's token), a body still coming by then is not waited for:
+ * the answer goes and the socket is closed, so a stranger cannot hold it by trickling a body (SECURITY.md §2).
  */
-function afterBody(req: http.IncomingMessage, answer: () => void): void {
+function afterBody(req: http.IncomingMessage, answer: () => void, withinMs?: number): void {
   if (req.complete || req.readableEnded) {
     answer();
     return;
   }
   req.resume();
-  req.once('end', answer);
+  if (withinMs === undefined) {
+    req.once('end', answer);
+    return;
+  }
+  const deadline = setTimeout(() => {
+    answer();
+    req.socket.destroy();
+  }, withinMs);
+  req.once('end', () => {
+    clearTimeout(deadline);
+    answer();
+  });
+  req.once('close', () => clearTimeout(deadline));
 }
 
 function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too_large' | 'aborted'> {

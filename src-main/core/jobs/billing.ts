@@ -65,9 +65,13 @@ export class JobBilling {
     }
     registry.track(
       (async () => {
+        // Every generation the gateway saw, not only those the delegate's stream names: a request sent around
+        // Claude Code (a delegate that took its own token) is billed all the same.
+        const logged = await registry.deps.store.readRequests(job.record.id, Number.POSITIVE_INFINITY).catch(() => []);
+        const ids = [...new Set([...job.record.generationIds, ...logged.flatMap((r) => (r.generationId === null ? [] : [r.generationId]))])];
         const billed = await fetchBilledCost({
           getGeneration: (id) => this.lookups.run(() => registry.deps.getGeneration(key, id)),
-          ids: job.record.generationIds,
+          ids,
           ...(registry.deps.billingDelaysMs ? { delaysMs: registry.deps.billingDelaysMs } : {}),
           signal: this.shutdown.signal,
         });
@@ -78,6 +82,27 @@ export class JobBilling {
         registry.emit(job);
       })(),
     );
+  }
+
+  /**
+   * What one generation was billed, once its record is in (null when none came, or the service is stopping): the
+   * gateway asks this of a request its delegate hung up on, which a provider may have billed in full.
+   */
+  async generationCost(id: string): Promise<number | null> {
+    const { registry } = this;
+    const key = registry.deps.apiKey()?.value ?? null;
+    if (!key) return null;
+    try {
+      const billed = await fetchBilledCost({
+        getGeneration: (one) => this.lookups.run(() => registry.deps.getGeneration(key, one)),
+        ids: [id],
+        ...(registry.deps.billingDelaysMs ? { delaysMs: registry.deps.billingDelaysMs } : {}),
+        signal: this.shutdown.signal,
+      });
+      return billed.billedUsd;
+    } catch {
+      return null;
+    }
   }
 
   stop(): void {

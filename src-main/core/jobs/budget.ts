@@ -15,9 +15,17 @@ export function jobCostUsd(record: Pick<JobRecord, 'billedCostUsd' | 'estimatedC
   return record.billedCostUsd ?? record.estimatedCostUsd;
 }
 
+/**
+ * What a job counts for against the day's budget: the larger of its bill and the gateway's figure. A bill asked
+ * for before the job's last request settled (a hang-up whose cost came later, from OpenRouter's record) can miss it.
+ */
+export function jobSpendUsd(record: Pick<JobRecord, 'billedCostUsd' | 'estimatedCostUsd'>): number {
+  return Math.max(record.billedCostUsd ?? 0, record.estimatedCostUsd);
+}
+
 export function spentOnDay(records: Iterable<JobRecord>, dayKey: string): number {
   let total = 0;
-  for (const r of records) if (localDayKey(Date.parse(r.createdAt)) === dayKey) total += jobCostUsd(r);
+  for (const r of records) if (localDayKey(Date.parse(r.createdAt)) === dayKey) total += jobSpendUsd(r);
   return total;
 }
 

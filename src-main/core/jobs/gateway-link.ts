@@ -5,6 +5,7 @@
 import { isActive } from '../../contract/index.js';
 import type { GatewayRequest, RequestCounts } from '../../contract/index.js';
 import type { GatewayJob, GatewayJobs } from '../gateway/gateway.js';
+import type { JobBilling } from './billing.js';
 import type { JobRegistry } from './job-registry.js';
 import type { JobLifecycle } from './lifecycle.js';
 import { errorMessage } from '../../common/errors.js';
@@ -15,13 +16,20 @@ export class GatewayLink implements GatewayJobs {
   private readonly registry: JobRegistry;
   private readonly lifecycle: JobLifecycle;
   private readonly ready: () => Promise<void>;
+  private readonly billing: JobBilling;
   /** The request-log write under way per job (and any queued behind it). */
   private readonly writes = new Map<string, Promise<void>>();
 
-  constructor(registry: JobRegistry, lifecycle: JobLifecycle, ready: () => Promise<void>) {
+  constructor(registry: JobRegistry, lifecycle: JobLifecycle, billing: JobBilling, ready: () => Promise<void>) {
     this.registry = registry;
     this.lifecycle = lifecycle;
+    this.billing = billing;
     this.ready = ready;
+  }
+
+  /** OpenRouter's billed cost of one generation (a request its delegate hung up on), once its record is in. */
+  billedCost(generationId: string): Promise<number | null> {
+    return this.billing.generationCost(generationId);
   }
 
   async byTokenHash(hash: string): Promise<GatewayJob | null> {
@@ -61,8 +69,13 @@ export class GatewayLink implements GatewayJobs {
     job.record.requests = counts;
     job.meteredUsd = Math.max(job.meteredUsd, meteredUsd);
     job.record.estimatedCostUsd = Math.max(job.record.estimatedCostUsd, job.meteredUsd);
-    // Announced once the line is on disk: the Jobs page reads the log when it hears of a new request.
-    void this.append(jobId, entry).then(() => registry.emit(job));
+    const ended = !this.isLive(jobId);
+    // Announced once the line is on disk: the Jobs page reads the log when it hears of a new request. A request
+    // that settles after its job ended (a hang-up whose cost came later) changes the record on disk too.
+    void this.append(jobId, entry).then(async () => {
+      if (ended) await registry.persist(job);
+      registry.emit(job);
+    });
   }
 
   /** One append at a time per job, in order: a request's last line must land after its first. */

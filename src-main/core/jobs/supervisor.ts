@@ -51,7 +51,7 @@ export class Supervisor {
     this.lifecycle = new JobLifecycle(this.registry, this.billing);
     this.recovery = new JobRecovery(this.registry, this.lifecycle, this.billing);
     this.views = new JobViews(this.registry);
-    this.gateway = new GatewayLink(this.registry, this.lifecycle, () => this.ready());
+    this.gateway = new GatewayLink(this.registry, this.lifecycle, this.billing, () => this.ready());
     this.startedAt = this.registry.now();
   }
 

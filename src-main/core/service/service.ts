@@ -187,6 +187,7 @@ export class Service {
       attribution: ATTRIBUTION,
       // Read at each request: a policy changed in the settings holds from the next request on.
       provider: () => providerPreferences(this.settings.current.provider),
+      billedCost: (id) => this.supervisor.gateway.billedCost(id),
       now: this.now,
       log: this.log,
     });

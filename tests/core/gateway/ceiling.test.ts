@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ceilingPrices, cheapestPricing, dearestPricing, decide, promptTokensAtMost, withMaxTokens } from '../../../src-main/core/gateway/ceiling.js';
+import {
+  boundUsd,
+  ceilingPrices,
+  cheapestPricing,
+  dearestPricing,
+  decide,
+  promptTokensBound,
+  promptTokensExpected,
+  withMaxTokens,
+} from '../../../src-main/core/gateway/ceiling.js';
+import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
 
 const pricing = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePerM: 1.25, variable: false, tieredFromPromptTokens: null };
 const prices = ceilingPrices(pricing) ?? { promptMax: 0, output: 0 };
@@ -9,9 +19,33 @@ describe('what a request can cost at most', () => {
   it('prices every prompt token at the dearer of input and cache write, the answer at max_tokens', () => {
     expect(prices.promptMax).toBeCloseTo(1.25e-6, 15);
     expect(prices.output).toBeCloseTo(2e-6, 15);
-    expect(promptTokensAtMost(3000, 1 / 3)).toBe(1000);
     const decision = decide({ standing: standing(0), prices, promptTokens: 1000, maxTokens: 32000 });
     expect(decision).toEqual({ go: true, ceilingUsd: expect.closeTo(1000 * 1.25e-6 + 32000 * 2e-6, 12) as unknown, maxTokens: 32000, maxTokensAsked: null });
+  });
+
+  it('estimates a prompt from the text the model reads, at one token per 3 bytes until measured and never below one per 4', () => {
+    // 3,000 bytes of text in one message: 1,000 tokens at first, 4 more for the message around it.
+    const prompt = measurePrompt({ messages: [{ role: 'user', content: 'x'.repeat(3000) }] });
+    expect(prompt).toEqual({ textBytes: 3000, blocks: 1, images: 0 });
+    expect(promptTokensExpected(prompt)).toBe(1004);
+    expect(promptTokensExpected(prompt, 0.5)).toBe(1504);
+    // A ratio measured on a padded prompt cannot talk the estimate below the floor.
+    expect(promptTokensExpected(prompt, 5e-6)).toBe(754);
+  });
+
+  it('counts no JSON whitespace, and every byte of text once, whatever the body is padded with', () => {
+    const body = { system: [{ type: 'text', text: 'be brief' }], messages: [{ role: 'user', content: [{ type: 'text', text: 'héllo' }] }] };
+    const padded = JSON.parse(JSON.stringify(body, null, 200_000)) as Record<string, unknown>;
+    expect(measurePrompt(padded)).toEqual(measurePrompt(body));
+    // 'be brief' (8 bytes) + 'héllo' (6 bytes); the system block, the message and its block.
+    expect(measurePrompt(body)).toEqual({ textBytes: 14, blocks: 3, images: 0 });
+  });
+
+  it('holds a request in flight at one token per byte of text, a few per block and the template, and all of max_tokens', () => {
+    const prompt = { textBytes: 100_000, blocks: 10, images: 1 };
+    expect(promptTokensBound(prompt)).toBe(100_000 + 10 * 8 + 6_400 + 1_000);
+    expect(boundUsd(prompt, prices, 32_000)).toBeCloseTo(promptTokensBound(prompt) * 1.25e-6 + 32_000 * 2e-6, 12);
+    expect(boundUsd(prompt, prices, null)).toBeCloseTo(promptTokensBound(prompt) * 1.25e-6, 12);
   });
 
   it('knows no ceiling for a model without a price (router models)', () => {

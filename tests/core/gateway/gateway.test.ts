@@ -12,7 +12,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayRequest } from '../../../src-main/contract/index.js';
 import { MeteringGateway } from '../../../src-main/core/gateway/gateway.js';
 import type { GatewayJob, GatewayJobs } from '../../../src-main/core/gateway/gateway.js';
+import { promptTokensExpected } from '../../../src-main/core/gateway/ceiling.js';
 import { newJobToken, tokenHash } from '../../../src-main/core/gateway/job-token.js';
+import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
 import { GatewayServer } from '../../../src-main/ipc/gateway-server.js';
 import { FakeOpenRouter } from '../../support/fake-openrouter.js';
 import type { RecordedRequest } from '../../support/fake-openrouter.js';
@@ -112,6 +114,8 @@ let keyValue: string | null;
 let incoming: http.IncomingMessage[];
 let handled: Array<Promise<void>>;
 let gatewayLog: string[];
+/** What OpenRouter's generation record says a request cost (a hung-up one is looked up); null: no record. */
+let billedCost: (id: string) => Promise<number | null>;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'ord-gw-'));
@@ -122,12 +126,14 @@ beforeEach(async () => {
   incoming = [];
   handled = [];
   gatewayLog = [];
+  billedCost = () => Promise.resolve(null);
   gateway = new MeteringGateway({
     jobs,
     upstream: fake.baseUrl,
     apiKey: () => keyValue,
     attribution: { url: 'https://example.org/app', title: 'OpenRouter Delegate' },
     log: (line) => gatewayLog.push(line),
+    billedCost: (id) => billedCost(id),
   });
   server = new GatewayServer({
     handle: (req, res) => {
@@ -298,7 +304,7 @@ describe('the metering gateway', () => {
     expect(jobs.pending).toEqual([]);
   });
 
-  it('holds the daily cap across jobs: requests in flight count against it', async () => {
+  it('holds the daily cap across jobs: a request waits while requests in flight hold what it needs, and goes whole once they settle', async () => {
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
     fake.route('POST', MESSAGES, async (_request, res) => {
@@ -306,21 +312,22 @@ describe('the metering gateway', () => {
       streamAnswer(answerEvents({ input: 10, output: 5 }))(_request, res);
     });
     jobs.dayCap = 0.02;
-    // Each request may cost up to ~$0.0161 (its prompt and 8,000 tokens at $2/M): one fits the day's $0.02, two do not.
+    // Each request is held at up to ~$0.0177 while in flight (its prompt's bound and 8,000 tokens at $2/M): one fits
+    // the day's $0.02, two do not.
     const first = jobs.add({ maxCostUsd: 0.5 });
     const second = jobs.add({ maxCostUsd: 0.5 });
     const pending = post(first.token, body({ max_tokens: 8000 }));
     await expect.poll(() => fake.requestsTo(MESSAGES).length).toBe(1);
-    // The first is in flight: the second gets only what the day has left (~$0.0039, under 2,000 tokens).
-    const clamped = post(second.token, body({ max_tokens: 8000 }));
-    await expect.poll(() => fake.requestsTo(MESSAGES).length).toBe(2);
-    const sent = JSON.parse(fake.requestsTo(MESSAGES)[1]?.body ?? '{}') as { max_tokens: number };
-    expect(sent.max_tokens).toBeLessThan(2000);
-    expect(sent.max_tokens).toBeGreaterThanOrEqual(1024);
+    // The first is in flight: the second waits for it rather than go short or be refused.
+    const waiting = post(second.token, body({ max_tokens: 8000 }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(1);
     release();
     expect((await pending).status).toBe(200);
-    expect((await clamped).status).toBe(200);
-    // With both done, a third request of 8,000 tokens no longer fits the day at all (~$0.0001 was spent, not much).
+    expect((await waiting).status).toBe(200);
+    // The first cost $0.00002: the second went with all of its max_tokens.
+    expect((JSON.parse(fake.requestsTo(MESSAGES)[1]?.body ?? '{}') as { max_tokens: number }).max_tokens).toBe(8000);
+    // With both done, a third request of 8,000 tokens no longer fits the day at all.
     jobs.spentToday = 0.019;
     const third = await post(first.token, body({ max_tokens: 8000 }));
     expect(third.status).toBe(402);
@@ -359,7 +366,7 @@ describe('the metering gateway', () => {
     const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as Record<string, unknown>;
     expect(sent).toEqual({ ...payload, fallbacks: [{ model: FALLBACK }] });
     // Every prompt token at the dearest prompt price ($3/M, the fallback's input), the answer at its $10/M.
-    const promptTokens = Math.ceil(Buffer.byteLength(JSON.stringify(payload)) / 3);
+    const promptTokens = promptTokensExpected(measurePrompt(payload));
     expect(jobs.log[0]?.entry.ceilingUsd).toBeCloseTo((promptTokens * 3 + 1000 * 10) / 1e6, 12);
   });
 
@@ -707,5 +714,186 @@ describe('the metering gateway', () => {
     const response = await post(token, body());
     expect(response.status).toBe(401);
     expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+  });
+});
+
+/** A stream that starts (message_start with `input` tokens) and then holds until `release` is called. */
+function heldStream(input: number): { handler: (request: RecordedRequest, res: http.ServerResponse) => void; release: () => void } {
+  const waiting: Array<() => void> = [];
+  let released = false;
+  return {
+    handler: (_request, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse(answerEvents({ input, output: 1 }).slice(0, 1)));
+      const finish = () => {
+        if (!res.destroyed) res.end(sse(answerEvents({ input, output: 1 }).slice(1)));
+      };
+      if (released) finish();
+      else waiting.push(finish);
+    },
+    release: () => {
+      released = true;
+      for (const finish of waiting.splice(0)) finish();
+    },
+  };
+}
+
+const settleTurns = () => new Promise((resolve) => setTimeout(resolve, 200));
+
+describe('the metering gateway against a delegate that tries to overspend', () => {
+  it('prices a padded request by its text: an answer measured on JSON whitespace cannot talk the next one down', async () => {
+    // OpenRouter counts no token for whitespace between JSON values: the first answer says 10 input tokens.
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 1 })));
+    const { token } = jobs.add();
+    const padded = JSON.stringify(body({ max_tokens: 1 })).replace('"messages"', `${' '.repeat(2_000_000)}"messages"`);
+    expect((await post(token, padded)).status).toBe(200);
+    const dense = 'x7#q'.repeat(22_500);
+    await (await post(token, body({ max_tokens: 1, messages: [{ role: 'user', content: dense }] }))).text();
+    // 90,000 bytes of text: at least one token per 4 bytes, at the dearer prompt price ($1.25/M).
+    expect(jobs.log[1]?.entry.ceilingUsd).toBeGreaterThanOrEqual((90_000 / 4) * 1.25e-6);
+  });
+
+  it('keeps at most four requests of a job in flight; a fifth waits for one of them to end', async () => {
+    const held = heldStream(10);
+    fake.route('POST', MESSAGES, held.handler);
+    const { token } = jobs.add();
+    const responses = Array.from({ length: 5 }, () => post(token, body()));
+    await expect.poll(() => fake.requestsTo(MESSAGES).length).toBe(4);
+    await settleTurns();
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(4);
+    held.release();
+    for (const response of await Promise.all(responses)) expect(response.status).toBe(200);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(5);
+  });
+
+  it('holds a request in flight at its bound: a second one that fits only beside the first one’s estimate waits for it to settle', async () => {
+    const held = heldStream(10);
+    fake.route('POST', MESSAGES, held.handler);
+    // 40,000 bytes of text: estimated at ~$0.0125 each, held at ~$0.05 while in flight; the cap pays for two estimates only.
+    const { token } = jobs.add({ maxCostUsd: 0.04 });
+    const big = body({ max_tokens: 1, messages: [{ role: 'user', content: 'word '.repeat(8_000) }] });
+    const first = post(token, big);
+    await expect.poll(() => fake.requestsTo(MESSAGES).length).toBe(1);
+    const second = post(token, big);
+    await settleTurns();
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(1);
+    held.release();
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(2);
+    expect(jobs.stopped).toEqual([]);
+  });
+
+  it('stops a job as soon as what its requests cost passes its cap, not at its next request', async () => {
+    // A prompt that tokenises far denser than any estimate: OpenRouter bills 300,000 tokens ($0.30).
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 300_000, output: 1 })));
+    const { token, job } = jobs.add({ maxCostUsd: 0.05 });
+    expect((await post(token, body({ max_tokens: 1 }))).status).toBe(200);
+    await expect.poll(() => jobs.stopped).toEqual([{ jobId: job.id, reason: expect.stringMatching(/cost \$0\.30, past the job's \$0\.05 cap/) as unknown }]);
+  });
+
+  it('keeps a request the delegate hung up on held until OpenRouter’s record says what it cost, and logs that cost', async () => {
+    let recordIn: (usd: number | null) => void = () => undefined;
+    const asked: string[] = [];
+    billedCost = (id) => {
+      asked.push(id);
+      return new Promise((resolve) => (recordIn = resolve));
+    };
+    const held = heldStream(10);
+    fake.route('POST', MESSAGES, held.handler);
+    const { token } = jobs.add({ maxCostUsd: 0.5 });
+    // Held at ~$0.30 (150,000 tokens at $2/M) while in flight.
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.url ?? ''}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body({ max_tokens: 150_000 })),
+      signal: controller.signal,
+    });
+    await response.body?.getReader().read();
+    controller.abort();
+    await expect.poll(() => asked).toEqual(['gen-123']);
+    // Its hold stays while the record is looked up: a second request that fits only without it waits.
+    const second = post(token, body({ max_tokens: 150_000 }));
+    await settleTurns();
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(1);
+    // The provider could not cancel: it billed the whole completion.
+    recordIn(0.3);
+    held.release();
+    expect((await second).status).toBe(200);
+    const hungUp = jobs.log.find((l) => l.entry.outcome === 'aborted')?.entry;
+    expect(hungUp).toMatchObject({ costUsd: 0.3, generationId: 'gen-123', note: expect.stringMatching(/generation record/) as unknown });
+    // What was left after the $0.30 paid for fewer tokens than asked: the second went lowered.
+    const sent = JSON.parse(fake.requestsTo(MESSAGES)[1]?.body ?? '{}') as { max_tokens: number };
+    expect(sent.max_tokens).toBeLessThan(100_000);
+    expect(sent.max_tokens).toBeGreaterThan(90_000);
+  });
+
+  it('counts a hung-up request at its ceiling when OpenRouter keeps no record of it', async () => {
+    const held = heldStream(10);
+    fake.route('POST', MESSAGES, held.handler);
+    const { token } = jobs.add({ maxCostUsd: 0.5 });
+    const controller = new AbortController();
+    const response = await fetch(`${gateway.url ?? ''}/v1/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body({ max_tokens: 100_000 })),
+      signal: controller.signal,
+    });
+    await response.body?.getReader().read();
+    controller.abort();
+    await expect.poll(() => jobs.log.length).toBe(1);
+    held.release();
+    // At least all of max_tokens at $2/M.
+    expect(jobs.log[0]?.entry.costUsd).toBeGreaterThanOrEqual(0.2);
+    expect(jobs.log[0]?.meteredUsd).toBe(jobs.log[0]?.entry.costUsd);
+    expect(jobs.log[0]?.entry.note).toMatch(/counted at its ceiling/);
+  });
+
+  it('scrubs the key from an error answer and from every header it relays', async () => {
+    fake.route('POST', MESSAGES, (request, res) => {
+      const echoed = String(request.headers.authorization);
+      res.writeHead(401, { 'content-type': 'application/json', 'x-echo-authorization': echoed });
+      res.end(JSON.stringify({ error: { message: `Invalid key: ${echoed.slice('Bearer '.length)}`, code: 401 } }));
+    });
+    const { token } = jobs.add();
+    const response = await post(token, body());
+    expect(response.status).toBe(401);
+    const text = await response.text();
+    expect(text).toContain('Invalid key: [redacted]');
+    expect(text).not.toContain(KEY);
+    expect(response.headers.get('x-echo-authorization')).toBe('Bearer [redacted]');
+    expect(JSON.stringify(jobs.log)).not.toContain(KEY);
+  });
+
+  it('logs count_tokens, refuses it once the job is past its cap, and allows a job a hundred', async () => {
+    fake.route('POST', `${MESSAGES}/count_tokens`, (_request, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"input_tokens":3}');
+    });
+    const counting = { model: MODEL, messages: [{ role: 'user', content: 'hi' }] };
+    const { token } = jobs.add();
+    for (let i = 0; i < 100; i++) expect((await post(token, counting, { path: '/v1/messages/count_tokens' })).status).toBe(200);
+    expect(jobs.log).toHaveLength(100);
+    expect(jobs.log[0]?.entry).toMatchObject({ outcome: 'ok', note: 'count_tokens', costUsd: 0 });
+    const over = await post(token, counting, { path: '/v1/messages/count_tokens' });
+    expect(over.status).toBe(403);
+    expect(((await over.json()) as { error: { message: string } }).error.message).toMatch(/100 count_tokens calls/);
+
+    const spent = jobs.add({ maxCostUsd: 0.5, estimatedCostUsd: 0.5 });
+    expect((await post(spent.token, counting, { path: '/v1/messages/count_tokens' })).status).toBe(402);
+    expect(jobs.stopped.map((s) => s.jobId)).toEqual([spent.job.id]);
+    expect(fake.requestsTo(`${MESSAGES}/count_tokens`)).toHaveLength(100);
+  });
+
+  it('sends the body written anew, so a field given twice reaches OpenRouter once, as it was priced', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 1 })));
+    const { token } = jobs.add({ maxCostUsd: 0.01 });
+    // JSON.parse keeps the last max_tokens; a parser that kept the first would generate 100,000 tokens.
+    const twice = JSON.stringify(body({ max_tokens: 1 })).replace('{', '{"max_tokens":100000,');
+    expect((await post(token, twice)).status).toBe(200);
+    const sent = fake.requestsTo(MESSAGES)[0]?.body ?? '';
+    expect(sent.match(/"max_tokens"/g)).toHaveLength(1);
+    expect((JSON.parse(sent) as { max_tokens: number }).max_tokens).toBe(1);
   });
 });

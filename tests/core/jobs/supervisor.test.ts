@@ -655,6 +655,8 @@ describe('billing and saving', () => {
     });
     const ids = [await h.start(), await h.start()];
     await Promise.all(ids.map((id) => h.until(id, 'succeeded')));
+    // The first few look-ups are under way (billing reads each job's request log first); the rest wait their turn.
+    await expect.poll(() => asked).toBe(LOOKUPS_AT_ONCE);
     const stopping = h.supervisor.stop();
     for (const answer of answers.splice(0)) answer();
     await stopping;
