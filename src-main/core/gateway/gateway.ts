@@ -347,6 +347,8 @@ export class MeteringGateway {
       entry.maxTokensAsked = decision.maxTokensAsked;
     }
     flight.boundUsd = boundUsd(flight.prompt, prices, entry.maxTokens);
+    // Logged as its ceiling: what it was let through on is an estimate; what it can cost at most is this.
+    entry.ceilingUsd = flight.boundUsd;
     this.ledger.hold(job.id, flight.id, flight.boundUsd);
     return { maxTokens: entry.maxTokens };
   }
@@ -468,7 +470,7 @@ export class MeteringGateway {
         entry.note = `${entry.note ?? 'cut short'}; cost from OpenRouter's generation record`;
       } else {
         entry.costUsd = Math.max(flight.boundUsd, metered);
-        entry.note = `${entry.note ?? 'cut short'}; counted at its ceiling (OpenRouter's record of its cost could not be had)`;
+        entry.note = `${entry.note ?? 'cut short'}; counted at its ceiling, the most it could have cost (OpenRouter kept no record of it)`;
       }
     }
     if (entry.ceilingUsd > 0 && entry.costUsd > entry.ceilingUsd * 1.5 + 1e-6) {

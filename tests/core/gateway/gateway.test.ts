@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayRequest } from '../../../src-main/contract/index.js';
 import { MeteringGateway } from '../../../src-main/core/gateway/gateway.js';
 import type { GatewayJob, GatewayJobs } from '../../../src-main/core/gateway/gateway.js';
-import { promptTokensExpected } from '../../../src-main/core/gateway/ceiling.js';
+import { promptTokensBound } from '../../../src-main/core/gateway/ceiling.js';
 import { newJobToken, tokenHash } from '../../../src-main/core/gateway/job-token.js';
 import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
 import { GatewayServer } from '../../../src-main/ipc/gateway-server.js';
@@ -365,8 +365,9 @@ describe('the metering gateway', () => {
     await (await post(token, payload)).text();
     const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as Record<string, unknown>;
     expect(sent).toEqual({ ...payload, fallbacks: [{ model: FALLBACK }] });
-    // Every prompt token at the dearest prompt price ($3/M, the fallback's input), the answer at its $10/M.
-    const promptTokens = promptTokensExpected(measurePrompt(payload));
+    // Every prompt token at the dearest prompt price ($3/M, the fallback's input), the answer at its $10/M; logged at
+    // the most it could cost: its prompt's bound.
+    const promptTokens = promptTokensBound(measurePrompt(payload));
     expect(jobs.log[0]?.entry.ceilingUsd).toBeCloseTo((promptTokens * 3 + 1000 * 10) / 1e6, 12);
   });
 
@@ -744,13 +745,15 @@ describe('the metering gateway against a delegate that tries to overspend', () =
   it('prices a padded request by its text: an answer measured on JSON whitespace cannot talk the next one down', async () => {
     // OpenRouter counts no token for whitespace between JSON values: the first answer says 10 input tokens.
     fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 1 })));
-    const { token } = jobs.add();
+    const { token, job } = jobs.add({ maxCostUsd: 0.02 });
     const padded = JSON.stringify(body({ max_tokens: 1 })).replace('"messages"', `${' '.repeat(2_000_000)}"messages"`);
     expect((await post(token, padded)).status).toBe(200);
+    // 90,000 bytes of dense text: at least 22,500 tokens at the dearer prompt price ($1.25/M), $0.028 — more than the cap.
     const dense = 'x7#q'.repeat(22_500);
-    await (await post(token, body({ max_tokens: 1, messages: [{ role: 'user', content: dense }] }))).text();
-    // 90,000 bytes of text: at least one token per 4 bytes, at the dearer prompt price ($1.25/M).
-    expect(jobs.log[1]?.entry.ceilingUsd).toBeGreaterThanOrEqual((90_000 / 4) * 1.25e-6);
+    const refused = await post(token, body({ max_tokens: 1, messages: [{ role: 'user', content: dense }] }));
+    expect(refused.status).toBe(402);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(1);
+    expect(jobs.stopped.map((s) => s.jobId)).toEqual([job.id]);
   });
 
   it('keeps at most four requests of a job in flight; a fifth waits for one of them to end', async () => {
