@@ -11,7 +11,9 @@
  *
  * Rows:
  *  - overhead per streaming request (a ~20 KB body shaped like Claude Code's first request, an answer of 30 SSE
- *    events): the gateway's p50 and p99 latency minus the direct p50 and p99;
+ *    events): the gateway's p50 and p99 latency minus the direct p50 and p99; and the same while another local
+ *    user holds IDLE_SOCKETS idle sockets to the gateway's port (a process of its own: this file run as
+ *    `hold-idle`), beside the same with none held, in alternate rounds (SECURITY.md §2);
  *  - streaming throughput as a delegate sees it: one long answer the fake streams at a pace (50 MB/s, far above
  *    any model's), and 8 jobs' answers at once (5 MB/s each), through the gateway against direct;
  *  - capacity, where the machine is the limit: one long answer as fast as it is read, and 8 jobs' requests back
@@ -26,6 +28,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -58,6 +61,10 @@ const JOBS = 8;
 /** Each of the 8 jobs sends this many requests one after another, per round; two rounds a side. */
 const PER_JOB = Math.max(20, Math.ceil(CALLS / JOBS));
 const ROUNDS = 2;
+/** Another local user's sockets to the gateway's port, idle (not a byte sent), for the stranger rows. */
+const IDLE_SOCKETS = Number(process.env.BENCH_GATEWAY_IDLE ?? 1000);
+/** The stranger never holds its sockets longer than this, whatever happens to the bench. */
+const STRANGER_MAX_MS = 10 * 60_000;
 
 /** Where a request goes and with what bearer: OpenRouter's root with the key, or the gateway with a job token. */
 interface Target {
@@ -251,16 +258,20 @@ async function sameAnswer(direct: Target, gateway: Target, body: string, query =
   if (a !== b || a === 0) throw new Error(`the gateway's answer is ${b} bytes, the direct one ${a}: not the same answer`);
 }
 
-async function overheadRows(direct: Target, gateway: Target, body: string): Promise<BudgetRow[]> {
+/** Warms both paths up once: the same answer from each, then 50 requests each. */
+async function warmUp(direct: Target, gateway: Target, body: string): Promise<void> {
   await sameAnswer(direct, gateway, body);
   for (let i = 0; i < 50; i++) {
     await send(direct, body);
     await send(gateway, body);
   }
+}
+
+/** `calls` requests each way, interleaved, the order swapped every call, so load on the machine and warm caches favour neither. */
+async function latencies(direct: Target, gateway: Target, body: string, calls: number): Promise<{ direct: number[]; gateway: number[] }> {
   const viaDirect: number[] = [];
   const viaGateway: number[] = [];
-  // Interleaved, the order swapped every call, so load on the machine and warm caches favour neither.
-  for (let i = 0; i < CALLS; i++) {
+  for (let i = 0; i < calls; i++) {
     if (i % 2 === 0) {
       viaDirect.push(await timed(() => send(direct, body)));
       viaGateway.push(await timed(() => send(gateway, body)));
@@ -269,6 +280,12 @@ async function overheadRows(direct: Target, gateway: Target, body: string): Prom
       viaDirect.push(await timed(() => send(direct, body)));
     }
   }
+  return { direct: viaDirect, gateway: viaGateway };
+}
+
+async function overheadRows(direct: Target, gateway: Target, body: string): Promise<BudgetRow[]> {
+  await warmUp(direct, gateway, body);
+  const { direct: viaDirect, gateway: viaGateway } = await latencies(direct, gateway, body, CALLS);
   const [d50, d99, g50, g99] = [median(viaDirect), percentile(viaDirect, 99), median(viaGateway), percentile(viaGateway, 99)];
   const kb = (Buffer.byteLength(body) / 1000).toFixed(1);
   const base = `direct to the same fake OpenRouter p50 ${ms(d50)}, p99 ${ms(d99)}`;
@@ -290,6 +307,117 @@ async function overheadRows(direct: Target, gateway: Target, body: string): Prom
       limit: 10,
     },
   ];
+}
+
+/**
+ * Another local user against the delegates (SECURITY.md §2): a stranger, in a process of its own, holds
+ * IDLE_SOCKETS sockets to the gateway's port that never send a byte, and opens each again as soon as the
+ * gateway closes it (the gateway keeps 256 strangers' sockets, closes the oldest for each new one, and any that
+ * sends no headers for 2 s). The gateway's overhead over direct, p50 and p99, with the stranger there and with
+ * none, in alternate rounds of the same run; the same budgets as without.
+ */
+async function strangerRows(direct: Target, gateway: Target, body: string): Promise<BudgetRow[]> {
+  await warmUp(direct, gateway, body);
+  const port = Number(new URL(gateway.messages).port);
+  const calls = Math.ceil(CALLS / ROUNDS);
+  const quiet = { direct: [] as number[], gateway: [] as number[] };
+  const held = { direct: [] as number[], gateway: [] as number[] };
+  let reopened = 0;
+  let strangerSeconds = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    const none = await latencies(direct, gateway, body, calls);
+    quiet.direct.push(...none.direct);
+    quiet.gateway.push(...none.gateway);
+    const stranger = await startStranger(port, IDLE_SOCKETS);
+    try {
+      const some = await latencies(direct, gateway, body, calls);
+      held.direct.push(...some.direct);
+      held.gateway.push(...some.gateway);
+    } finally {
+      const churn = await stranger.stop();
+      reopened += churn.reopened;
+      strangerSeconds += churn.seconds;
+    }
+  }
+  const over = (side: { direct: number[]; gateway: number[] }, p: number) => percentile(side.gateway, p) - percentile(side.direct, p);
+  const rate = (reopened / strangerSeconds).toFixed(0);
+  const row = (p: number, limit: number): BudgetRow => ({
+    budget: `gateway overhead p${p} while a stranger holds ${IDLE_SOCKETS} idle sockets to its port (opening again each one closed), ≤ ${limit} ms`,
+    measured: `+${ms(over(held, p))} (through the gateway p${p} ${ms(percentile(held.gateway, p))}; the stranger opened ${rate} sockets/s)`,
+    baseline: `with none held +${ms(over(quiet, p))} (through the gateway p${p} ${ms(percentile(quiet.gateway, p))})`,
+    ratio: percentile(held.gateway, p) / percentile(quiet.gateway, p),
+    value: over(held, p),
+    limit,
+  });
+  return [row(50, 2), row(99, 10)];
+}
+
+/** Starts the stranger (this file run as `hold-idle`); resolves once all its sockets are open. */
+async function startStranger(port: number, count: number): Promise<{ stop: () => Promise<{ reopened: number; seconds: number }> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'hold-idle', String(port), String(count)], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', (d: Buffer) => (log = `${log}${d.toString()}`.slice(-4000)));
+  const lines = createInterface({ input: child.stdout });
+  const next = () =>
+    new Promise<Record<string, number>>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the stranger exited with ${code}:\n${log}`));
+      child.once('exit', onExit);
+      lines.once('line', (line) => {
+        child.off('exit', onExit);
+        resolve(JSON.parse(line) as Record<string, number>);
+      });
+    });
+  await next();
+  return {
+    stop: async () => {
+      const last = next();
+      child.stdin.end();
+      const { reopened = 0, seconds = 1 } = await last;
+      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)));
+      return { reopened, seconds };
+    },
+  };
+}
+
+/**
+ * The stranger, in its own process: `count` sockets to 127.0.0.1:`port` that send nothing, each opened again
+ * once closed. Prints `{"open":count}` once all are open; when its stdin ends (or after STRANGER_MAX_MS) it
+ * closes them, prints how many it opened again and over how long, and exits.
+ */
+async function holdIdleSockets(port: number, count: number): Promise<void> {
+  const sockets = new Set<net.Socket>();
+  let stopping = false;
+  let reopened = 0;
+  const open = (): Promise<void> =>
+    new Promise((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.once('connect', () => resolve());
+      socket.once('close', () => {
+        sockets.delete(socket);
+        resolve();
+        if (stopping) return;
+        reopened++;
+        void open();
+      });
+    });
+  for (let opened = 0; opened < count; opened += 50) await Promise.all(Array.from({ length: Math.min(50, count - opened) }, open));
+  const started = performance.now();
+  console.log(JSON.stringify({ open: count }));
+  await new Promise<void>((resolve) => {
+    process.stdin.once('end', resolve);
+    process.stdin.resume();
+    setTimeout(resolve, STRANGER_MAX_MS).unref();
+  });
+  stopping = true;
+  const seconds = (performance.now() - started) / 1000;
+  for (const socket of sockets) socket.destroy();
+  console.log(JSON.stringify({ reopened, seconds }));
 }
 
 /** The processes besides this one whose CPU the rows report. */
@@ -498,6 +626,7 @@ export async function gatewayBench(): Promise<BudgetRow[]> {
     const pids: Pids = { service: service.pid, upstream: upstream.child.pid, bare: bare.child.pid };
     return [
       ...(await overheadRows(paths.direct, paths.gateway, body)),
+      ...(await strangerRows(paths.direct, paths.gateway, body)),
       await pacedRow(paths, body, pids),
       await pacedJobsRow(paths, delegates, body),
       await capacityRow(paths, body, upstream.ready.longChunkBytes, pids),
@@ -603,7 +732,10 @@ export async function gatewayKeychainBench(): Promise<BudgetRow> {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const rows = [...(await gatewayBench()), await gatewayKeychainBench()];
-  printTable(rows);
-  if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;
+  if (process.argv[2] === 'hold-idle') await holdIdleSockets(Number(process.argv[3]), Number(process.argv[4]));
+  else {
+    const rows = [...(await gatewayBench()), await gatewayKeychainBench()];
+    printTable(rows);
+    if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;
+  }
 }

@@ -106,6 +106,7 @@ export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
   numberFlag('budgets.perJobUsd', '--budget-job'),
   numberFlag('budgets.perDayUsd', '--budget-day'),
   numberFlag('budgets.reserveUsd', '--reserve'),
+  otherFlag('gateway.allowServerTools', '--allow-server-tools', 'on|off', 'onOff'),
   otherFlag('permissionCeiling', '--max-permission', 'MODE', 'choice', PERMISSION_MODES),
   otherFlag('defaultPermissionMode', '--permission-mode', 'MODE', 'choice', PERMISSION_MODES),
   otherFlag('delegateProfile', '--profile', DELEGATE_PROFILES.join('|'), 'choice', DELEGATE_PROFILES),
@@ -185,7 +186,7 @@ export function getList(settings: Settings, path: ListField): string[] {
   return settingValue(settings, path) as string[];
 }
 
-/** The patch with one more value; a group's fields (budgets, provider) are merged one by one. */
+/** The patch with one more value; a group's fields (budgets, provider, gateway) are merged one by one. */
 export const withSetting = withSettingPatch;
 
 /** What an empty list means, where it means more than nothing. */

@@ -66,7 +66,7 @@ export const MENU_SETTINGS = {
   allowlist: ['allowlist'],
   blocklist: ['blocklist'],
   providers: ['provider.dataCollection', 'provider.zdr', 'provider.sort', 'provider.only', 'provider.ignore', 'provider.allowFallbacks'],
-  budgets: ['budgets.perJobUsd', 'budgets.perDayUsd', 'budgets.reserveUsd'],
+  budgets: ['budgets.perJobUsd', 'budgets.perDayUsd', 'budgets.reserveUsd', 'gateway.allowServerTools'],
   permissions: ['permissionCeiling', 'defaultPermissionMode', 'delegateProfile'],
   approvableTools: ['approvableTools'],
   isolation: ['isolation', 'fanOutLimit'],
@@ -122,7 +122,11 @@ function menuOptions(session: Session): Array<{ value: MenuItem; label: string }
       `Providers: data collection ${d.provider.dataCollection}, ZDR ${formatSetting('provider.zdr', d.provider.zdr)}, sort ${d.provider.sort}, ` +
         `only ${briefList(d.provider.only)}, ignore ${briefList(d.provider.ignore)}, fallbacks ${formatSetting('provider.allowFallbacks', d.provider.allowFallbacks)}`,
     ),
-    entry('budgets', `Budgets: ${usd(d.budgets.perJobUsd)} per job, ${usd(d.budgets.perDayUsd)} per day, ${usd(d.budgets.reserveUsd)} reserve`),
+    entry(
+      'budgets',
+      `Budgets: ${usd(d.budgets.perJobUsd)} per job, ${usd(d.budgets.perDayUsd)} per day, ${usd(d.budgets.reserveUsd)} reserve, ` +
+        `server tools ${formatSetting('gateway.allowServerTools', d.gateway.allowServerTools)}`,
+    ),
     entry('permissions', `Permissions: ceiling ${d.permissionCeiling}, default ${d.defaultPermissionMode}, profile ${d.delegateProfile}`),
     entry('approvableTools', `Tools callers may pre-approve: ${formatSetting('approvableTools', d.approvableTools)}`),
     entry('isolation', `Isolation: ${d.isolation}, fan-out up to ${d.fanOutLimit}`),
@@ -194,7 +198,7 @@ async function editValue(session: Session, path: SettingPath): Promise<void> {
   if ('value' in checked) session.draft = withSettingValue(session.draft, path, checked.value);
 }
 
-/** Budgets, Limits and Other: each value typed in turn, Enter keeping it. */
+/** Limits and Other, and Budgets' figures: each value typed in turn, Enter keeping it. */
 async function editValues(session: Session, paths: readonly SettingPath[]): Promise<void> {
   for (const path of paths) await editValue(session, path);
 }
@@ -245,6 +249,14 @@ async function editProviders(session: Session): Promise<void> {
     const chosenList = list(focus);
     if (chosenList) await editList(session, chosenList);
     else await editChoice(session, focus);
+  }
+}
+
+/** The three figures typed in turn, then whether fees outside token prices (server tools, URL sources) may be run up at all: on or off, picked. */
+async function editBudgets(session: Session): Promise<void> {
+  for (const path of MENU_SETTINGS.budgets) {
+    if (scalar(path).kind === 'onOff') await editChoice(session, path);
+    else await editValue(session, path);
   }
 }
 
@@ -570,6 +582,8 @@ export async function runInteractive(deps: InteractiveDeps): Promise<number> {
           await editProviders(session);
           break;
         case 'budgets':
+          await editBudgets(session);
+          break;
         case 'limits':
         case 'other':
           await editValues(session, MENU_SETTINGS[focus]);

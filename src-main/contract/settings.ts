@@ -174,6 +174,20 @@ const providerShape = {
 export const ProviderPolicySchema = z.object(providerShape).strict();
 export type ProviderPolicy = z.infer<typeof ProviderPolicySchema>;
 
+/**
+ * What the metering gateway lets a delegate's request carry beyond what Claude Code sends for its own tools
+ * (src-main/core/gateway/request-fields.ts). Off: only what the job's cap can price.
+ */
+const gatewayShape = {
+  /**
+   * Server tools (web search, web fetch, code execution: run by OpenRouter or the provider, billed per use) and
+   * documents or images given by URL (fetched and parsed upstream): fees outside token prices, which no cap sees.
+   */
+  allowServerTools: z.boolean().default(false),
+};
+export const GatewayPolicySchema = z.object(gatewayShape).strict();
+export type GatewayPolicy = z.infer<typeof GatewayPolicySchema>;
+
 const settingsShape = {
   mode: DelegationModeSchema.default('ondemand'),
   defaultModel: modelIdSchema('the default model').default(DEFAULT_MODEL),
@@ -203,6 +217,8 @@ const settingsShape = {
   budgets: BudgetsSchema.default(() => BudgetsSchema.parse({})),
   // The same for `provider`: providerShape's defaults.
   provider: ProviderPolicySchema.default(() => ProviderPolicySchema.parse({})),
+  // And for `gateway`.
+  gateway: GatewayPolicySchema.default(() => GatewayPolicySchema.parse({})),
   concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
   jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
   retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),
@@ -267,6 +283,7 @@ export const SettingsPatchSchema = z
     ...withoutDefaults(settingsShape),
     budgets: z.object(withoutDefaults(budgetsShape)).strict().optional(),
     provider: z.object(withoutDefaults(providerShape)).strict().optional(),
+    gateway: z.object(withoutDefaults(gatewayShape)).strict().optional(),
   })
   .strict();
 export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
@@ -282,6 +299,7 @@ export function applySettingsPatch(current: Settings, patch: SettingsPatch): Set
     ...definedOnly(patch),
     budgets: { ...current.budgets, ...definedOnly(patch.budgets) },
     provider: { ...current.provider, ...definedOnly(patch.provider) },
+    gateway: { ...current.gateway, ...definedOnly(patch.gateway) },
   });
 }
 
@@ -300,10 +318,14 @@ export const PERMISSION_EXPLANATIONS: Record<PermissionMode, string> = {
 };
 
 /** The settings that are objects of their own; each field inside one is a setting. */
-export const SETTING_GROUPS = ['budgets', 'provider'] as const;
+export const SETTING_GROUPS = ['budgets', 'provider', 'gateway'] as const;
 type SettingGroup = (typeof SETTING_GROUPS)[number];
 /** A setting as one name: a top-level field, or `budgets.perJobUsd` / `provider.zdr` for a field inside a group. */
-export type SettingPath = Exclude<keyof Settings, SettingGroup> | `budgets.${keyof Settings['budgets']}` | `provider.${keyof Settings['provider']}`;
+export type SettingPath =
+  | Exclude<keyof Settings, SettingGroup>
+  | `budgets.${keyof Settings['budgets']}`
+  | `provider.${keyof Settings['provider']}`
+  | `gateway.${keyof Settings['gateway']}`;
 
 /** `provider.zdr` → group `provider`, key `zdr`; a top-level setting has no group. */
 export function splitSettingPath(path: string): { group: SettingGroup; key: string } | { group: null; key: string } {
@@ -383,6 +405,13 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   'budgets.perJobUsd': { label: 'Budget per job', help: "one job's spending cap (its default and its ceiling)", unit: 'usd', bounds: SETTING_BOUNDS.usd },
   'budgets.perDayUsd': { label: 'Budget per day', help: 'spending across all jobs in one day', unit: 'usd', bounds: SETTING_BOUNDS.usd },
   'budgets.reserveUsd': { label: 'Reserve', help: "no job starts when the key's remaining balance is below this", unit: 'usd', bounds: SETTING_BOUNDS.usd },
+  'gateway.allowServerTools': {
+    label: 'Server tools and URL sources',
+    help:
+      'let delegates use tools that OpenRouter or the provider runs and bills per use (web search: $4 per 1,000 results on OpenRouter, ' +
+      '$0.02 a search at its default of 5; $10 per 1,000 searches at Anthropic) and documents or images given by URL, fetched and parsed ' +
+      'upstream. No cap sees these fees; off: such requests are refused',
+  },
   concurrency: { label: 'Concurrency', help: 'jobs at once; more wait in a queue', unit: 'jobs', bounds: SETTING_BOUNDS.concurrency },
   jobTimeoutMinutes: { label: 'Job timeout', help: 'the longest a job may run', unit: 'minutes', bounds: SETTING_BOUNDS.jobTimeoutMinutes },
   retentionDays: { label: 'Job history kept', help: 'how long finished jobs are kept', unit: 'days', bounds: SETTING_BOUNDS.retentionDays },

@@ -78,16 +78,17 @@ export class ServiceHost implements HostedService {
       }),
     );
     // After the socket (a second instance, refused it, never takes the gateway's port) and before jobs are adopted.
-    service.attach(
-      new GatewayServer({
-        handle: (req, res) => service.gateway.handle(req, res),
-        stateFile: service.locations.gatewayFile,
-        onListening: (url) => {
-          service.gateway.url = url;
-        },
-        log: service.log,
-      }),
-    );
+    const gatewayServer = new GatewayServer({
+      handle: (req, res) => service.gateway.handle(req, res),
+      stateFile: service.locations.gatewayFile,
+      onListening: (url) => {
+        service.gateway.url = url;
+      },
+      log: service.log,
+    });
+    // A socket that carried a live job's token is a delegate's: strangers' connections no longer crowd it out (SECURITY.md §2).
+    service.gateway.onAuthenticated = (req) => gatewayServer.trust(req.socket);
+    service.attach(gatewayServer);
   }
 
   caller(client: string): ServiceCall {

@@ -8,6 +8,13 @@
  * The Host header must name this loopback address and port, so a web page that rebinds a name to 127.0.0.1
  * cannot use a delegate's token from a browser. Everything else — which job a token belongs to, what may be
  * forwarded — is the gateway's (core/gateway/gateway.ts); this only listens and bounds the sockets.
+ *
+ * Any local user can connect to the port (SECURITY.md §2), so the sockets are bounded in two budgets: a socket
+ * is trusted once it carried a request with a live job's token (the gateway says so through `trust`), and the
+ * untrusted ones — strangers', and delegates' before their first request is looked up — have a budget of their
+ * own, where a new connection closes the oldest. A stranger can churn its own sockets but never fill the ones
+ * delegates hold, nor keep a delegate's new connection out. Headers must arrive within two seconds, so a socket
+ * that sends nothing, or half a request, is cheap to hold for no longer than that.
  */
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -24,14 +31,25 @@ export interface GatewayServerDeps {
   /** Told the gateway's URL once it listens (delegates get it as ANTHROPIC_BASE_URL). */
   onListening: (url: string) => void;
   log?: (line: string) => void;
-  /** Open sockets at most (default 512: each delegate keeps one or two). */
-  maxConnections?: number;
+  /** Sockets not (yet) trusted, at most (default 256); past it, a new connection closes the oldest of them. */
+  untrustedSockets?: number;
+  /** Trusted sockets, at most (default 512: each delegate keeps one or two); past it, a socket stays untrusted. */
+  trustedSockets?: number;
+  /** A request's headers must be in within this of its first byte, or of the connection for its first request (default 2 s). */
+  headersTimeoutMs?: number;
 }
+
+const DEFAULTS = { untrustedSockets: 256, trustedSockets: 512, headersTimeoutMs: 2_000 };
+/** A request refused here (wrong Host) is answered once its body is in, or closed if the body is still coming after this. */
+const REFUSED_BODY_MS = 1_000;
 
 export class GatewayServer {
   private readonly deps: GatewayServerDeps;
   private server: http.Server | null = null;
-  private readonly sockets = new Set<Socket>();
+  /** Oldest first (a Set keeps insertion order): the first is the one a new connection closes. */
+  private readonly untrusted = new Set<Socket>();
+  private readonly trusted = new Set<Socket>();
+  private trustedFullLogged = false;
   port = 0;
 
   /** Not a client of the service's socket: the gateway adds nothing to `service.status` clients. */
@@ -45,18 +63,44 @@ export class GatewayServer {
     // Delegates get no service events.
   }
 
+  /** Open sockets in each budget (tests and benches). */
+  get sockets(): { trusted: number; untrusted: number } {
+    return { trusted: this.trusted.size, untrusted: this.untrusted.size };
+  }
+
+  /**
+   * A socket that carried a request with a live job's token (MeteringGateway.onAuthenticated): a stranger's
+   * connection no longer closes it, between its requests too, until it closes.
+   */
+  trust(socket: Socket): void {
+    if (!this.untrusted.has(socket)) return;
+    if (this.trusted.size >= (this.deps.trustedSockets ?? DEFAULTS.trustedSockets)) {
+      if (!this.trustedFullLogged) this.deps.log?.(`gateway: ${this.trusted.size} delegates' connections open, the most kept apart; more count as strangers'`);
+      this.trustedFullLogged = true;
+      return;
+    }
+    this.trustedFullLogged = false;
+    this.untrusted.delete(socket);
+    this.trusted.add(socket);
+  }
+
   async start(): Promise<void> {
     const log = this.deps.log ?? (() => undefined);
     const kept = await readKeptPort(this.deps.stateFile);
-    const server = http.createServer((req, res) => this.route(req, res));
-    server.maxConnections = this.deps.maxConnections ?? 512;
-    // A request body must arrive within this (a Messages request is at most 32 MiB); the answer may stream for as long as it takes.
-    server.requestTimeout = 120_000;
+    const headersTimeout = this.deps.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs;
+    const server = http.createServer(
+      {
+        headersTimeout,
+        // A request body must arrive within this (a Messages request is at most 32 MiB); the answer may stream for as long as it takes.
+        requestTimeout: 120_000,
+        // Node checks both deadlines this often, so a late check adds at most a quarter of the headers' deadline
+        // (a socket that never sends a byte is counted from its connection).
+        connectionsCheckingInterval: Math.min(1_000, Math.max(100, headersTimeout / 4)),
+      },
+      (req, res) => this.route(req, res),
+    );
     server.keepAliveTimeout = 30_000;
-    server.on('connection', (socket: Socket) => {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-    });
+    server.on('connection', (socket: Socket) => this.admit(socket));
     let port: number;
     try {
       port = await listenLoopback(server, kept ?? 0);
@@ -76,27 +120,59 @@ export class GatewayServer {
     this.server = null;
     if (!server) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of this.sockets) socket.destroy();
+    for (const socket of [...this.untrusted, ...this.trusted]) socket.destroy();
     await closed;
+  }
+
+  /** A new connection is untrusted; when their budget is full it takes the place of the oldest. */
+  private admit(socket: Socket): void {
+    if (this.untrusted.size >= (this.deps.untrustedSockets ?? DEFAULTS.untrustedSockets)) {
+      const oldest = this.untrusted.values().next().value;
+      if (oldest) {
+        this.untrusted.delete(oldest);
+        oldest.destroy();
+      }
+    }
+    this.untrusted.add(socket);
+    socket.on('close', () => {
+      this.untrusted.delete(socket);
+      this.trusted.delete(socket);
+    });
   }
 
   private route(req: http.IncomingMessage, res: http.ServerResponse): void {
     const host = req.headers.host;
     if (host !== `${LOOPBACK}:${this.port}` && host !== `localhost:${this.port}`) {
-      const refuse = () => {
+      answerAfterBody(req, () => {
         res.writeHead(421, { 'content-type': 'application/json', connection: 'close' });
         res.end(JSON.stringify({ type: 'error', error: { type: 'permission_error', message: 'Wrong Host for the OpenRouter Delegate gateway.' } }));
-      };
-      // Answered once the body is in (and thrown away): an answer sent mid-upload is lost to the reset.
-      if (req.complete) refuse();
-      else {
-        req.resume();
-        req.once('end', refuse);
-      }
+      });
       return;
     }
     this.deps.handle(req, res);
   }
+}
+
+/**
+ * Answered once the body is in (and thrown away): an answer sent mid-upload is lost to the reset. A body still
+ * coming after REFUSED_BODY_MS is not waited for: the answer goes and the socket closes, so a refused client
+ * cannot hold a socket for the request timeout by trickling its body.
+ */
+function answerAfterBody(req: http.IncomingMessage, answer: () => void): void {
+  if (req.complete) {
+    answer();
+    return;
+  }
+  req.resume();
+  const deadline = setTimeout(() => {
+    answer();
+    req.socket.destroy();
+  }, REFUSED_BODY_MS);
+  req.once('end', () => {
+    clearTimeout(deadline);
+    answer();
+  });
+  req.once('close', () => clearTimeout(deadline));
 }
 
 async function readKeptPort(file: string): Promise<number | null> {

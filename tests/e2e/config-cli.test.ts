@@ -195,6 +195,14 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--budget-job': { calls: [['--budget-job', '0.25']], expected: budgets({ perJobUsd: 0.25 }) },
   '--budget-day': { calls: [['--budget-day', '2']], expected: budgets({ perDayUsd: 2 }) },
   '--reserve': { calls: [['--reserve', '0']], expected: budgets({ reserveUsd: 0 }) },
+  '--allow-server-tools': { calls: [['--allow-server-tools', 'on']], expected: { gateway: { allowServerTools: true } } },
+  '--allow-server-tools off': {
+    calls: [
+      ['--allow-server-tools', 'on'],
+      ['--allow-server-tools', 'off'],
+    ],
+    expected: { gateway: { allowServerTools: false } },
+  },
   '--max-permission': { calls: [['--max-permission', 'bypassPermissions']], expected: { permissionCeiling: 'bypassPermissions' } },
   '--permission-mode': { calls: [['--permission-mode', 'plan']], expected: { defaultPermissionMode: 'plan' } },
   '--profile': { calls: [['--profile', 'minimal']], expected: { delegateProfile: 'minimal' } },
@@ -333,6 +341,7 @@ const INVALID: Array<[string[], string, string]> = [
   [['--unapprove-tool', 'Bash'], '--unapprove-tool', 'not in the tools Claude Code may pre-approve'],
   [['--data-collection', 'never'], '--data-collection', 'expected one of: allow, deny'],
   [['--zdr', 'yes'], '--zdr', 'expected on or off'],
+  [['--allow-server-tools', 'maybe'], '--allow-server-tools', 'expected on or off'],
   [['--provider-sort', 'fastest'], '--provider-sort', 'expected one of: none, price, throughput, latency'],
   [['--provider-only', ''], '--provider-only', 'expected a provider name'],
   [['--provider-ignore', 'x'.repeat(101)], '--provider-ignore', 'at most 100 characters'],
@@ -646,6 +655,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('Budget per job in $', ENTER); // Enter keeps it
       await t.answer('Budget per day in $', `2${ENTER}`);
       await t.answer('Reserve in $', ENTER);
+      await t.answer('Server tools and URL sources: let delegates', ENTER); // Enter keeps off
       await t.answer('Review and save (2 changes)', move('budgets', 'save') + ENTER);
       await t.waitFor('Mode: ondemand → auto');
       await t.waitFor('Budget per day: $5.00 → $2.00');
@@ -665,6 +675,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('Budget per job in $', `1${ENTER}`);
       await t.answer('Budget per day in $', ENTER);
       await t.answer('Reserve in $', ENTER);
+      await t.answer('Server tools and URL sources: let delegates', ENTER);
       await t.answer('Review and save', move('budgets', 'save') + ENTER);
       await t.answer('Save these changes?', CTRL_C);
       await t.waitFor('Cancelled: nothing changed.');
@@ -755,7 +766,8 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('Budget per job in $', `0.25${ENTER}`);
       await t.answer('Budget per day in $', `2${ENTER}`);
       await t.answer('Reserve in $', `0${ENTER}`);
-      await t.answer('Budgets: $0.25 per job, $2.00 per day, $0.00 reserve (changed)', move('budgets', 'permissions') + ENTER);
+      await t.answer('Server tools and URL sources: let delegates', UP + ENTER); // on, off: off → on
+      await t.answer('Budgets: $0.25 per job, $2.00 per day, $0.00 reserve, server tools on (changed)', move('budgets', 'permissions') + ENTER);
       await t.answer('Permission ceiling: the most', DOWN.repeat(2) + ENTER); // acceptEdits → bypassPermissions
       await t.answer('Default permission mode: what', UP.repeat(3) + ENTER); // acceptEdits → plan
       await t.answer('Delegate profile: the tools', UP + ENTER); // lean → minimal
@@ -794,6 +806,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
         blocklist: ['openai/*'],
         provider: { dataCollection: 'deny', zdr: true, sort: 'price', only: ['anthropic'], ignore: ['together'], allowFallbacks: false },
         budgets: { perJobUsd: 0.25, perDayUsd: 2, reserveUsd: 0 },
+        gateway: { allowServerTools: true },
         permissionCeiling: 'bypassPermissions',
         defaultPermissionMode: 'plan',
         delegateProfile: 'minimal',

@@ -15,8 +15,8 @@
  *    never a 5xx of the gateway's own while OpenRouter is up; answers Node's HTTP parser gives before the
  *    gateway sees a request are bare 4xx; no answer carries the key; OpenRouter receives only requests with a
  *    live job's token, that job's model, a JSON object body and a whole positive max_tokens no larger than
- *    asked, each with the key, the attribution and the job's session and never a job token; no job's metered
- *    spend passes its cap; every request log entry is one the contract's schema reads back; and afterwards a
+ *    asked, each with the key, the attribution and the job's session and never a job token, and only fields Claude
+ *    Code sends; no job's metered spend passes its cap by more than its largest request's cost; every request log entry is one the contract's schema reads back; and afterwards a
  *    valid request is still answered.
  * 2. UsageMeter: random SSE streams of realistic events (and a few non-streaming bodies) with garbage between
  *    them, \n and \r\n, multi-line data, multi-byte text, cut into random chunks: it never throws, and ends
@@ -41,6 +41,7 @@ import type { Prices } from '../../src-main/core/gateway/ceiling.js';
 import { MAX_BODY_BYTES, MeteringGateway } from '../../src-main/core/gateway/gateway.js';
 import type { GatewayJob, GatewayJobs } from '../../src-main/core/gateway/gateway.js';
 import { newJobToken, tokenHash } from '../../src-main/core/gateway/job-token.js';
+import { checkRequest } from '../../src-main/core/gateway/request-fields.js';
 import { UsageMeter } from '../../src-main/core/gateway/usage-meter.js';
 import type { MeteredAnswer } from '../../src-main/core/gateway/usage-meter.js';
 import { GatewayServer } from '../../src-main/ipc/gateway-server.js';
@@ -333,6 +334,8 @@ function verdictOf(c: Case, port: number, jobs: FuzzJobs): Verdict {
   }
   if (!isRecord(parsed) || parsed.model !== job.model) return refuse(400);
   if (pathname === '/v1/messages' && !(Number.isSafeInteger(parsed.max_tokens) && (parsed.max_tokens as number) >= 1)) return refuse(400);
+  // Only what Claude Code sends (request-fields.ts, tested on its own in tests/core/gateway/request-fields.test.ts).
+  if (checkRequest(parsed, { counting: pathname !== '/v1/messages', allow: { serverTools: false, urlSources: false } })) return refuse(400);
   return { kind: 'forward', job, pathname, maxTokens: parsed.max_tokens };
 }
 
@@ -893,10 +896,12 @@ function answerProblems(c: Sent, got: Exchange, reached: boolean, answers: Map<n
     if (answer.status !== verdict.status || error.type !== verdict.type)
       problems.push(`${label}: expected ${verdict.status} ${verdict.type}, got ${answer.status} ${error.type}: ${error.message}`);
   } else {
-    const billing = answer.status === 402 && error.type === 'billing_error' && verdict.job.pricing !== null && verdict.pathname === '/v1/messages';
+    // count_tokens too is refused once the job's cap is spent, and past its allowance of calls.
+    const billing = answer.status === 402 && error.type === 'billing_error' && verdict.job.pricing !== null;
+    const countAllowance = answer.status === 403 && verdict.pathname !== '/v1/messages' && /count_tokens calls/.test(error.message);
     const tooDeep = answer.status === 400 && c.deep && /nested too deeply/.test(error.message);
     if (billing) stats.refusedForBudget++;
-    if (!billing && !tooDeep) problems.push(`${label}: a valid request got ${answer.status} ${error.type}: ${error.message}`);
+    if (!billing && !tooDeep && !countAllowance) problems.push(`${label}: a valid request got ${answer.status} ${error.type}: ${error.message}`);
   }
   return problems;
 }
@@ -982,9 +987,12 @@ function logProblems(jobs: FuzzJobs, sent: Map<number, Sent>): string[] {
   }
   for (const job of jobs.jobs) {
     const total = spent.get(job.id) ?? 0;
-    const entries = jobs.entries.filter((e) => e.jobId === job.id).length;
-    // Costs are rounded to 1e-9 each.
-    if (job.pricing && total > job.maxCostUsd + 1e-9 * (entries + 1)) problems.push(`${job.id}: metered $${total} against a cap of $${job.maxCostUsd}`);
+    const own = jobs.entries.filter((e) => e.jobId === job.id);
+    // Past the cap by less than one request's cost at most: only the request being decided counts at an estimate
+    // (a hung-up one counts at its ceiling here, with no generation record to ask). Costs are rounded to 1e-9 each.
+    const largest = Math.max(0, ...own.map((e) => e.entry.costUsd));
+    if (job.pricing && total > job.maxCostUsd + largest + 1e-9 * (own.length + 1))
+      problems.push(`${job.id}: metered $${total} against a cap of $${job.maxCostUsd} (its largest request: $${largest})`);
   }
   if (jobs.spentTodayUsd > jobs.dayCapUsd) problems.push(`the day: $${jobs.spentTodayUsd} against a cap of $${jobs.dayCapUsd}`);
   // Every request that went upstream was written first (pending) and then finished with the same id: the log is whole.

@@ -518,6 +518,23 @@ describe('the Delegation page', () => {
     await context.close();
   });
 
+  it('turns server tools and URL sources on from the Budgets card, off by default: saved, and the CLI sees it', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const serverTools = page.getByLabel('Server tools and URL sources');
+    expect(await serverTools.isChecked()).toBe(false);
+    expect(await page.locator('#gateway-server-tools-hint').textContent()).toContain('No cap sees these fees');
+    await serverTools.check();
+    await expect.poll(() => page.getByTestId('gateway-server-tools-status').textContent()).toContain('Saved');
+    await expect.poll(async () => (await shownSettings()).gateway).toEqual({ allowServerTools: true });
+
+    const run = await configCli(['--allow-server-tools', 'off']);
+    expect(run.code, run.stderr).toBe(0);
+    await expect.poll(() => page.getByLabel('Server tools and URL sources').isChecked()).toBe(false);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('shows a provider policy set with openrouter-mcp-config while it is open', async () => {
     await startWith();
     const { page, context, errors } = await openDelegation();

@@ -98,6 +98,8 @@ interface StepServedBy {
   model?: string;
   /** Default: none named. */
   provider?: string;
+  /** A `thinking` block (with a made-up signature) before the rest, as a reasoning model answers: Claude Code sends it back. */
+  thinking?: string;
 }
 
 export interface TextStep extends StepTiming, StepServedBy {
@@ -559,6 +561,7 @@ export class ScriptedModel {
     const model = step.model ?? request.model ?? 'unknown';
     const provider = step.provider === undefined ? {} : { provider: step.provider };
     const content: AnthropicBlock[] = [];
+    if (step.thinking !== undefined) content.push({ type: 'thinking', thinking: step.thinking, signature: randomBytes(24).toString('base64') });
     if (step.text !== undefined) content.push({ type: 'text', text: step.text });
     if (isToolUse(step)) {
       const calls = Array.isArray(step.toolUse) ? step.toolUse : [step.toolUse];
@@ -610,6 +613,10 @@ export class ScriptedModel {
         for (const part of [text.slice(0, cut), text.slice(cut)]) {
           if (part) event('content_block_delta', { index, delta: { type: 'text_delta', text: part } });
         }
+      } else if (block.type === 'thinking') {
+        event('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
+        event('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: block.thinking } });
+        event('content_block_delta', { index, delta: { type: 'signature_delta', signature: block.signature } });
       } else {
         event('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
         const json = JSON.stringify(block.input);

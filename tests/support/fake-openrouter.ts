@@ -152,6 +152,11 @@ export class FakeOpenRouter {
     this.routes.set(`${method.toUpperCase()} ${path}`, handler);
   }
 
+  /** The handler a route has now (null: none), so another can be put in front of it and pass requests on. */
+  routeHandler(method: string, path: string): RouteHandler | null {
+    return this.routes.get(`${method.toUpperCase()} ${path}`) ?? null;
+  }
+
   addKey(key: string, info: Partial<FakeKey> = {}): void {
     this.keys.set(key, {
       label: maskedLabel(key),

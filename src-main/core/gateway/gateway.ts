@@ -22,6 +22,7 @@ import type { AnthropicErrorType } from './anthropic-error.js';
 import { boundUsd, ceilingPrices, dearestPricing, decide, promptTokensExpected, withMaxTokens } from './ceiling.js';
 import type { Decision, Prices } from './ceiling.js';
 import { measurePrompt } from './prompt-measure.js';
+import { checkRequest } from './request-fields.js';
 import type { PromptMeasure } from './prompt-measure.js';
 import { MAX_COUNT_TOKENS_PER_JOB, MAX_IN_FLIGHT_PER_JOB, SpendLedger } from './spend-ledger.js';
 import { scrubSecrets } from '../secrets/redact.js';
@@ -102,6 +103,8 @@ export interface GatewayOptions {
    * delegate hung up on really cost. Without it such a request counts at its ceiling.
    */
   billedCost?: (generationId: string) => Promise<number | null>;
+  /** The user allows server tools and URL sources (billed outside token prices); read at each request. Default: no. */
+  allowServerTools?: () => boolean;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -164,7 +167,7 @@ export class MeteringGateway {
     const url = parseTarget(req.url ?? '/');
     if (req.method !== 'POST' || !url || !FORWARDED.has(url.pathname)) {
       const what = `${req.method ?? '?'} ${(url?.pathname ?? req.url ?? '').slice(0, 100)}`;
-      afterBody(req, () => fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`), 1_000);
+      afterBody(req, () => this.fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`), 1_000);
       return;
     }
     const token = bearerOf(req);
@@ -172,7 +175,7 @@ export class MeteringGateway {
     if (!job) {
       afterBody(
         req,
-        () => fail(res, 401, 'authentication_error', 'This token belongs to no running OpenRouter Delegate job (it ended, or was never issued).'),
+        () => this.fail(res, 401, 'authentication_error', 'This token belongs to no running OpenRouter Delegate job (it ended, or was never issued).'),
         1_000,
       );
       return;
@@ -180,29 +183,36 @@ export class MeteringGateway {
     this.onAuthenticated?.(req);
     const body = await readBody(req, MAX_BODY_BYTES);
     if (body === 'too_large') {
-      afterBody(req, () => fail(res, 413, 'request_too_large', `The request is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB.`));
+      afterBody(req, () => this.fail(res, 413, 'request_too_large', `The request is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB.`));
       return;
     }
     if (body === 'aborted') return;
     const parsed = parseObject(body);
     if (!parsed) {
-      fail(res, 400, 'invalid_request_error', 'The request body is not a JSON object.');
+      this.fail(res, 400, 'invalid_request_error', 'The request body is not a JSON object.');
       return;
     }
     if (parsed.model !== job.model) {
       const asked = typeof parsed.model === 'string' ? `"${parsed.model.slice(0, 100)}"` : 'no model';
-      fail(res, 400, 'invalid_request_error', `This job runs on "${job.model}"; a request for ${asked} is refused.`);
+      this.fail(res, 400, 'invalid_request_error', `This job runs on "${job.model}"; a request for ${asked} is refused.`);
       return;
     }
     // The ceiling prices the answer at max_tokens: without a whole positive one it is no bound (a negative one would even free
     // budget for the job's other requests in flight). count_tokens has none.
     if (url.pathname === '/v1/messages' && !(Number.isSafeInteger(parsed.max_tokens) && (parsed.max_tokens as number) >= 1)) {
-      fail(res, 400, 'invalid_request_error', 'max_tokens must be a positive integer.');
+      this.fail(res, 400, 'invalid_request_error', 'max_tokens must be a positive integer.');
+      return;
+    }
+    // Only what Claude Code sends: a field or block that buys something outside token prices never goes.
+    const allowed = this.options.allowServerTools?.() ?? false;
+    const refusal = checkRequest(parsed, { counting: url.pathname !== '/v1/messages', allow: { serverTools: allowed, urlSources: allowed } });
+    if (refusal) {
+      this.fail(res, 400, 'invalid_request_error', refusal.message);
       return;
     }
     const key = this.options.apiKey();
     if (!key) {
-      fail(res, 401, 'authentication_error', 'No OpenRouter key is set in OpenRouter Delegate.');
+      this.fail(res, 401, 'authentication_error', 'No OpenRouter key is set in OpenRouter Delegate.');
       return;
     }
     await this.forward({ req, res, job, path: url.pathname + url.search, parsed, key });

@@ -188,6 +188,7 @@ export class Service {
       // Read at each request: a policy changed in the settings holds from the next request on.
       provider: () => providerPreferences(this.settings.current.provider),
       billedCost: (id) => this.supervisor.gateway.billedCost(id),
+      allowServerTools: () => this.settings.current.gateway.allowServerTools,
       now: this.now,
       log: this.log,
     });

@@ -602,7 +602,9 @@ describe('the metering gateway', () => {
     // $0.10 pays for the ~200 KB prompt but not 32,000 tokens: max_tokens is lowered, so the body is written anew.
     const { token } = jobs.add({ maxCostUsd: 0.1 });
     const depth = 100_000;
-    const deep = `{"model":"${MODEL}","max_tokens":32000,"messages":[{"role":"user","content":${'['.repeat(depth)}${']'.repeat(depth)}}]}`;
+    // Deep inside a tool call's input, which is the model's own JSON and not walked by the field check.
+    const call = `{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+    const deep = `{"model":"${MODEL}","max_tokens":32000,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[${call}]}]}`;
     const response = await post(token, deep);
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { type: string; message: string } }).error.message).toMatch(/nested too deeply/);
@@ -898,5 +900,24 @@ describe('the metering gateway against a delegate that tries to overspend', () =
     const sent = fake.requestsTo(MESSAGES)[0]?.body ?? '';
     expect(sent.match(/"max_tokens"/g)).toHaveLength(1);
     expect((JSON.parse(sent) as { max_tokens: number }).max_tokens).toBe(1);
+  });
+
+  it('refuses, naming it, a field Claude Code never sends or a server tool the user has not allowed; none reaches OpenRouter', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 1 })));
+    const { token } = jobs.add();
+    const refused = async (payload: Record<string, unknown>, field: RegExp) => {
+      const response = await post(token, payload);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(field);
+    };
+    await refused(body({ plugins: [{ id: 'web', max_results: 50 }] }), /"plugins"/);
+    await refused(body({ tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 50 }] }), /tools\[0\]/);
+    await refused(
+      body({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.org/a.pdf' } }] }] }),
+      /messages\[0\]\.content\[0\]/,
+    );
+    await refused(JSON.parse(JSON.stringify(body()).replace('{', '{"__proto__":{"x":1},')) as Record<string, unknown>, /__proto__/);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+    expect(jobs.log).toEqual([]);
   });
 });
