@@ -77,7 +77,7 @@ const SETTINGS = { concurrency: JOBS, jobTimeoutMinutes: 60, budgets: { perJobUs
 
 /**
  * A request shaped like Claude Code's first of a task (profile lean): system blocks with cache breakpoints,
- * six tool schemas, the prompt with its reminders; ~20.8 KB like the one README's economy row measured.
+ * six tool schemas, the prompt with its reminders; ~20.8 KB like the one docs/PERFORMANCE.md's economy row measured.
  */
 export function claudeCodeRequest(model: string, targetBytes = 20_800): string {
   const prose = (seed: string, chars: number) => {

@@ -7,7 +7,7 @@
  * get) and runs `npx -y -p <tarball> openrouter-delegate-mcp` with an npm cache folder of its own: nothing of
  * the user's npm cache is read or written; the keychain module comes from the registry npm is configured
  * with. A registry name would cost one more thing per start: npm exec asks the registry for the package's
- * metadata every time (libnpmexec: `preferOnline`), which a tarball does not need (README, "Performance").
+ * metadata every time (libnpmexec: `preferOnline`), which a tarball does not need (docs/PERFORMANCE.md).
  *
  * The V8 code cache lives in the user's cache folder, never beside the package (src-bridge/launcher.ts), so it
  * works the same from npm's cache. To show it, each side has its own home (and its own service): "no code

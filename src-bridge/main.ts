@@ -11,6 +11,7 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import { APP_VERSION, ENV, ServiceError, defaultSettings } from '../src-main/contract/index.js';
 import type { Settings } from '../src-main/contract/index.js';
 import { resolveLocations } from '../src-main/platform/locations.js';
+import { serverInstructions } from './instructions.js';
 import { ServiceConnection } from './service-connection.js';
 import { registerTools } from './tools/registry.js';
 
@@ -55,7 +56,8 @@ export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
     { name: 'openrouter-delegate', title: 'OpenRouter Delegate', version: APP_VERSION },
     // The SDK builds an Ajv instance for elicitation schemas unless given a validator; this bridge
     // never elicits, and skipping Ajv saves a good part of the bridge's start-up.
-    { capabilities: { tools: { listChanged: true } }, jsonSchemaValidator: noElicitationValidator },
+    // The instructions ride in the system prompt of every parent request, tool search or not (instructions.ts).
+    { capabilities: { tools: { listChanged: true } }, instructions: serverInstructions(settings.mode), jsonSchemaValidator: noElicitationValidator },
   );
   const tools = registerTools(server, { service }, settings.mode);
 

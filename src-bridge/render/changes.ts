@@ -1,5 +1,5 @@
 /**
- * What a worktree job's branch holds, as a model reads it (README "Isolation and review"): the branch and its base,
+ * What a worktree job's branch holds, as a model reads it (docs/ISOLATION.md): the branch and its base,
  * the files with their +/− counts (the first few), and the exact commands that show and take the work. Pure.
  */
 import { isActive } from '../../src-main/contract/jobs.js';

@@ -7,10 +7,11 @@
 import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive } from '../../src-main/contract/jobs.js';
-import { DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL } from '../mcp-names.js';
+import { DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { renderChanges } from './changes.js';
 import { STATE_WORDS, formatJobCost, renderGroup } from './jobs.js';
-import { toolCall } from './tool-call.js';
+import { nextLines } from './next-steps.js';
+import type { Answered } from './next-steps.js';
 
 /** Every line of delegate output starts with this, so nothing the delegate writes can pass for the bridge's own lines. */
 export const QUOTE = '> ';
@@ -41,15 +42,6 @@ function tailLine(entry: TailEntry): string {
           : `! ${text}`;
   const cut = line.length > TAIL_CHARS ? `${line.slice(0, TAIL_CHARS - 1)}…` : line;
   return `${QUOTE}${entry.subagent ? '↳ ' : ''}${cut}`;
-}
-
-/** The one call to make next, with its exact arguments; the answer's presence decides between result and follow-up. */
-export function briefNext(view: JobView, answerShown: boolean): string {
-  const { id, state } = view.job;
-  if (isActive(state)) return `Next: ${toolCall(DELEGATE_RESULT_TOOL, { job_id: id, wait_seconds: 120 })} (or delegate_status / delegate_cancel, same job_id)`;
-  if (!answerShown) return `Next: ${toolCall(DELEGATE_RESULT_TOOL, { job_id: id })}`;
-  const why = state === 'succeeded' ? 'to continue' : 'to retry in the same conversation';
-  return `Next, ${why}: ${toolCall(DELEGATE_FOLLOWUP_TOOL, { job_id: id, prompt: '…' })}`;
 }
 
 /**
@@ -90,11 +82,11 @@ function stderrLines(view: JobView): string[] {
 }
 
 /** delegate_start, delegate_followup, delegate_status, delegate_cancel: the job, its latest actions, the next call. */
-export function renderJobBrief(view: JobView, tailLimit = BRIEF_TAIL): string {
+export function renderJobBrief(view: JobView, tailLimit = BRIEF_TAIL, answered: Answered = { tool: DELEGATE_STATUS_TOOL }): string {
   const lines = header(view);
   const tail = view.tail.slice(-tailLimit);
   if (tail.length > 0) lines.push(`Latest (delegate's output, quoted):`, ...tail.map(tailLine));
-  lines.push(...stderrLines(view), ...renderGroup(view), briefNext(view, false));
+  lines.push(...stderrLines(view), ...renderGroup(view), ...nextLines(view, answered, false));
   return lines.join('\n');
 }
 
@@ -110,7 +102,7 @@ export function renderResultBrief(result: JobResult): string {
   } else {
     lines.push('The delegate left no answer.', ...stderrLines(result));
   }
-  lines.push(...renderChanges(result), ...renderGroup(result), briefNext(result, result.resultText !== null));
+  lines.push(...renderChanges(result), ...renderGroup(result), ...nextLines(result, { tool: DELEGATE_RESULT_TOOL }, result.resultText !== null));
   return lines.join('\n');
 }
 

@@ -5,20 +5,13 @@
 import { formatDuration, formatTokens, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
 import type { GroupMember, JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive } from '../../src-main/contract/jobs.js';
-import { DELEGATE_CANCEL_TOOL, DELEGATE_FOLLOWUP_TOOL, DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
+import { DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { renderChanges } from './changes.js';
-import { toolCall } from './tool-call.js';
+import { nextLines } from './next-steps.js';
+import type { Answered } from './next-steps.js';
+import { STATE_WORDS } from './state-words.js';
 
-export const STATE_WORDS: Record<JobRecord['state'], string> = {
-  queued: 'queued',
-  running: 'running',
-  succeeded: 'succeeded',
-  failed: 'FAILED',
-  cancelled: 'cancelled',
-  timed_out: 'TIMED OUT',
-  budget_exceeded: 'STOPPED (budget exceeded)',
-  lost: 'LOST',
-};
+export { STATE_WORDS };
 
 /** Estimated and billed cost, both labelled (the estimate uses list prices; billed is OpenRouter's figure). */
 export function formatJobCost(job: Pick<JobRecord, 'estimatedCostUsd' | 'billedCostUsd' | 'billing' | 'maxCostUsd'>, withCap = false): string {
@@ -45,7 +38,7 @@ function tailLine(entry: TailEntry): string {
 }
 
 /**
- * A fan-out's comparison (README "Isolation and review", Fan-out): one line per model — state, cost, tokens, time,
+ * A fan-out's comparison (docs/ISOLATION.md, "Fan-out"): one line per model — state, cost, tokens, time,
  * files changed, branch — and how to take one. Nothing for a job that is no fan-out's.
  */
 function memberLine(m: GroupMember, current: string): string {
@@ -67,16 +60,9 @@ export function renderGroup(view: JobView): string[] {
   return lines;
 }
 
-/** What the caller should do next, as a tool call it can copy. */
-export function nextStep(view: Pick<JobView, 'job'>): string {
-  const { id, state, sessionId } = view.job;
-  if (state === 'queued' || state === 'running') {
-    return `Next: ${toolCall(DELEGATE_RESULT_TOOL, { job_id: id, wait_seconds: 120 })} to wait for the answer, ${toolCall(DELEGATE_STATUS_TOOL, { job_id: id })} to watch, or ${toolCall(DELEGATE_CANCEL_TOOL, { job_id: id })}.`;
-  }
-  if (state === 'succeeded') {
-    return `Next: ${toolCall(DELEGATE_RESULT_TOOL, { job_id: id })} for the answer; ${toolCall(DELEGATE_FOLLOWUP_TOOL, { session_id: sessionId, prompt: '…' })} continues the conversation.`;
-  }
-  return `Next: ${toolCall(DELEGATE_RESULT_TOOL, { job_id: id })} shows what it produced; ${toolCall(DELEGATE_FOLLOWUP_TOOL, { session_id: sessionId, prompt: '…' })} can retry in the same conversation.`;
+/** What the caller should do next, as tool calls it can copy (next-steps.ts), on one line. */
+export function nextStep(view: JobView, answered: Answered, answerShown = false): string {
+  return nextLines(view, answered, answerShown).join(' ');
 }
 
 export function renderJobHeader(view: JobView): string[] {
@@ -99,7 +85,7 @@ export function renderJobHeader(view: JobView): string[] {
   return lines;
 }
 
-export function renderJobView(view: JobView): string {
+export function renderJobView(view: JobView, answered: Answered = { tool: DELEGATE_STATUS_TOOL }): string {
   const lines = renderJobHeader(view);
   if (view.tail.length > 0) lines.push('Latest activity:', ...view.tail.map(tailLine));
   if (view.stderrTail)
@@ -111,7 +97,7 @@ export function renderJobView(view: JobView): string {
         .slice(-5)
         .map((l) => `  ${l}`),
     );
-  lines.push(...renderGroup(view), `Files: ${view.files.dir}`, nextStep(view));
+  lines.push(...renderGroup(view), `Files: ${view.files.dir}`, nextStep(view, answered));
   return lines.join('\n');
 }
 
@@ -135,7 +121,7 @@ export function renderJobResult(result: JobResult): string {
           .map((l) => `  ${l}`),
       );
   }
-  lines.push(...renderChanges(result), ...renderGroup(result), nextStep(result));
+  lines.push(...renderChanges(result), ...renderGroup(result), nextStep(result, { tool: DELEGATE_RESULT_TOOL }, result.resultText !== null));
   return lines.join('\n');
 }
 

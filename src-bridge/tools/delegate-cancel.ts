@@ -1,6 +1,6 @@
 /** `delegate_cancel`: stop a job and every process it started. */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CancelRequestSchema } from '../../src-main/contract/index.js';
+import { CancelRequestSchema, isActive } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_CANCEL_TOOL } from '../mcp-names.js';
 import { describeDelegateTool, jobAnswer } from './delegate-common.js';
@@ -29,8 +29,11 @@ export function registerDelegateCancelTool(server: McpServer, deps: ToolDeps, mo
     },
     async (args) => {
       try {
-        const view = await deps.service.call('jobs.cancel', { jobId: args.job_id });
-        return jobAnswer(view, args.detail);
+        // A job that has already ended is not cancelled again: the answer says so, and how it ended.
+        const before = await deps.service.call('jobs.status', { jobId: args.job_id, waitSeconds: 0 });
+        const alreadyEnded = !isActive(before.job.state);
+        const view = alreadyEnded ? before : await deps.service.call('jobs.cancel', { jobId: args.job_id });
+        return jobAnswer(view, { tool: DELEGATE_CANCEL_TOOL, alreadyEnded }, args.detail);
       } catch (error) {
         return toolError(error);
       }

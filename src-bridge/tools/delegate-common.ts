@@ -10,6 +10,7 @@ import type { DelegationMode, JobResult, JobView } from '../../src-main/contract
 import { formatDuration } from '../../src-main/common/format.js';
 import { renderJobBrief, renderResultBrief } from '../render/job-brief.js';
 import { nextStep, renderJobResult, renderJobView } from '../render/jobs.js';
+import type { Answered } from '../render/next-steps.js';
 import type { ToolDeps } from './tool-deps.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -102,16 +103,20 @@ function isResult(view: JobView): view is JobResult {
  */
 export function jobAnswer(
   view: JobView,
+  answered: Answered,
   detail: boolean | undefined,
   tailLimit?: number,
 ): { content: Array<{ type: 'text'; text: string }>; structuredContent?: Framed<JobView> } {
-  if (!detail) return { content: [{ type: 'text', text: isResult(view) ? renderResultBrief(view) : renderJobBrief(view, tailLimit) }] };
-  return { content: [{ type: 'text', text: isResult(view) ? renderJobResult(view) : renderJobView(view) }], structuredContent: framed(view) };
+  if (!detail) return { content: [{ type: 'text', text: isResult(view) ? renderResultBrief(view) : renderJobBrief(view, tailLimit, answered) }] };
+  return {
+    content: [{ type: 'text', text: isResult(view) ? renderJobResult(view) : renderJobView(view, answered) }],
+    structuredContent: framed(view, answered),
+  };
 }
 
 /** The view with its next step; an answer, between its framing (field order is what the model reads). */
-function framed<V extends JobView>(view: V): Framed<V> {
-  const nextStepOf = nextStep(view);
+function framed<V extends JobView>(view: V, answered: Answered): Framed<V> {
+  const nextStepOf = nextStep(view, answered, isResult(view) && view.resultText !== null);
   if (!isResult(view) || typeof view.resultText !== 'string') return { ...view, next: nextStepOf };
   const { resultText, truncatedAt, ...rest } = view as V & JobResult;
   return { ...rest, answerBegins: ANSWER_BEGINS, resultText, truncatedAt, answerEnds: ANSWER_ENDS, next: nextStepOf } as Framed<V>;

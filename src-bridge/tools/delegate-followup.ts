@@ -50,7 +50,7 @@ export function registerDelegateFollowupTool(server: McpServer, deps: ToolDeps, 
           caller: caller(),
         });
         const view = args.wait_seconds ? await statusAfterWait(deps, started.job.id, args.wait_seconds, extra) : started;
-        return jobAnswer(view, args.detail);
+        return jobAnswer(view, { tool: DELEGATE_FOLLOWUP_TOOL }, args.detail);
       } catch (error) {
         return toolError(error);
       }

@@ -33,7 +33,7 @@ export function registerDelegateResultTool(server: McpServer, deps: ToolDeps, mo
         // The bridge waits itself, with progress notifications; the service answers at once.
         const result = await deps.service.call('jobs.result', { jobId: args.job_id, waitSeconds: 0 });
         const view = { ...result, waitTimedOut: ranOut && result.resultText === null };
-        return jobAnswer(view, args.detail);
+        return jobAnswer(view, { tool: DELEGATE_RESULT_TOOL }, args.detail);
       } catch (error) {
         return toolError(error);
       }

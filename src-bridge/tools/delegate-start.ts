@@ -69,7 +69,7 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
         const view = args.wait_seconds
           ? { ...(await statusAfterWait(deps, started.job.id, args.wait_seconds, extra)), ...(started.group ? { group: started.group } : {}) }
           : started;
-        return jobAnswer(view, args.detail);
+        return jobAnswer(view, { tool: DELEGATE_START_TOOL }, args.detail);
       } catch (error) {
         return toolError(error);
       }

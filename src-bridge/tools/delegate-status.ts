@@ -36,7 +36,7 @@ export function registerDelegateStatusTool(server: McpServer, deps: ToolDeps, mo
     async (args, extra) => {
       try {
         const view = await statusAfterWait(deps, args.job_id, args.wait_seconds, extra, args.progress_limit);
-        return jobAnswer(view, args.detail, args.progress_limit);
+        return jobAnswer(view, { tool: DELEGATE_STATUS_TOOL }, args.detail, args.progress_limit);
       } catch (error) {
         return toolError(error);
       }

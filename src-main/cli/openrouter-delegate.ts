@@ -21,7 +21,8 @@ import { createSetupContext } from '../core/setup/context.js';
 import type { SetupContext } from '../core/setup/context.js';
 import { runDoctor } from '../core/setup/doctor.js';
 import { describeInstall, describeUninstall, renderDoctorLines } from '../core/setup/present.js';
-import { HttpUiServer } from '../ipc/http-ui.js';
+import { settingsPageOpenFile } from '../host/settings-page.js';
+import { openInBrowser } from './open-browser.js';
 import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
 import { runKeeper } from '../host/keeper.js';
 import { readSecret } from './read-secret.js';
@@ -36,6 +37,8 @@ Usage:
                                         run the service in the foreground (Ctrl-C stops it; jobs keep running);
                                         --ui also serves the settings page on 127.0.0.1 and prints its URL
                                         (with a private token: treat it like a password)
+  openrouter-delegate ui [--print]      open the running service's settings page in the browser (starting the
+                                        service if none runs); --print, or without a display, prints its URL
   openrouter-delegate start             what \`npm start\` runs: the tray app where it is installed and a display
                                         exists (it takes over; the command returns), else the headless service
                                         in the foreground, saying why
@@ -96,6 +99,8 @@ async function serve(locations: Locations, options: ServeOptions): Promise<numbe
     host: 'headless',
     setup: bridgeSetup(),
     keeper: { command: process.execPath, args: [fileURLToPath(import.meta.url), 'keeper'] },
+    // Every headless service can serve the page when asked (`openrouter-delegate ui`); `--ui` asks at once.
+    settingsPage: { pageDir: pageDir(), port: options.ui?.port ?? 0 },
   });
   try {
     await service.start();
@@ -104,22 +109,14 @@ async function serve(locations: Locations, options: ServeOptions): Promise<numbe
       // A second start hands over to the first: not an error.
       if (notifyReady) out('already-running');
       err(error.message);
+      if (options.ui) err('For its settings page, run `openrouter-delegate ui` (it opens the page, or prints its URL without a display).');
       return 0;
     }
     throw error;
   }
-  let page: HttpUiServer | null = null;
   if (options.ui) {
-    page = new HttpUiServer({
-      dispatch: (method, params) => service.dispatch(method, params, { client: 'settings-page' }),
-      onEvent: (listener) => service.onEvent(listener),
-      pageDir: pageDir(),
-      stateFile: path.join(locations.runtime, 'settings-page.json'),
-      port: options.ui.port,
-      log: err,
-    });
     try {
-      const { url } = await page.start();
+      const { url } = await service.caller(`cli/${APP_VERSION}`)('settingsPage.open', {});
       // stdout only: the URL holds the token, and stderr is what ends up in log files.
       out(`Settings page: ${url}`);
     } catch (error) {
@@ -137,7 +134,6 @@ async function serve(locations: Locations, options: ServeOptions): Promise<numbe
   // Only now: whoever waits for "ready" may signal us at once.
   if (notifyReady) out('ready');
   await stopped;
-  await page?.stop();
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   err('Service stopped.');
@@ -167,7 +163,7 @@ async function start(locations: Locations): Promise<number> {
     err(`Not starting the tray app: ${choice.reason}.`);
   }
   err('Starting the headless service instead. Ctrl-C stops it.');
-  err('For the settings page in a browser, run `openrouter-delegate serve --ui` instead (it prints the URL).');
+  err('For the settings page in a browser, run `openrouter-delegate ui` in another terminal.');
   return serve(locations, { notifyReady: false, ui: null });
 }
 
@@ -311,6 +307,26 @@ async function connectOrStart(locations: Locations): Promise<IpcClient> {
   return started;
 }
 
+/**
+ * The running service's settings page (a service started for it when none runs): opened in the browser, or its URL
+ * printed when asked to or when there is no display. The URL goes to stdout only: it holds the page's token.
+ */
+async function ui(locations: Locations, print: boolean): Promise<number> {
+  const client = await connectOrStart(locations);
+  let url: string;
+  try {
+    ({ url } = await client.call('settingsPage.open', {}));
+  } finally {
+    client.close();
+  }
+  out(`Settings page: ${url}`);
+  if (print) return 0;
+  const opened = await openInBrowser({ url, file: settingsPageOpenFile(locations), platform: process.platform, env: process.env });
+  if (opened.opened) err('Opened in your browser. The URL holds a private token: treat it like a password.');
+  else err(`Not opening a browser: ${opened.why}. Open the URL above in a browser on this machine (an SSH tunnel to its port works too).`);
+  return 0;
+}
+
 async function askYes(question: string): Promise<boolean> {
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
   try {
@@ -379,6 +395,7 @@ export async function main(argv: string[]): Promise<number> {
       yes: { type: 'boolean', short: 'y', default: false },
       ui: { type: 'boolean', default: false },
       'ui-port': { type: 'string' },
+      print: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -396,6 +413,8 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'serve':
       return serve(locations, { notifyReady: values['notify-ready'], ui: values.ui ? { port: parsePort(values['ui-port']) } : null });
+    case 'ui':
+      return ui(locations, values.print);
     case 'start':
       return start(locations);
     case 'stop':

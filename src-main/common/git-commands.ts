@@ -1,5 +1,5 @@
 /**
- * The git commands that review and take a delegate's branch (README "Isolation and review"), written once: the
+ * The git commands that review and take a delegate's branch (docs/ISOLATION.md), written once: the
  * service puts them in a job's changes, the settings page copies them.
  */
 

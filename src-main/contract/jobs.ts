@@ -113,7 +113,7 @@ export const ChangeCountsSchema = z.object({ files: z.number().int(), added: z.n
 export type ChangeCounts = z.infer<typeof ChangeCountsSchema>;
 
 /**
- * Where a job's delegate worked (README "Isolation and review"). A worktree job works in `worktree`, a git worktree
+ * Where a job's delegate worked (docs/ISOLATION.md). A worktree job works in `worktree`, a git worktree
  * under the service's data folder, on `branch`, made from `baseCommit` (the repository's HEAD when the conversation
  * started); its follow-ups continue there. `mode: none` ran in the user's folder in place, `note` says why.
  */
@@ -223,6 +223,15 @@ export type GroupMember = z.infer<typeof GroupMemberSchema>;
 export const JobGroupSchema = z.object({ id: z.string(), jobs: z.array(GroupMemberSchema) });
 export type JobGroup = z.infer<typeof JobGroupSchema>;
 
+/**
+ * Why a job's budget stopped it, in figures a caller can act on: the max_cost_usd that would have let its refused
+ * request through (what it had spent + the most that request could cost; null when no request was refused: the
+ * stream's estimate passed the cap), the user's per-job budget (the most max_cost_usd may be), and whether it was
+ * the day's budget, which no larger max_cost_usd helps.
+ */
+export const BudgetStopSchema = z.object({ enoughUsd: z.number().nullable(), perJobUsd: z.number(), daily: z.boolean() });
+export type BudgetStop = z.infer<typeof BudgetStopSchema>;
+
 /** A job as status shows it: the record, its tail and where its files are. */
 export const JobViewSchema = z.object({
   job: JobRecordSchema,
@@ -239,6 +248,8 @@ export const JobViewSchema = z.object({
   waitTimedOut: z.boolean(),
   /** The comparison a fan-out's job belongs to (jobs.start with `models`, and jobs.result); absent otherwise. */
   group: JobGroupSchema.optional(),
+  /** A job that ended `budget_exceeded`: what would have been enough (absent otherwise). */
+  budgetStop: BudgetStopSchema.optional(),
 });
 export type JobView = z.infer<typeof JobViewSchema>;
 

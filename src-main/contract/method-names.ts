@@ -29,6 +29,7 @@ export const CONTRACT_METHODS = [
   'setup.connect',
   'setup.disconnect',
   'setup.doctor',
+  'settingsPage.open',
 ] as const satisfies readonly MethodName[];
 
 type Unlisted = Exclude<MethodName, (typeof CONTRACT_METHODS)[number]>;

@@ -185,6 +185,14 @@ export type ServiceStatus = z.infer<typeof ServiceStatusSchema>;
 
 const empty = z.object({}).strict();
 
+export const SettingsPageSchema = z.object({
+  /** http://127.0.0.1:<port>/#token=…: the token rides in the fragment. Show it to the user, never log it. */
+  url: z.string(),
+  /** True when this call started the page server (a new token and port); false when it was serving already. */
+  started: z.boolean(),
+});
+export type SettingsPage = z.infer<typeof SettingsPageSchema>;
+
 /**
  * `changes`: the call changes state (starts a job, stores a key …). A caller that lost the
  * connection mid-call may retry only the calls that do not: the others may already have happened.
@@ -259,6 +267,12 @@ export const CONTRACT = {
   'setup.connect': method(empty, SetupActionSchema, 'Register the bridge with Claude Code (`claude mcp add --scope user`), as `install` does.', true),
   'setup.disconnect': method(empty, SetupActionSchema, "Remove the bridge's registration from Claude Code, as `uninstall` does.", true),
   'setup.doctor': method(empty, DoctorReportSchema, 'The checks of `openrouter-delegate doctor`.'),
+  'settingsPage.open': method(
+    empty,
+    SettingsPageSchema,
+    "The settings page's loopback URL, its token in the fragment; starts the page server (new token, new port) when it is not serving.",
+    true,
+  ),
 } as const;
 
 export type Contract = typeof CONTRACT;

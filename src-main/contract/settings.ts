@@ -21,7 +21,7 @@ export type PermissionMode = z.infer<typeof PermissionModeSchema>;
 export const DEFAULT_MODEL = 'deepseek/deepseek-v4-flash-0731';
 
 /**
- * What a delegate's Claude Code is given (README "Delegate profiles"), ordered from least to most: the
+ * What a delegate's Claude Code is given (docs/GUIDE.md "Delegate profiles"), ordered from least to most: the
  * order is the ceiling order. Every turn sends every tool's schema again, so fewer tools cost less.
  */
 export const DELEGATE_PROFILES = ['minimal', 'lean', 'full'] as const;
@@ -40,7 +40,7 @@ export const PROFILE_TOOLS: Readonly<Record<DelegateProfile, readonly string[] |
 };
 
 /**
- * Where a delegate works (README "Isolation and review"): `worktree`, a git worktree of its own on a new branch,
+ * Where a delegate works (docs/ISOLATION.md): `worktree`, a git worktree of its own on a new branch,
  * outside the user's tree; `none`, the user's folder in place.
  */
 export const ISOLATION_MODES = ['worktree', 'none'] as const;
@@ -78,7 +78,7 @@ function modelIdSchema(what: string) {
   return ModelPatternSchema.refine((s) => !s.endsWith('/*'), `${what} must be a model id, not a pattern`);
 }
 
-/** A fallback model: OpenRouter tries it when the job's own model fails (README "Model fallbacks"). */
+/** A fallback model: OpenRouter tries it when the job's own model fails (docs/GATEWAY.md "Model fallbacks"). */
 export const FallbackModelSchema = modelIdSchema('a fallback model');
 /** Each fallback can be the dearest model a request is capped at, and each is one more policy check per job. */
 export const MAX_FALLBACK_MODELS = 3;
@@ -107,6 +107,8 @@ export function isApprovableTool(rule: string, approvable: readonly string[]): b
  */
 export const SETTING_BOUNDS = {
   usd: { min: 0 },
+  /** A job's cap: $0 would start a delegate that cannot make a single request (mode `off` is how to stop delegating). */
+  jobUsd: { min: 0.01 },
   minContext: { min: 1 },
   concurrency: { min: 1, max: 32 },
   jobTimeoutMinutes: { min: 1, max: 24 * 60 },
@@ -132,7 +134,14 @@ const perMillionUsd = z.number().finite().min(SETTING_BOUNDS.usd.min).nullable()
 
 const budgetsShape = {
   /** Ceiling for one job's `max_cost_usd`, and its default. */
-  perJobUsd: usd.default(0.5),
+  perJobUsd: z
+    .number()
+    .finite()
+    .min(
+      SETTING_BOUNDS.jobUsd.min,
+      `must be at least $${SETTING_BOUNDS.jobUsd.min}: a job with no budget cannot make a single request (to stop delegating, set the mode to off)`,
+    )
+    .default(0.5),
   /** Spend across all jobs in one local day. */
   perDayUsd: usd.default(5),
   /** No job starts when the key's remaining balance is below this. */
@@ -402,7 +411,12 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
     label: 'Isolation',
     help: 'worktree: a delegation in a git repository works in a worktree of its own, on a branch you review and merge; none: delegates edit your folder in place',
   },
-  'budgets.perJobUsd': { label: 'Budget per job', help: "one job's spending cap (its default and its ceiling)", unit: 'usd', bounds: SETTING_BOUNDS.usd },
+  'budgets.perJobUsd': {
+    label: 'Budget per job',
+    help: "one job's spending cap (its default and its ceiling), at least $0.01",
+    unit: 'usd',
+    bounds: SETTING_BOUNDS.jobUsd,
+  },
   'budgets.perDayUsd': { label: 'Budget per day', help: 'spending across all jobs in one day', unit: 'usd', bounds: SETTING_BOUNDS.usd },
   'budgets.reserveUsd': { label: 'Reserve', help: "no job starts when the key's remaining balance is below this", unit: 'usd', bounds: SETTING_BOUNDS.usd },
   'gateway.allowServerTools': {

@@ -1,7 +1,7 @@
 /**
  * How the settings window gets its page: from `app://settings/…`, a privileged scheme of our own that
  * serves the built renderer (dist/renderer) and nothing else. Not `file://`: the packaged app turns
- * the GrantFileProtocolExtraPrivileges fuse off (README, "Packaging"), and a file: page cannot load
+ * the GrantFileProtocolExtraPrivileges fuse off (docs/PACKAGING.md), and a file: page cannot load
  * its own ES modules then; a scheme of our own also gives the page a real origin and lets every
  * response carry the CSP as a header. The handler is a plain function of a URL, tested without Electron.
  */

@@ -18,6 +18,8 @@ import type { ServiceOptions } from '../core/service/service.js';
 import { callerOf } from '../core/service/dispatcher.js';
 import type { Dispatch, ServiceCall } from '../core/service/dispatcher.js';
 import type { Locations } from '../platform/locations.js';
+import { LoopbackSettingsPage } from './settings-page.js';
+import type { SettingsPageOptions } from './settings-page.js';
 
 export type { ServiceOptions } from '../core/service/service.js';
 
@@ -49,6 +51,8 @@ export interface KeeperLaunch {
 export interface HostOptions extends ServiceOptions {
   /** Without it no keeper brings a killed service back (a host that cannot start the CLI). */
   keeper?: KeeperLaunch;
+  /** The built settings page, served on loopback when asked for (`settingsPage.open`); without it the method is unavailable. */
+  settingsPage?: SettingsPageOptions;
 }
 
 /** While jobs are active the host checks this often that a keeper watches (a silent job sends no events). */
@@ -89,6 +93,17 @@ export class ServiceHost implements HostedService {
     // A socket that carried a live job's token is a delegate's: strangers' connections no longer crowd it out (SECURITY.md §2).
     service.gateway.onAuthenticated = (req) => gatewayServer.trust(req.socket);
     service.attach(gatewayServer);
+    if (options.settingsPage) {
+      const page = new LoopbackSettingsPage({
+        options: options.settingsPage,
+        locations: service.locations,
+        dispatch: service.dispatch,
+        onEvent: (listener) => service.onEvent(listener),
+        log: service.log,
+      });
+      service.attach(page);
+      service.attachSettingsPage(page);
+    }
   }
 
   caller(client: string): ServiceCall {

@@ -103,7 +103,7 @@ export interface BridgeSetup {
  * service's `setup.connect` (the settings window's Connect) in the tray app and in `serve`. One answer per
  * installation, so that `doctor` from the CLI and Connect in the tray app agree on what "registered" means.
  * - The packaged app: its launcher in resources/bin, which runs the unpacked bundle on the system Node found
- *   when Claude Code starts it (the app's Electron may not run as Node: README, "Launchers and the RunAsNode
+ *   when Claude Code starts it (the app's Electron may not run as Node: docs/PACKAGING.md, "Launchers and the RunAsNode
  *   fuse"), so a Node upgrade does not break the registration.
  * - Elsewhere: `nodePath` running the built script beside the bundle; undefined without a Node to name (the
  *   tray app in a checkout, started without OPENROUTER_DELEGATE_NODE).

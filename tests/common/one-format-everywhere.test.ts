@@ -150,7 +150,8 @@ const surfaces: Record<string, Partial<Record<keyof typeof READS, string>>> = {
     tokens: evaluateModel({ ...catalogModel, contextLength: TOKENS }, SettingsSchema.parse({ minContext: 20_000 })).reason ?? '',
     sum: thrownMessage(() =>
       checkBudget({
-        settings: SettingsSchema.parse({ budgets: { perJobUsd: SMALL_SUM, perDayUsd: 5, reserveUsd: 0 } }),
+        // A per-job budget is at least $0.01: the small sum is the day's.
+        settings: SettingsSchema.parse({ budgets: { perJobUsd: 5, perDayUsd: SMALL_SUM, reserveUsd: 0 } }),
         spentTodayUsd: 0,
         reservedUsd: 0,
         maxCostUsd: 1,

@@ -1,5 +1,5 @@
 /**
- * Fan-out (README "Isolation and review", Fan-out; issue 14, item 4), end to end: the real service, the real `claude -p`
+ * Fan-out (docs/ISOLATION.md, "Fan-out"; issue 14, item 4), end to end: the real service, the real `claude -p`
  * as each delegate against the scripted model, a real git repository, and the real bridge as the calling model's side.
  * One delegate_start naming three models makes three jobs, each on its own branch with its own edits, and one comparison;
  * a set the budgets cannot hold together, or one model the policy refuses, refuses the whole set with nothing made.

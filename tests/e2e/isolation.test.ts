@@ -1,5 +1,5 @@
 /**
- * Isolation and review (README "Isolation and review"; issue 14, items 1–3), end to end: the real service, the real
+ * Isolation and review (docs/ISOLATION.md; issue 14, items 1–3), end to end: the real service, the real
  * `claude -p` as the delegate against the scripted model, and a real git repository as the user's project. A
  * delegate works in a worktree of its own under the service's data folder: the user's tree and index are never
  * touched, two delegates never see each other's edits, a follow-up sees its own, and however a job ends — success,

@@ -2,7 +2,7 @@
  * Delegate profiles with the real `claude -p` (the version in package.json) against the scripted model: what
  * each profile puts in the first request a delegate sends (its tools and its size, which every turn pays
  * again), that a coding task still succeeds under the default `lean`, and that a follow-up keeps the
- * conversation's profile. README "Delegate profiles" quotes the sizes this file prints.
+ * conversation's profile. docs/GUIDE.md "Delegate profiles" quotes the sizes this file prints.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -38,6 +38,9 @@ async function heldJob(client: IpcClient, name: string): Promise<{ jobId: string
   const started = await world.startJob(client, { prompt: `${m(name)} go`, allowedTools: ['Bash'] });
   const running = await world.waitForRunning(client, started.job.id);
   await expect.poll(() => world.model.requestsFor(name).length, { timeout: 30_000 }).toBe(1);
+  // Its answer relayed whole and its Bash call under way: a service killed now cuts no request short (under load,
+  // a kill that landed mid-answer failed the delegate, which these tests run without retries).
+  await gate.reached();
   // Claude Code says something on stderr as it starts (e.g. that it does not know the model's name).
   await expect.poll(async () => (await readFile(running.files.stderr, 'utf8')).trim(), { timeout: 30_000 }).not.toBe('');
   return { jobId: started.job.id, pid: running.job.pid ?? 0, stderrFile: running.files.stderr };

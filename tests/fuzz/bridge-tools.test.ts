@@ -81,9 +81,12 @@ function plausibleStart(rng: Rng, args: Record<string, unknown>): Record<string,
   return start;
 }
 
+/** The bridge's answer to arguments a tool's schema refuses (src-bridge/render/tool-refusal.ts). */
+const SCHEMA_REFUSAL = /was not called: .*Fix the arguments and call it again\./s;
+
 /** A few words for a tally of the error results, so the output shows how deep the calls got. */
 function errorKind(text: string): string {
-  if (/Input validation error/.test(text)) return 'input refused by the schema';
+  if (SCHEMA_REFUSAL.test(text)) return 'input refused by the schema';
   if (/No OpenRouter key/.test(text)) return 'no key';
   if (/^No job|No conversation/.test(text)) return 'no such job';
   if (/not found|disabled/.test(text)) return 'no such tool';
@@ -205,9 +208,7 @@ describe('MCP bridge fuzz (built bridge, real service, tools from their own sche
         const kind = errorKind(text);
         stats.errors.set(kind, (stats.errors.get(kind) ?? 0) + 1);
         if (text.trim().length < 15) say(call, `an error result without an explanation: ${JSON.stringify(text)}`);
-        if (call.verdict === 'valid' && /Input validation error/.test(text))
-          say(call, `arguments the advertised schema accepts were refused: ${text.slice(0, 400)}`);
-        // The SDK looks tools up in a plain object: "__proto__" and "toString" come back "disabled" rather than "not found".
+        if (call.verdict === 'valid' && SCHEMA_REFUSAL.test(text)) say(call, `arguments the advertised schema accepts were refused: ${text.slice(0, 400)}`);
         if (call.verdict === 'unknown-tool' && !/not found|disabled/.test(text))
           say(call, `an unknown tool should be reported as not found: ${text.slice(0, 300)}`);
         return;

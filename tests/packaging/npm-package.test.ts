@@ -224,7 +224,7 @@ describe('the npm package', () => {
     // A cache of its own: npx installs into <cache>/_npx, and the machine's npm cache gets nothing.
     const npxEnv = { ...env, npm_config_cache: path.join(root, 'npx-cache'), CLAUDE_CONFIG_DIR: path.join(root, 'claude-config-npx') };
     await mkdir(path.join(root, 'claude-config-npx'));
-    // README, "Install": `claude mcp add --scope user openrouter -- npx -y -p openrouter-delegate openrouter-delegate-mcp`, the tarball for the name.
+    // README, "From npm": `claude mcp add --scope user openrouter -- npx -y -p openrouter-delegate openrouter-delegate-mcp`, the tarball for the name.
     const add = await runProcess('claude', ['mcp', 'add', '--scope', 'user', 'openrouter', '--', ...npxBridge()], { env: npxEnv, cwd: work });
     expect(add.code, add.stderr).toBe(0);
     const get = await runProcess('claude', ['mcp', 'get', 'openrouter'], { env: npxEnv, cwd: work });

@@ -227,7 +227,8 @@ describe('the Delegation page', () => {
     const perJob = page.getByLabel('Per job');
     await perJob.fill('-1');
     await perJob.press('Enter');
-    await expect.poll(() => page.getByTestId('budget-job-error').textContent()).toBe('Not saved: Must be 0 or more.');
+    // A per-job budget is at least $0.01 (the contract's bound, so the CLI and the menu refuse it alike).
+    await expect.poll(() => page.getByTestId('budget-job-error').textContent()).toBe('Not saved: Must be at least 0.01.');
     expect(await perJob.getAttribute('aria-invalid')).toBe('true');
     expect(await perJob.getAttribute('aria-describedby')).toContain('budget-job-error');
 

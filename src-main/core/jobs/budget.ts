@@ -4,7 +4,7 @@
  * starts cannot overshoot together: the check and the reservation happen in one synchronous step.
  */
 import { ServiceError } from '../../contract/index.js';
-import type { JobRecord, Settings } from '../../contract/index.js';
+import type { BudgetStop, GatewayRequest, JobRecord, Settings } from '../../contract/index.js';
 import { formatUsd } from '../../common/format.js';
 import { localDayKey } from '../../common/local-day.js';
 
@@ -27,6 +27,18 @@ export function spentOnDay(records: Iterable<JobRecord>, dayKey: string): number
   let total = 0;
   for (const r of records) if (localDayKey(Date.parse(r.createdAt)) === dayKey) total += jobSpendUsd(r);
   return total;
+}
+
+/**
+ * What would have been enough for a job its budget stopped: its last request the gateway refused (its note says
+ * whether the job's cap or the day's refused it) could cost up to `ceilingUsd` beside what the job had spent, so a
+ * cap of their sum, rounded up to the cent, lets it through. `count_tokens` refusals say nothing of a cap's size.
+ */
+export function budgetStopOf(record: Pick<JobRecord, 'estimatedCostUsd' | 'endReason'>, requests: readonly GatewayRequest[], perJobUsd: number): BudgetStop {
+  const refused = requests.findLast((r) => r.outcome === 'refused' && r.status === 402 && !(r.note ?? '').startsWith('count_tokens'));
+  const daily = refused ? (refused.note ?? '').startsWith('daily budget') : /daily budget/.test(record.endReason ?? '');
+  const enoughUsd = refused && refused.ceilingUsd > 0 ? Math.ceil((record.estimatedCostUsd + refused.ceilingUsd) * 100 - 1e-9) / 100 : null;
+  return { enoughUsd, perJobUsd, daily };
 }
 
 /** What an active job may still spend. */

@@ -8,7 +8,7 @@ import { PROFILE_TOOLS } from '../../contract/index.js';
 import type { DelegateProfile, JobRecord } from '../../contract/index.js';
 
 /**
- * The flags that give a delegate its profile's tools (README "Delegate profiles"), checked against the pinned
+ * The flags that give a delegate its profile's tools (docs/GUIDE.md "Delegate profiles"), checked against the pinned
  * Claude Code (tests/e2e/profiles.test.ts). `full` passes nothing: Claude Code's own default set. `lean` names
  * its tools; `minimal` adds --bare, which drops CLAUDE.md discovery, hooks, LSP, plugins, attribution and
  * auto-memory and sends a short system prompt, while stream-json, --session-id/--resume, --setting-sources,

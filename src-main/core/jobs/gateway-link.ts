@@ -54,10 +54,14 @@ export class GatewayLink implements GatewayJobs {
   }
 
   requestStarted(jobId: string, entry: GatewayRequest): Promise<void> {
-    return this.registry.jobs.has(jobId) ? this.append(jobId, entry) : Promise.resolve();
+    const job = this.registry.jobs.get(jobId);
+    if (!job) return Promise.resolve();
+    job.meter.started(entry.id);
+    return this.append(jobId, entry);
   }
 
-  logRequest(jobId: string, entry: GatewayRequest, meteredUsd: number): void {
+  /** `_meteredUsd`, the gateway's ledger for this service's life, is the sum of what the job's meter holds since then. */
+  logRequest(jobId: string, entry: GatewayRequest, _meteredUsd: number): void {
     const { registry } = this;
     const job = registry.jobs.get(jobId);
     if (!job) return;
@@ -67,8 +71,8 @@ export class GatewayLink implements GatewayJobs {
     else if (entry.outcome !== 'ok') counts.failed++;
     if (entry.maxTokensAsked !== null) counts.clamped++;
     job.record.requests = counts;
-    job.meteredUsd = Math.max(job.meteredUsd, meteredUsd);
-    job.record.estimatedCostUsd = Math.max(job.record.estimatedCostUsd, job.meteredUsd);
+    job.meter.settled(entry);
+    this.lifecycle.absorb(job);
     const ended = !this.isLive(jobId);
     // Announced once the line is on disk: the Jobs page reads the log when it hears of a new request. A request
     // that settles after its job ended (a hang-up whose cost came later) changes the record on disk too.

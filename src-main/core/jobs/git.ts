@@ -1,5 +1,5 @@
 /**
- * The real `git`, as the service runs it for worktree isolation (README "Isolation and review"): `execFile` with
+ * The real `git`, as the service runs it for worktree isolation (docs/ISOLATION.md): `execFile` with
  * an argument array, never a shell. The service's own GIT_* variables are left out (a service started from a hook
  * would otherwise aim every command at that hook's repository); no hooks and no fsmonitor program run (a repository's
  * programs are not the service's to run), no optional locks (a `git status` must not rewrite the user's index), no

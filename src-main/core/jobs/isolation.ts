@@ -1,5 +1,5 @@
 /**
- * Isolation for jobs (README "Isolation and review", docs/ARCHITECTURE.md §4): where a delegation works — a git
+ * Isolation for jobs (docs/ISOLATION.md, docs/ARCHITECTURE.md §4): where a delegation works — a git
  * worktree of its own, or the user's folder in place — decided from the request and the user's setting; a new job's
  * folders and file rules moved into its worktree; what a follow-up inherits; which jobs history pruning must keep;
  * a worktree deleted by hand, noticed. The git work itself is worktrees.ts.

@@ -15,6 +15,7 @@ import { localDayKey, reservationOf, spentOnDay } from './budget.js';
 import { JobNotFoundError } from './job-store.js';
 import type { JobStore } from './job-store.js';
 import type { spawnDetached } from './spawn-detached.js';
+import { TurnMeter } from './turn-meter.js';
 import type { StreamParser } from './stream-parser.js';
 import type { StreamTail } from './stream-tail.js';
 import { Worktrees } from './worktrees.js';
@@ -87,8 +88,8 @@ export interface LiveJob {
   saving: Promise<void>;
   /** The sha256 of the token its delegate holds for the gateway; null before launch and for jobs from before the gateway. */
   tokenHash: string | null;
-  /** What its requests through the gateway cost together, by the list prices. */
-  meteredUsd: number;
+  /** Its requests through the gateway, summed: the source of its tokens and its estimate (turn-meter.ts). */
+  meter: TurnMeter;
 }
 
 export function liveJob(record: JobRecord): LiveJob {
@@ -109,7 +110,7 @@ export function liveJob(record: JobRecord): LiveJob {
     persistRetry: null,
     saving: Promise.resolve(),
     tokenHash: null,
-    meteredUsd: 0,
+    meter: new TurnMeter(),
   };
 }
 

@@ -7,11 +7,12 @@ import { open, readlink, realpath, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { DELEGATE_PROFILES, PERMISSION_MODES, PROFILE_TOOLS, ServiceError, isApprovableTool } from '../../contract/index.js';
-import type { DelegateProfile, PermissionMode, Settings } from '../../contract/index.js';
+import type { DelegateProfile, ModelRow, PermissionMode, Settings } from '../../contract/index.js';
 import { formatPricePerM } from '../../common/format.js';
 import type { CatalogModel } from '../catalog/parse.js';
 import { evaluateModel } from '../catalog/policy.js';
 import { queryModels } from '../catalog/query.js';
+import { closestModels } from '../catalog/suggest.js';
 import { estimateCostUsd } from './cost.js';
 import { scrubSecrets } from '../secrets/redact.js';
 
@@ -273,12 +274,20 @@ export function resolveAllowedTools(requested: readonly string[] | undefined, se
   return [...new Set(scoped)];
 }
 
-function alternatives(models: CatalogModel[], settings: Settings): string {
-  const rows = queryModels(models, { sort: 'price', limit: 50 }, settings)
-    .rows.filter((r) => r.allowed)
-    .slice(0, 5);
+function withPrices(rows: ModelRow[]): string {
+  return rows
+    .map((r) => `${r.id} (${formatPricePerM(r.priceInputPerM, r.variablePricing)} in, ${formatPricePerM(r.priceOutputPerM, r.variablePricing)} out)`)
+    .join(', ');
+}
+
+/** The allowed models closest to `id` (did you mean), else the cheapest allowed ones. */
+function alternatives(models: CatalogModel[], settings: Settings, id?: string): string {
+  const allowed = queryModels(models, { sort: 'price', limit: models.length || 1 }, settings).rows.filter((r) => r.allowed);
+  const close = id === undefined ? [] : closestModels(id, allowed, 5);
+  if (close.length > 0) return `Did you mean: ${withPrices(close)}?`;
+  const rows = allowed.slice(0, 5);
   if (rows.length === 0) return 'No model passes the policy at the moment; the user can widen it.';
-  return `Allowed instead (cheapest first): ${rows.map((r) => `${r.id} (${formatPricePerM(r.priceInputPerM, r.variablePricing)} in, ${formatPricePerM(r.priceOutputPerM, r.variablePricing)} out)`).join(', ')}.`;
+  return `Allowed instead (cheapest first): ${withPrices(rows)}.`;
 }
 
 /** The catalog's model by id, the exact id first, then without regard to case. */
@@ -291,7 +300,7 @@ export function resolveModel(requested: string | undefined, models: CatalogModel
   const id = requested ?? settings.defaultModel;
   const model = findModel(id, models);
   if (!model) {
-    throw new ServiceError('policy_refused', `OpenRouter has no model "${id}". ${alternatives(models, settings)}`);
+    throw new ServiceError('policy_refused', `OpenRouter has no model "${id}". ${alternatives(models, settings, id)}`);
   }
   const verdict = evaluateModel(model, settings);
   if (!verdict.allowed) {

@@ -19,7 +19,9 @@ import { processesByEnv } from './process-table.js';
 import { spawnDetached } from './spawn-detached.js';
 import { cheapestPricing } from '../gateway/ceiling.js';
 import { newJobToken, tokenHash } from '../gateway/job-token.js';
-import { StreamParser } from './stream-parser.js';
+import { streamParserFor } from './stream-parser.js';
+import type { StreamParser } from './stream-parser.js';
+import type { TurnFigures } from './turn-meter.js';
 import { StreamTail } from './stream-tail.js';
 import { deniedAround } from './worktrees.js';
 import { errorMessage } from '../../common/errors.js';
@@ -170,7 +172,7 @@ export class JobLifecycle {
   /** Tails the job's stream into its parser, pricing each assistant message as it arrives. */
   follow(job: LiveJob): void {
     const { registry } = this;
-    const parser = (job.parser = new StreamParser());
+    const parser = (job.parser = streamParserFor(job.record));
     let lastPersist = 0;
     job.tail = new StreamTail({
       file: registry.deps.store.paths(job.record.id).stream,
@@ -192,28 +194,32 @@ export class JobLifecycle {
     job.tail.start();
   }
 
-  /** Copies what the stream has told so far into the record. */
-  private absorb(job: LiveJob): void {
-    const parser = job.parser;
+  /** Copies what the stream and the gateway have told so far into the record. */
+  absorb(job: LiveJob): void {
+    const { parser, record } = job;
+    // The turn's own requests, as the gateway logged them, once they have all settled; the stream stands in until then.
+    Object.assign(record, job.meter.figures(parser ? this.streamFigures(job, parser) : { usage: record.usage, estimatedCostUsd: record.estimatedCostUsd }));
     if (!parser) return;
-    const record = job.record;
     record.toolCalls = parser.toolCalls;
-    // Live, the stream under-reports output tokens (each message's usage is a snapshot taken as it
-    // began); the result line's totals correct that at the end. bestUsage is the larger of the two.
-    record.usage = parser.bestUsage;
     copyNewIds(record, parser.generationIds);
-    // With fallbacks, at the cheapest of them: the stream does not say which model served each request (below).
-    const fallbacks = record.fallbacks ?? [];
-    const pricing = fallbacks.length > 0 ? cheapestPricing([job.pricing, ...fallbacks.map((f) => f.prices)]) : job.pricing;
-    if (pricing) record.estimatedCostUsd = estimateCostUsd([parser.bestUsage], pricing) ?? record.estimatedCostUsd;
-    // The gateway's figure is per request and exact in tokens; the stream's may lag behind it.
-    record.estimatedCostUsd = Math.max(record.estimatedCostUsd, job.meteredUsd);
     const result = parser.result;
     if (result) {
       record.resultSubtype = result.subtype;
       record.isError = result.isError;
       record.numTurns = result.numTurns;
     }
+  }
+
+  /**
+   * What the stream says the turn spent. Live, it under-reports output tokens (each message's usage is a snapshot
+   * taken as it began); the result line's totals correct that at the end (bestUsage is the larger of the two). With
+   * fallbacks, at the cheapest of them: the stream does not say which model served each request.
+   */
+  private streamFigures(job: LiveJob, parser: StreamParser): TurnFigures {
+    const fallbacks = job.record.fallbacks ?? [];
+    const pricing = fallbacks.length > 0 ? cheapestPricing([job.pricing, ...fallbacks.map((f) => f.prices)]) : job.pricing;
+    const usage = parser.bestUsage;
+    return { usage, estimatedCostUsd: (pricing ? estimateCostUsd([usage], pricing) : null) ?? job.record.estimatedCostUsd };
   }
 
   /** Counted from the job's start, so an adopted job keeps the deadline it had before the restart. */

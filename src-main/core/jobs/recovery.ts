@@ -10,7 +10,8 @@ import { liveJob } from './job-registry.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import type { JobLifecycle } from './lifecycle.js';
 import { isSameProcess, processesByEnv } from './process-table.js';
-import { StreamParser } from './stream-parser.js';
+import { streamParserFor } from './stream-parser.js';
+import { TurnMeter } from './turn-meter.js';
 import { readStreamFile } from './stream-tail.js';
 
 const LOST_REASON = "The job's process ended while the service was not running, and its stream has no result. What it did is in its stream file.";
@@ -62,13 +63,14 @@ export class JobRecovery {
       await this.recover(job);
       return;
     }
-    const parser = new StreamParser();
+    const parser = streamParserFor(job.record);
     const read = await readStreamFile(registry.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => null);
     if (!read || read.bytes === 0) {
       registry.queue.push(job.record.id);
       return;
     }
     job.parser = parser;
+    await this.readMeter(job);
     await this.lifecycle.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
   }
 
@@ -85,22 +87,28 @@ export class JobRecovery {
         .then((models) => models.find((m) => m.id === job.record.model)?.pricing ?? null)
         .catch(() => null));
     if (!job.pricing) registry.log(`jobs: ${job.record.id}: no prices for ${job.record.model}; its cost cannot be estimated until it ends`);
+    await this.readMeter(job);
     job.apiKey = registry.deps.apiKey()?.value ?? null;
     if (alive) {
       registry.log(`jobs: re-adopting ${job.record.id} (pid ${pid})`);
       // Its delegate still holds its gateway token: the gateway takes it again (a job from before the gateway has none).
       job.tokenHash = await registry.deps.store.readTokenHash(job.record.id);
       if (job.tokenHash) registry.byToken.set(job.tokenHash, job);
-      job.meteredUsd = job.record.estimatedCostUsd;
       this.lifecycle.follow(job);
       this.lifecycle.armTimeout(job);
       this.watchAdopted(job);
       return;
     }
     // The process is gone: whatever it wrote is in the stream file.
-    const parser = (job.parser = new StreamParser());
+    const parser = (job.parser = streamParserFor(job.record));
     await readStreamFile(registry.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => undefined);
     await this.lifecycle.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
+  }
+
+  /** What the job's requests through the gateway cost so far, from its log: the meter starts where the last service left it. */
+  private async readMeter(job: LiveJob): Promise<void> {
+    const logged = await this.registry.deps.store.readRequests(job.record.id, Number.POSITIVE_INFINITY).catch(() => []);
+    job.meter = TurnMeter.fromLog(logged);
   }
 
   /** An adopted process is not our child, so no exit event: check on it until it is gone. */

@@ -18,6 +18,10 @@
  * - Result lines are irregular: `error_max_turns` has no `result` key, a bad model gives
  *   `subtype:"success"` with `is_error:true` and `api_error_status`, and `error_during_execution`
  *   comes with `is_error:false`. Whether a job failed is `isError || subtype !== 'success'`.
+ * - In a resumed session (a follow-up, `--resume`) the result's `modelUsage` counts every turn of the
+ *   session so far, the earlier turns' jobs included (2.1.332: turn 2 of 1,000 in / 200 out reads 2,000 / 400);
+ *   `model_usage_since_last_result` and `usage` count this run alone. A turn's figures are its own
+ *   (issue 23), so a resumed turn never reads `modelUsage`.
  * - `total_cost_usd` and `modelUsage[*].costUSD` are Anthropic list prices for Anthropic models,
  *   not what OpenRouter charges: they are never read.
  *
@@ -72,7 +76,10 @@ export interface StreamResult {
   apiErrorStatus: number | null;
   /** The result's `errors` (e.g. "Reached maximum number of turns (1)"); empty when none. */
   errors: string[];
-  /** Token totals over every model in `modelUsage` (costs ignored); null when the line has none. */
+  /**
+   * Token totals over every model of this run (costs ignored): `model_usage_since_last_result`, else `modelUsage`
+   * unless the session was resumed (there it counts the earlier turns too); null when the line has neither.
+   */
   modelUsage: Usage | null;
 }
 
@@ -296,7 +303,13 @@ class Ring<T> {
   }
 }
 
+export interface StreamParserOptions {
+  /** The stream is a resumed session's (a follow-up): its result's `modelUsage` counts the earlier turns too. */
+  resumed?: boolean;
+}
+
 export class StreamParser {
+  private readonly resumed: boolean;
   private readonly ring = new Ring<TailEntry>(TAIL_CAPACITY);
   /** Message id → its usage, for the last REMEMBERED_MESSAGES messages (insertion order = last seen). */
   private readonly usage = new Map<string, Usage>();
@@ -316,6 +329,10 @@ export class StreamParser {
   private retries = 0;
   private lastRetry: ApiRetry | null = null;
   private lastText: string | null = null;
+
+  constructor(options: StreamParserOptions = {}) {
+    this.resumed = options.resumed === true;
+  }
 
   /** One complete line of the stream, without its newline. */
   push(line: string): void {
@@ -572,7 +589,7 @@ export class StreamParser {
       usage: usageOf(event.usage),
       apiErrorStatus: numberOrNull(event.api_error_status),
       errors,
-      modelUsage: modelUsageOf(event.modelUsage),
+      modelUsage: modelUsageOf(event.model_usage_since_last_result) ?? (this.resumed ? null : modelUsageOf(event.modelUsage)),
     };
     this.resultInfo = result;
     if (!result.isError && subtype === 'success') return;
@@ -581,4 +598,9 @@ export class StreamParser {
     const text = `${subtype}${status}${detail === null ? '' : `: ${detail}`}`;
     this.ring.push({ kind: 'notice', text: shorten(text, NOTICE_CHARS), isError: true });
   }
+}
+
+/** The parser for a job's stream: turn 2 on is a follow-up, whose session is resumed. */
+export function streamParserFor(record: { turn: number }): StreamParser {
+  return new StreamParser({ resumed: record.turn > 1 });
 }

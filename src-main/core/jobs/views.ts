@@ -5,9 +5,9 @@
  */
 import { ZERO_USAGE, addUsage, isActive } from '../../contract/index.js';
 import type { JobGroup, JobList, JobRecord, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
-import { jobCostUsd } from './budget.js';
+import { budgetStopOf, jobCostUsd } from './budget.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
-import { StreamParser } from './stream-parser.js';
+import { streamParserFor } from './stream-parser.js';
 import { readStreamFile } from './stream-tail.js';
 import { noticeMissingWorktrees } from './isolation.js';
 import { errorMessage } from '../../common/errors.js';
@@ -28,7 +28,7 @@ export class JobViews {
     const record = job.record;
     if (!job.parser && !isActive(record.state)) {
       // A finished job from history: its tail is in its stream file.
-      const parser = new StreamParser();
+      const parser = streamParserFor(record);
       await readStreamFile(store.paths(record.id).stream, (line) => parser.push(line)).catch(() => undefined);
       job.parser = parser;
     }
@@ -42,6 +42,10 @@ export class JobViews {
       files: { dir: paths.dir, prompt: paths.prompt, stream: paths.stream, stderr: paths.stderr, result: paths.result },
       waitTimedOut,
     };
+    if (record.state === 'budget_exceeded') {
+      const requests = await store.readRequests(record.id, Number.POSITIVE_INFINITY).catch(() => []);
+      view.budgetStop = budgetStopOf(record, requests, registry.deps.settings().budgets.perJobUsd);
+    }
     if (record.state === 'failed' || record.state === 'lost') {
       const stderr = await store.readStderrTail(record.id, 2000).catch(() => '');
       if (stderr.trim()) view.stderrTail = stderr;

@@ -1,5 +1,5 @@
 /**
- * Worktrees (README "Isolation and review", docs/ARCHITECTURE.md §4): the git side of isolation. Each delegation in a
+ * Worktrees (docs/ISOLATION.md, docs/ARCHITECTURE.md §4): the git side of isolation. Each delegation in a
  * git repository gets a worktree of its own under the service's data folder, on a new branch from the repository's
  * HEAD, so the user's tree and index are never touched and two delegates never see each other's edits. When a job
  * ends, what its delegate left uncommitted is committed onto the branch; a worktree goes only once its branch is

@@ -17,6 +17,7 @@ import type {
   PolicySummary,
   ServiceStatus,
   Settings,
+  SettingsPage,
 } from '../../contract/index.js';
 import type { Locations } from '../../platform/locations.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
@@ -53,6 +54,14 @@ export interface ServiceTransport {
   broadcast(event: string, data: unknown): unknown;
   /** Connected clients, for `service.status`. */
   readonly clientCount: number;
+}
+
+/**
+ * The settings page on loopback (`serve --ui`, `openrouter-delegate ui`), built by the host: the core only asks it for
+ * its URL, which starts it when it is not serving. The URL holds the page's token: it goes back to the caller only.
+ */
+export interface SettingsPageServer {
+  open(): Promise<SettingsPage>;
 }
 
 export interface ServiceOptions {
@@ -111,6 +120,7 @@ export class Service {
   private readonly options: ServiceOptions;
   private readonly now: () => number;
   private readonly transports: ServiceTransport[] = [];
+  private settingsPage: SettingsPageServer | null = null;
   private readonly baseUrl: string;
   private startedAt = 0;
   private readonly eventListeners = new Set<(event: EventName, data: unknown) => void>();
@@ -209,6 +219,11 @@ export class Service {
   /** Adds a transport; call before start(). */
   attach(transport: ServiceTransport): void {
     this.transports.push(transport);
+  }
+
+  /** Gives `settingsPage.open` its server; without one the method says where the settings are instead. */
+  attachSettingsPage(page: SettingsPageServer): void {
+    this.settingsPage = page;
   }
 
   async start(): Promise<void> {
@@ -385,6 +400,15 @@ export class Service {
       'setup.connect': async () => connectClaude(await this.setupContext()),
       'setup.disconnect': async () => disconnectClaude(await this.setupContext()),
       'setup.doctor': async () => runDoctor((await this.setupContext()).doctorDeps()),
+      'settingsPage.open': async () => {
+        if (this.settingsPage) return this.settingsPage.open();
+        throw new ServiceError(
+          'unavailable',
+          this.options.host === 'electron'
+            ? 'The tray app runs this service: open Settings from its tray menu.'
+            : 'This service serves no settings page. Stop it (`openrouter-delegate stop`), then run `openrouter-delegate ui`.',
+        );
+      },
     };
   }
 

@@ -55,7 +55,7 @@ function costOf(job: EndedJob): string {
   return job.state === 'budget_exceeded' ? `${cost} of ${formatUsd(job.maxCostUsd)} cap` : cost;
 }
 
-/** A worktree job's branch in a few words: how many files it changed (README "Isolation and review"). */
+/** A worktree job's branch in a few words: how many files it changed (docs/ISOLATION.md). */
 function changesOf(job: EndedJob): string | null {
   const counts = job.isolation?.mode === 'worktree' ? job.isolation.changes : null;
   if (!counts) return null;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
-import { checkBudget, jobCostUsd, localDayKey, reservationOf, spentOnDay } from '../../../src-main/core/jobs/budget.js';
+import { budgetStopOf, checkBudget, jobCostUsd, localDayKey, reservationOf, spentOnDay } from '../../../src-main/core/jobs/budget.js';
+import type { GatewayRequest } from '../../../src-main/contract/index.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { jobFields } from '../../support/job-fields.js';
 
@@ -73,5 +74,43 @@ describe('budgets', () => {
     const records = [record(now, 0.1, 0.2), record(now - 3600_000, 0.3, null), record(yesterday, 5, 5)];
     expect(spentOnDay(records, localDayKey(now))).toBeCloseTo(0.5, 9);
     expect(localDayKey(now)).toBe('2026-11-30');
+  });
+});
+
+describe('what would have been enough for a job its budget stopped (issue 23)', () => {
+  const refused = (note: string, ceilingUsd: number): GatewayRequest => ({
+    id: 'r',
+    at: '2026-12-01T12:00:00Z',
+    model: 'm',
+    provider: null,
+    generationId: null,
+    status: 402,
+    outcome: 'refused',
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    costUsd: 0,
+    ceilingUsd,
+    maxTokens: 32000,
+    maxTokensAsked: null,
+    firstByteMs: null,
+    durationMs: 1,
+    note,
+  });
+  const stopped = { estimatedCostUsd: 0.4812, endReason: 'Stopped before a request: budget reached.' };
+
+  it("is what it had spent and the most its refused request could cost, rounded up to the cent, beside the user's per-job budget", () => {
+    const requests = [
+      refused('count_tokens: budget reached: $0.48 of the job’s $0.50 spent or committed.', 0.9),
+      refused("budget reached: $0.4812 of the job's $0.50 spent or committed; …", 0.1337),
+    ];
+    expect(budgetStopOf(stopped, requests, 2)).toEqual({ enoughUsd: 0.62, perJobUsd: 2, daily: false });
+  });
+
+  it("says when the day's budget refused it, and knows no figure when no request was refused", () => {
+    expect(budgetStopOf(stopped, [refused('daily budget reached: $4.90 of $5.00 spent or committed today; …', 0.2)], 2).daily).toBe(true);
+    expect(budgetStopOf({ ...stopped, endReason: "Stopped: the estimated cost passed the job's cap of $0.50." }, [], 2)).toEqual({
+      enoughUsd: null,
+      perJobUsd: 2,
+      daily: false,
+    });
   });
 });

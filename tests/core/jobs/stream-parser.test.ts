@@ -339,6 +339,40 @@ describe('result lines and their quirks', () => {
   });
 });
 
+describe("a follow-up's stream (a resumed session)", () => {
+  // Turn 2 of a conversation, as Claude Code 2.1.332 wrote it: one request of 1,000 in / 200 out. Its `modelUsage` counts
+  // turn 1's request too; `usage` and `model_usage_since_last_result` count this run alone (issue 23).
+  const model = (inputTokens: number, outputTokens: number) => ({
+    'deepseek/deepseek-v4-flash-0731': { inputTokens, outputTokens, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, costUSD: 0.02 },
+  });
+  const assistant = JSON.stringify({
+    type: 'assistant',
+    message: { id: 'gen-1796128851-7XRjYo0QhqUSVy8PQ8ae', content: [{ type: 'text', text: 'second' }], usage: { input_tokens: 1000, output_tokens: 1 } },
+    parent_tool_use_id: null,
+    session_id: 's',
+  });
+  const result = (fields: Record<string, unknown>) =>
+    JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'second', usage: { input_tokens: 1000, output_tokens: 200 }, ...fields });
+
+  it("counts this turn's tokens only, not the whole session's", () => {
+    const parser = new StreamParser({ resumed: true });
+    for (const line of [assistant, result({ modelUsage: model(2000, 400), model_usage_since_last_result: model(1000, 200) })]) parser.push(line);
+    expect(parser.bestUsage).toEqual(usage(1000, 200, 0, 0));
+  });
+
+  it('never reads the cumulative modelUsage of a resumed session, even without the per-run figures', () => {
+    const parser = new StreamParser({ resumed: true });
+    for (const line of [assistant, result({ modelUsage: model(2000, 400) })]) parser.push(line);
+    expect(parser.bestUsage).toEqual(usage(1000, 200, 0, 0));
+  });
+
+  it("reads a first turn's modelUsage, which is its own", () => {
+    const parser = new StreamParser();
+    for (const line of [assistant, result({ modelUsage: model(1000, 230) })]) parser.push(line);
+    expect(parser.bestUsage).toEqual(usage(1000, 230, 0, 0));
+  });
+});
+
 describe('the tail', () => {
   it('shows the success capture as text, call, result, text (thinking hidden)', () => {
     expect(parseFixture('stream-success-tooluse-2.1.154.jsonl').tail(10)).toEqual([

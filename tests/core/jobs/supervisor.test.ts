@@ -388,6 +388,72 @@ describe('a follow-up', () => {
   });
 });
 
+describe("a turn's tokens and cost (issue 23)", () => {
+  /** A turn of one request of 1,000 in / 200 out, ending as Claude Code ends a resumed session: `modelUsage` counts every turn so far. */
+  const turnOf = (sessionTurns: number): Script => {
+    const model = (n: number) => ({ [MODEL]: { inputTokens: 1000 * n, outputTokens: 200 * n, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 } });
+    const assistant = {
+      type: 'assistant',
+      message: { id: `gen-17960000${sessionTurns}0-turn`, content: [{ type: 'text', text: 'ok' }], usage: { input_tokens: 1000, output_tokens: 1 } },
+    };
+    const result = {
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: 'ok',
+      usage: { input_tokens: 1000, output_tokens: 200 },
+      modelUsage: model(sessionTurns),
+    };
+    return { after: [JSON.stringify(assistant), JSON.stringify(result)] };
+  };
+  const ONE_REQUEST = { inputTokens: 1000, outputTokens: 200, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+  it("counts a follow-up's own tokens and cost, not its session's", async () => {
+    const h = harness({ scripts: [turnOf(1), turnOf(2)] });
+    const first = await h.start();
+    expect((await finalState(h, first)).usage).toEqual(ONE_REQUEST);
+    const view = await h.supervisor.followup({ jobId: first, prompt: 'Go on.', caller: { cwd: home.home }, waitSeconds: 20 }, 'test');
+    expect(view.job).toMatchObject({ turn: 2, state: 'succeeded', usage: ONE_REQUEST });
+    // deepseek-v4-flash at $0.14/M in, $0.28/M out: $0.000196 a turn.
+    expect(view.job.estimatedCostUsd).toBeCloseTo(0.000196, 12);
+    const list = h.supervisor.list({ limit: 20 });
+    expect(list.totalUsage).toEqual({ ...ONE_REQUEST, inputTokens: 2000, outputTokens: 400 });
+    expect(list.conversations[0]?.jobs.map((j) => j.estimatedCostUsd)).toEqual([0.000196, 0.000196]);
+  });
+
+  it('takes them from its request log once every request has settled, whatever the stream says', async () => {
+    const h = harness({ scripts: [{ ...turnOf(3), gate: gateFile('metered') }] });
+    const id = await h.start();
+    await h.until(id, 'running');
+    // Two requests through the gateway, one of them refused: the log is the exact per-request source.
+    const ok = { ...requestEntry(h.clock.now()), usage: { inputTokens: 700, outputTokens: 150, cacheReadTokens: 300, cacheWriteTokens: 0 }, costUsd: 0.000123 };
+    const refused = { ...requestEntry(h.clock.now()), id: 'r2', generationId: null, status: 402, outcome: 'refused' as const, usage: ONE_REQUEST, costUsd: 0 };
+    refused.usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    for (const entry of [ok, refused]) {
+      await h.supervisor.gateway.requestStarted(id, { ...entry, outcome: 'pending' });
+      h.supervisor.gateway.logRequest(id, entry, entry.costUsd);
+    }
+    await h.open(gateFile('metered'));
+    const record = await finalState(h, id);
+    expect(record.usage).toEqual(ok.usage);
+    expect(record.estimatedCostUsd).toBe(0.000123);
+  });
+
+  it('counts the larger of the log and the stream while a request is under way', async () => {
+    const h = harness({ scripts: [{ ...turnOf(1), gate: gateFile('in-flight') }] });
+    const id = await h.start();
+    await h.until(id, 'running');
+    const small = { ...requestEntry(h.clock.now()), usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 }, costUsd: 0.00001 };
+    await h.supervisor.gateway.requestStarted(id, { ...small, outcome: 'pending' });
+    h.supervisor.gateway.logRequest(id, small, small.costUsd);
+    await h.supervisor.gateway.requestStarted(id, { ...small, id: 'r2', outcome: 'pending' });
+    await h.open(gateFile('in-flight'));
+    const record = await finalState(h, id);
+    expect(record.usage).toEqual(ONE_REQUEST);
+    expect(record.estimatedCostUsd).toBeCloseTo(0.000196, 12);
+  });
+});
+
 describe('fallback models', () => {
   it('are recorded on a job with their prices when they pass the policy; one that does not is skipped with a note in the log, the job runs', async () => {
     const log: string[] = [];

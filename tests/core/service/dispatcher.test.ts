@@ -34,6 +34,7 @@ function handlers(overrides: Partial<Handlers>): Handlers {
     'setup.connect': unexpected,
     'setup.disconnect': unexpected,
     'setup.doctor': unexpected,
+    'settingsPage.open': unexpected,
   };
   return { ...all, ...overrides };
 }

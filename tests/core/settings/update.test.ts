@@ -30,6 +30,13 @@ describe('changing settings', () => {
     expect(refusal({ concurrency: 0 })).toMatch(/concurrency/);
   });
 
+  it('refuses a per-job budget of $0, saying why and how to stop delegating instead', () => {
+    expect(refusal({ budgets: { perJobUsd: 0 } })).toMatch(
+      /budgets\.perJobUsd: must be at least \$0\.01: a job with no budget cannot make a single request \(to stop delegating, set the mode to off\)/,
+    );
+    expect(patchedSettings(current, { budgets: { perJobUsd: 0.01 } }).budgets.perJobUsd).toBe(0.01);
+  });
+
   it('refuses a default model outside the allowlist', () => {
     expect(refusal({ allowlist: ['qwen/*'] })).toMatch(/defaultModel: "deepseek\/deepseek-v4-flash-0731" is not in the allowlist \(qwen\/\*\)/);
     expect(patchedSettings(current, { allowlist: ['qwen/*'], defaultModel: 'qwen/qwen3-coder' }).defaultModel).toBe('qwen/qwen3-coder');

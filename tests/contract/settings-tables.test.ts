@@ -1,13 +1,14 @@
 /**
- * README.md's settings table ("Where things live") against SETTING_META: every setting is in it, with the
- * schema's default, so the README cannot drift from the code.
+ * The settings tables against SETTING_META, so the docs cannot drift from the code: docs/CONFIGURATION.md's
+ * ("Where things live") lists every setting with the schema's default; README.md's ("The settings that matter")
+ * lists a few, each a setting with its default.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SETTING_META } from '../../src-main/contract/settings.js';
 import type { SettingPath } from '../../src-main/contract/settings.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 
 interface Row {
   names: string[];
@@ -16,12 +17,16 @@ interface Row {
   defaults: string;
 }
 
-function settingsTable(): Row[] {
-  const section = README.slice(README.indexOf('## Where things live'));
+/** The `| setting | default | meaning |` table of a file's section (a heading's text, "## …"). */
+function settingsTable(file: string, heading: string): Row[] {
+  const text = read(file);
+  const start = text.indexOf(`\n${heading}\n`);
+  if (start < 0) throw new Error(`${file}: no "${heading}" section`);
+  const section = text.slice(start + 1);
   const end = section.indexOf('\n## ', 1);
   const lines = (end < 0 ? section : section.slice(0, end)).split('\n');
   const header = lines.findIndex((line) => /^\|\s*setting\s*\|\s*default\s*\|\s*meaning\s*\|$/.test(line));
-  if (header < 0) throw new Error('README.md: no "| setting | default | meaning |" table in "Where things live"');
+  if (header < 0) throw new Error(`${file}: no "| setting | default | meaning |" table in "${heading}"`);
   const rows: Row[] = [];
   for (const line of lines.slice(header + 2)) {
     if (!line.startsWith('|')) break;
@@ -34,7 +39,7 @@ function settingsTable(): Row[] {
   return rows;
 }
 
-/** A default as the README writes it: `null`, `[]`, `ondemand`, 3, `Read`, `Glob`, `{ perJobUsd: 0.5, … }`. */
+/** A default as the tables write it: `null`, `[]`, `ondemand`, 3, `Read`, `Glob`, `{ perJobUsd: 0.5, … }`. */
 function written(value: unknown): string {
   if (typeof value === 'number') return String(value);
   if (Array.isArray(value)) return value.length === 0 ? '`[]`' : value.map((entry) => `\`${String(entry)}\``).join(', ');
@@ -45,19 +50,25 @@ function written(value: unknown): string {
   return `\`${String(value)}\``;
 }
 
-/** The README's `budgets` stands for its three figures. */
+/** The tables' `budgets` stands for its three figures. */
 function defaultOf(name: string): unknown {
   if (name === 'budgets') {
     return Object.fromEntries(
       (Object.keys(SETTING_META) as SettingPath[]).filter((p) => p.startsWith('budgets.')).map((p) => [p.slice('budgets.'.length), SETTING_META[p].default]),
     );
   }
-  if (!(name in SETTING_META)) throw new Error(`README.md names "${name}", which is not a setting`);
+  if (!(name in SETTING_META)) throw new Error(`a settings table names "${name}", which is not a setting`);
   return SETTING_META[name as SettingPath].default;
 }
 
-describe("README.md's settings table", () => {
-  const rows = settingsTable();
+function expectedDefaults(row: Row): string {
+  return row.shared
+    ? [...new Set(row.names.map((name) => written(defaultOf(name))))].join(' / ')
+    : row.names.map((name) => written(defaultOf(name))).join(', ');
+}
+
+describe("docs/CONFIGURATION.md's settings table", () => {
+  const rows = settingsTable('docs/CONFIGURATION.md', '## Where things live');
 
   it('lists every setting, and nothing that is not one', () => {
     const listed = rows
@@ -67,9 +78,21 @@ describe("README.md's settings table", () => {
   });
 
   it.each(rows.map((row) => [row.names.join(', '), row] as const))("gives %s the schema's default", (_, row) => {
-    const expected = row.shared
-      ? [...new Set(row.names.map((name) => written(defaultOf(name))))].join(' / ')
-      : row.names.map((name) => written(defaultOf(name))).join(', ');
-    expect(row.defaults).toBe(expected);
+    expect(row.defaults).toBe(expectedDefaults(row));
+  });
+});
+
+describe("README.md's settings that matter", () => {
+  const rows = settingsTable('README.md', '## The settings that matter');
+
+  it('names only settings, each once', () => {
+    const names = rows.flatMap((row) => row.names);
+    expect(names.length).toBeGreaterThan(0);
+    expect(new Set(names).size).toBe(names.length);
+    for (const name of names) expect(() => defaultOf(name)).not.toThrow();
+  });
+
+  it.each(rows.map((row) => [row.names.join(', '), row] as const))("gives %s the schema's default", (_, row) => {
+    expect(row.defaults).toBe(expectedDefaults(row));
   });
 });

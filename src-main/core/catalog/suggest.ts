@@ -1,0 +1,58 @@
+/**
+ * "Did you mean": the catalog's models closest to an id OpenRouter does not have. People drop the vendor
+ * (`gpt-4o` for `openai/gpt-4o`) or a date or variant, so the id's last segment and its vendor are matched
+ * first, and only then the spelling; a list sorted by price alone offers five `:free` models instead.
+ */
+import type { ModelRow } from '../../contract/index.js';
+
+/** `openai/gpt-4o:batch` → { vendor: 'openai', name: 'gpt-4o', variant: 'batch' }, lower-cased. */
+function partsOf(id: string): { vendor: string | null; name: string; variant: string | null } {
+  const lower = id.trim().toLowerCase();
+  const slash = lower.lastIndexOf('/');
+  const vendor = slash >= 0 ? lower.slice(0, slash) : null;
+  const [name = '', variant = null] = lower.slice(slash + 1).split(':', 2);
+  return { vendor, name, variant };
+}
+
+/** Levenshtein distance, one row at a time. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * How close a catalog id is to the one asked for; lower is closer, null is not close at all. In order: the same
+ * name (with the vendor asked for, if any, and no variant before a variant), a name that starts with it (a dated
+ * or `-mini` sibling), a name it starts with, then a spelling a few edits away.
+ */
+function closeness(wanted: ReturnType<typeof partsOf>, id: string): number | null {
+  const got = partsOf(id);
+  const otherVendor = wanted.vendor !== null && got.vendor !== wanted.vendor ? 1 : 0;
+  const otherVariant = got.variant !== wanted.variant ? 0.5 : 0;
+  if (got.name === wanted.name) return otherVendor + otherVariant;
+  const nameGap = Math.abs(got.name.length - wanted.name.length) / 100;
+  if (got.name.startsWith(wanted.name)) return 10 + otherVendor + otherVariant + nameGap;
+  if (wanted.name.startsWith(got.name)) return 15 + otherVendor + otherVariant + nameGap;
+  const edits = distance(wanted.name, got.name);
+  if (edits > Math.max(2, Math.floor(wanted.name.length / 4))) return null;
+  return 20 + edits + otherVendor + otherVariant;
+}
+
+/** The rows closest to `id`, closest first, at most `limit`. */
+export function closestModels(id: string, rows: readonly ModelRow[], limit = 5): ModelRow[] {
+  const wanted = partsOf(id);
+  if (!wanted.name) return [];
+  return rows
+    .map((row) => ({ row, score: closeness(wanted, row.id) }))
+    .filter((entry): entry is { row: ModelRow; score: number } => entry.score !== null)
+    .sort((a, b) => a.score - b.score || a.row.id.localeCompare(b.row.id))
+    .slice(0, limit)
+    .map((entry) => entry.row);
+}
