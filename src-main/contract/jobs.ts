@@ -25,6 +25,13 @@ export const addUsage = (a: Usage, b: Usage): Usage => ({
   cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
   cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
 });
+/** Field by field, the larger: two counts of the same tokens, one of which may lag. */
+export const maxUsage = (a: Usage, b: Usage): Usage => ({
+  inputTokens: Math.max(a.inputTokens, b.inputTokens),
+  outputTokens: Math.max(a.outputTokens, b.outputTokens),
+  cacheReadTokens: Math.max(a.cacheReadTokens, b.cacheReadTokens),
+  cacheWriteTokens: Math.max(a.cacheWriteTokens, b.cacheWriteTokens),
+});
 
 export const BILLING_STATES = ['pending', 'complete', 'partial', 'unavailable'] as const;
 export const BillingStateSchema = z.enum(BILLING_STATES);

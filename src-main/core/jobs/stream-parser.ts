@@ -30,7 +30,7 @@
  * tool names and per-message usage are remembered for a bounded window; only the generation ids
  * grow, one per model call through OpenRouter (billing asks for each).
  */
-import { ZERO_USAGE } from '../../contract/jobs.js';
+import { ZERO_USAGE, maxUsage } from '../../contract/jobs.js';
 import type { TailEntry, Usage } from '../../contract/jobs.js';
 import { isRecord } from '../../common/errors.js';
 
@@ -137,15 +137,6 @@ function modelUsageOf(raw: unknown): Usage | null {
     sum.cacheWriteTokens += tokens(entry.cacheCreationInputTokens);
   }
   return sum;
-}
-
-function maxUsage(a: Usage, b: Usage): Usage {
-  return {
-    inputTokens: Math.max(a.inputTokens, b.inputTokens),
-    outputTokens: Math.max(a.outputTokens, b.outputTokens),
-    cacheReadTokens: Math.max(a.cacheReadTokens, b.cacheReadTokens),
-    cacheWriteTokens: Math.max(a.cacheWriteTokens, b.cacheWriteTokens),
-  };
 }
 
 function isWhitespace(code: number): boolean {

@@ -5,21 +5,12 @@
  * from before it), and, while a request is under way or was cut off by the service's own end, for what the log
  * cannot say yet — then each figure is the larger of the two, the safe side for a budget.
  */
-import { ZERO_USAGE, addUsage } from '../../contract/index.js';
+import { ZERO_USAGE, addUsage, maxUsage } from '../../contract/index.js';
 import type { GatewayRequest, Usage } from '../../contract/index.js';
 
 export interface TurnFigures {
   usage: Usage;
   estimatedCostUsd: number;
-}
-
-function maxUsage(a: Usage, b: Usage): Usage {
-  return {
-    inputTokens: Math.max(a.inputTokens, b.inputTokens),
-    outputTokens: Math.max(a.outputTokens, b.outputTokens),
-    cacheReadTokens: Math.max(a.cacheReadTokens, b.cacheReadTokens),
-    cacheWriteTokens: Math.max(a.cacheWriteTokens, b.cacheWriteTokens),
-  };
 }
 
 export class TurnMeter {

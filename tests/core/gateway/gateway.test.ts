@@ -741,6 +741,19 @@ function heldStream(input: number): { handler: (request: RecordedRequest, res: h
   };
 }
 
+/** A delegate that reads the first chunk of its answer, then hangs up. */
+async function hangUpAfterFirstChunk(token: string, payload: Record<string, unknown>): Promise<void> {
+  const controller = new AbortController();
+  const response = await fetch(`${gateway.url ?? ''}/v1/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+    signal: controller.signal,
+  });
+  await response.body?.getReader().read();
+  controller.abort();
+}
+
 const settleTurns = () => new Promise((resolve) => setTimeout(resolve, 200));
 
 describe('the metering gateway against a delegate that tries to overspend', () => {
@@ -808,15 +821,7 @@ describe('the metering gateway against a delegate that tries to overspend', () =
     fake.route('POST', MESSAGES, held.handler);
     const { token } = jobs.add({ maxCostUsd: 0.5 });
     // Held at ~$0.30 (150,000 tokens at $2/M) while in flight.
-    const controller = new AbortController();
-    const response = await fetch(`${gateway.url ?? ''}/v1/messages`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body({ max_tokens: 150_000 })),
-      signal: controller.signal,
-    });
-    await response.body?.getReader().read();
-    controller.abort();
+    await hangUpAfterFirstChunk(token, body({ max_tokens: 150_000 }));
     await expect.poll(() => asked).toEqual(['gen-123']);
     // Its hold stays while the record is looked up: a second request that fits only without it waits.
     const second = post(token, body({ max_tokens: 150_000 }));
@@ -838,15 +843,7 @@ describe('the metering gateway against a delegate that tries to overspend', () =
     const held = heldStream(10);
     fake.route('POST', MESSAGES, held.handler);
     const { token } = jobs.add({ maxCostUsd: 0.5 });
-    const controller = new AbortController();
-    const response = await fetch(`${gateway.url ?? ''}/v1/messages`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body({ max_tokens: 100_000 })),
-      signal: controller.signal,
-    });
-    await response.body?.getReader().read();
-    controller.abort();
+    await hangUpAfterFirstChunk(token, body({ max_tokens: 100_000 }));
     await expect.poll(() => jobs.log.length).toBe(1);
     held.release();
     // At least all of max_tokens at $2/M.
