@@ -1,0 +1,185 @@
+/**
+ * The gateway's HTTP plumbing (docs/ARCHITECTURE.md §11): reading a request's body within its limit, answering a
+ * refused one without losing the answer to a reset, copying an answer on with backpressure, and the small parsers
+ * around them. Nothing here knows about jobs or money; gateway.ts does.
+ */
+import type http from 'node:http';
+import { errorMessage, isRecord } from '../../common/errors.js';
+import { anthropicError } from './anthropic-error.js';
+import type { AnthropicErrorType } from './anthropic-error.js';
+import type { UpstreamAnswer } from './upstream.js';
+import type { UsageMeter } from './usage-meter.js';
+
+/**
+ * Copies the answer to the delegate as it arrives, chunk by chunk, waiting for the delegate to take each
+ * one (backpressure). Says who broke off, if anyone.
+ */
+export async function pipe(
+  upstream: UpstreamAnswer,
+  res: http.ServerResponse,
+  meter: UsageMeter,
+  onFirstByte: () => void,
+): Promise<'client' | 'upstream' | null> {
+  const body = upstream.body;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      onFirstByte();
+      meter.push(chunk);
+      if (res.destroyed) return 'client';
+      if (!res.write(chunk)) {
+        const drained = await new Promise<boolean>((resolve) => {
+          const done = (ok: boolean) => {
+            res.off('drain', onDrain);
+            res.off('close', onClose);
+            resolve(ok);
+          };
+          const onDrain = () => done(true);
+          const onClose = () => done(false);
+          res.on('drain', onDrain);
+          res.on('close', onClose);
+        });
+        if (!drained) return 'client';
+      }
+    }
+    // An answer cut short by OpenRouter ends its stream early, without an error, on some Node versions.
+    if (!body.complete) return res.destroyed ? 'client' : 'upstream';
+    res.end();
+    return null;
+  } catch {
+    return res.destroyed ? 'client' : 'upstream';
+  } finally {
+    // A delegate gone mid-answer: stop reading from OpenRouter.
+    if (res.destroyed) body.destroy();
+  }
+}
+
+/** An answer's body as text, at most `limit` bytes of it; null when it broke off before its end. */
+export async function readCapped(body: http.IncomingMessage, limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+      size += chunk.length;
+    }
+  } catch {
+    return null;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Why OpenRouter could not be reached, in words and with the system's code. */
+export function unreachable(error: unknown): string {
+  const cause =
+    (error as { cause?: { code?: unknown; message?: unknown }; code?: unknown } | null)?.code !== undefined
+      ? (error as { code?: unknown; message?: unknown })
+      : (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : null;
+  const words: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ENOTFOUND: 'host not found',
+    ECONNRESET: 'connection reset',
+    ETIMEDOUT: 'timed out',
+    UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
+  };
+  if (code) return `${words[code] ?? (typeof cause?.message === 'string' ? cause.message.slice(0, 200) : 'network error')} (${code})`;
+  return errorMessage(error).slice(0, 200);
+}
+
+export function bearerOf(req: http.IncomingMessage): string | null {
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && /^Bearer /i.test(auth)) return auth.slice(7).trim() || null;
+  const apiKey = req.headers['x-api-key'];
+  return typeof apiKey === 'string' && apiKey ? apiKey : null;
+}
+
+/**
+ * Answers a request that is refused before its body is read only once the body has arrived (and been thrown
+ * away): an answer sent while the client still sends is lost to the reset when the socket closes under it.
+ * With `withinMs` (a request that holds no live job's token), a body still coming by then is not waited for:
+ * the answer goes and the socket is closed, so a stranger cannot hold it by trickling a body (SECURITY.md §2).
+ */
+export function afterBody(req: http.IncomingMessage, answer: () => void, withinMs?: number): void {
+  if (req.complete || req.readableEnded) {
+    answer();
+    return;
+  }
+  req.resume();
+  if (withinMs === undefined) {
+    req.once('end', answer);
+    return;
+  }
+  const deadline = setTimeout(() => {
+    answer();
+    req.socket.destroy();
+  }, withinMs);
+  req.once('end', () => {
+    clearTimeout(deadline);
+    answer();
+  });
+  req.once('close', () => clearTimeout(deadline));
+}
+
+export function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too_large' | 'aborted'> {
+  return new Promise((resolve) => {
+    // Gone while its token was looked up: its 'close' has been and gone, and no 'end' will come.
+    if (req.destroyed) {
+      resolve('aborted');
+      return;
+    }
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      req.resume();
+      resolve('too_large');
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (value: Buffer | 'too_large' | 'aborted') => {
+      if (settled) return;
+      settled = true;
+      resolve(value);
+    };
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.resume();
+        chunks.length = 0;
+        settle('too_large');
+        return;
+      }
+      if (!settled) chunks.push(chunk);
+    });
+    req.on('end', () => settle(Buffer.concat(chunks)));
+    req.on('error', () => settle('aborted'));
+    req.on('close', () => settle('aborted'));
+  });
+}
+
+/** The request-target as a URL; null when it cannot be one (an absolute form with a bad port, say). */
+export function parseTarget(target: string): URL | null {
+  try {
+    return new URL(target, 'http://gateway');
+  } catch {
+    return null;
+  }
+}
+
+export function parseObject(body: Buffer): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return isRecord(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+export function fail(res: http.ServerResponse, status: number, type: AnthropicErrorType, message: string): void {
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', connection: 'close' });
+  res.end(anthropicError(type, message));
+}
