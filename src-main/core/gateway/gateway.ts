@@ -243,11 +243,14 @@ export class MeteringGateway {
       if (!res.writableFinished) hangUp.abort();
     };
     res.on('close', onClose);
+    let held = false;
     try {
       const admitted = flight.counting ? this.admitCount(flight, res) : await this.admit(flight, res, hangUp.signal);
       if (!admitted) return;
+      held = true;
       const payload = this.rewrite(flight, input.parsed, admitted.maxTokens);
       if (payload === null) {
+        held = false;
         this.ledger.settle(flight.job.id, flight.id, 0);
         this.fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
         return;
@@ -257,8 +260,12 @@ export class MeteringGateway {
       if (!flight.counting) await this.options.jobs.requestStarted(flight.job.id, { ...flight.entry, outcome: 'pending' });
       const relayed = await this.relay(flight, req, res, payload, hangUp.signal);
       await this.close(flight, relayed);
+      held = false;
     } finally {
       res.off('close', onClose);
+      // A failure of our own between the hold and the relay's end: what may have gone counts at the most it can cost,
+      // and the job's other requests are not left waiting on a hold nobody settles.
+      if (held) this.ledger.settle(flight.job.id, flight.id, flight.boundUsd);
     }
   }
 

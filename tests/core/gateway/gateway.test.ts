@@ -917,4 +917,19 @@ describe('the metering gateway against a delegate that tries to overspend', () =
     expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
     expect(jobs.log).toEqual([]);
   });
+
+  it('lets go of a request that failed on its own side before it went, counted at the most it could cost', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 1 })));
+    const { token } = jobs.add({ maxCostUsd: 0.5 });
+    const requestStarted = jobs.requestStarted.bind(jobs);
+    let failures = 4;
+    jobs.requestStarted = async (jobId, entry) => {
+      if (failures-- > 0) throw new Error('the request log could not be written');
+      return requestStarted(jobId, entry);
+    };
+    // Four failures: were their holds kept, the job (four in flight at most) could send nothing more.
+    for (let i = 0; i < 4; i++) expect((await post(token, body({ max_tokens: 1000 }))).status).toBe(500);
+    expect((await post(token, body({ max_tokens: 1000 }))).status).toBe(200);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(1);
+  });
 });
