@@ -13,17 +13,22 @@ const TWIN = 'claude-ollama-delegate-mcp@1.0.1';
 const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 
 export async function delegateEconomyBench(): Promise<BudgetRow[]> {
-  const { report, passed } = await runTestForReport<{ ours: SideFigures; twin: SideFigures }>('tests/e2e/delegate-economy.test.ts', 'DELEGATE_ECONOMY_REPORT');
-  const { ours, twin } = report;
+  const { report, passed } = await runTestForReport<{ ours: SideFigures; twin: SideFigures; oursSandboxed: SideFigures }>(
+    'tests/e2e/delegate-economy.test.ts',
+    'DELEGATE_ECONOMY_REPORT',
+  );
+  const { ours, twin, oursSandboxed } = report;
   const failed = passed ? '' : ' (task checks FAILED)';
   const guard = (ratio: number) => (passed ? ratio : Infinity);
   const share = (side: SideFigures) => formatShare(sum(side.cacheRead) / Math.max(1, sum(side.promptTokens)));
   const firstBytes = (ours.bytes[0] ?? 0) / (twin.bytes[0] ?? 1);
   const tokens = sum(ours.promptTokens) / Math.max(1, sum(twin.promptTokens));
   const cost = ours.costUsd / twin.costUsd;
+  const sandboxedTokens = sum(oursSandboxed.promptTokens) / Math.max(1, sum(twin.promptTokens));
+  const sandboxedFirst = (oursSandboxed.bytes[0] ?? 0) / (twin.bytes[0] ?? 1);
   return [
     {
-      budget: `delegate request bytes, first of the task (profile lean) ≤ 0.5× baseline${failed}`,
+      budget: `delegate request bytes, first of the task (profile lean, Bash unsandboxed like the baseline's) ≤ 0.5× baseline${failed}`,
       measured: `${ours.bytes[0] ?? 0} B (≈${formatTokens(ours.promptTokens[0])} tokens)`,
       baseline: `${TWIN} ${twin.bytes[0] ?? 0} B (≈${formatTokens(twin.promptTokens[0])} tokens)`,
       ratio: firstBytes,
@@ -31,12 +36,20 @@ export async function delegateEconomyBench(): Promise<BudgetRow[]> {
       limit: 0.5,
     },
     {
-      budget: `coding task (read, edit, run, answer): prompt tokens, ${ours.promptTokens.length} requests ≤ 0.5× baseline${failed}`,
+      budget: `coding task (read, edit, run, answer), Bash unsandboxed like the baseline's: prompt tokens, ${ours.promptTokens.length} requests ≤ 0.5× baseline${failed}`,
       measured: `${formatTokens(sum(ours.promptTokens))} (${share(ours)} from cache)`,
       baseline: `${TWIN} ${formatTokens(sum(twin.promptTokens))} (${share(twin)} from cache)`,
       ratio: tokens,
       value: guard(tokens),
       limit: 0.5,
+    },
+    {
+      budget: `the same with the default sandbox (its description on every request): first request bytes; prompt tokens (reported)${failed}`,
+      measured: `${oursSandboxed.bytes[0] ?? 0} B, ${sandboxedFirst.toFixed(2)}×; ${formatTokens(sum(oursSandboxed.promptTokens))} (${share(oursSandboxed)} from cache)`,
+      baseline: `${TWIN} ${twin.bytes[0] ?? 0} B; ${formatTokens(sum(twin.promptTokens))}`,
+      ratio: sandboxedTokens,
+      value: guard(sandboxedTokens),
+      limit: 1,
     },
     {
       budget: `coding task: cost at list prices, cache priced (reported)${failed}`,

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: one report — the machine, then one table with every performance budget of the
- * issues (bridge and catalog: #2; delegation: #3; live policy: #4; the bridge through npx: #15), each measured against a baseline
+ * issues (bridge and catalog: #2; delegation: #3; live policy: #4; the bridge through npx: #15; the sandbox: #22), each measured against a baseline
  * taken in the same run, with the ratio and pass/short. Start-up times are medians of interleaved runs
  * (the machine is noisy). Exits 1 when a budget is short. Nothing else is printed unless a service fails.
  */
@@ -25,6 +25,7 @@ import { delegateEconomyBench } from './delegate-economy.js';
 import { streamReaderBench } from './stream-reader.js';
 import { gatewayBench, gatewayKeychainBench } from './gateway.js';
 import { npxStartBench } from './npx-start.js';
+import { sandboxBench } from './sandbox.js';
 import type { BudgetRow } from './lib/stats.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -155,6 +156,8 @@ async function main(): Promise<void> {
       await gatewayKeychainBench(),
       // Issue 15: the npm package's bridge started through npx, beside the repo build.
       ...(await npxStartBench()),
+      // Issue 22: what the sandbox adds to a delegate's Bash call, beside the same call unsandboxed.
+      ...(await sandboxBench()),
     ];
     printTable(rows);
     if (rows.some((r) => r.value > r.limit)) process.exitCode = 1;

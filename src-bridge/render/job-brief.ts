@@ -6,7 +6,7 @@
  */
 import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
-import { isActive } from '../../src-main/contract/jobs.js';
+import { isActive, sandboxLine } from '../../src-main/contract/jobs.js';
 import { DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { renderChanges } from './changes.js';
 import { STATE_WORDS, formatJobCost, renderGroup } from './jobs.js';
@@ -102,7 +102,13 @@ export function renderResultBrief(result: JobResult): string {
   } else {
     lines.push('The delegate left no answer.', ...stderrLines(result));
   }
-  lines.push(...renderChanges(result), ...renderGroup(result), ...nextLines(result, { tool: DELEGATE_RESULT_TOOL }, result.resultText !== null));
+  const programs = sandboxLine(result.job.sandbox);
+  lines.push(
+    ...renderChanges(result),
+    ...(programs ? [programs] : []),
+    ...renderGroup(result),
+    ...nextLines(result, { tool: DELEGATE_RESULT_TOOL }, result.resultText !== null),
+  );
   return lines.join('\n');
 }
 

@@ -30,7 +30,7 @@ export const delegateStartInput = withDetail(
 
 export function describeDelegateStart(mode: DelegationMode): string {
   return describeDelegateTool(
-    `Start a headless Claude Code session (a "delegate") on a cheaper OpenRouter model to carry out a self-contained task in a directory; returns a job_id at once (or waits up to wait_seconds). Follow it with ${DELEGATE_STATUS_TOOL}, collect the answer with ${DELEGATE_RESULT_TOOL}, continue it with ${DELEGATE_FOLLOWUP_TOOL}.`,
+    `Start a headless Claude Code session (a "delegate") on a cheaper OpenRouter model to carry out a self-contained task in a directory; returns a job_id at once (or waits up to wait_seconds). Follow it with ${DELEGATE_STATUS_TOOL}, collect the answer with ${DELEGATE_RESULT_TOOL}, continue it with ${DELEGATE_FOLLOWUP_TOOL}. By default its programs run sandboxed: they write only its folder and reach no network (tests run; installs fail).`,
     mode,
   );
 }

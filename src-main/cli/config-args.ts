@@ -9,6 +9,8 @@ import {
   FallbackModelSchema,
   ModelPatternSchema,
   ProviderNameSchema,
+  SandboxDomainSchema,
+  SandboxPathSchema,
   SettingsPatchSchema,
   ToolRuleSchema,
   applySettingsPatch,
@@ -162,9 +164,11 @@ const ENTRY_SCHEMAS: Record<ListSetting['entry'], z.ZodType<string>> = {
   modelId: FallbackModelSchema,
   tool: ToolRuleSchema,
   provider: ProviderNameSchema,
+  domain: SandboxDomainSchema,
+  path: SandboxPathSchema,
 };
 
-/** A list entry (a model id or `vendor/*` pattern, a model id alone, a tool rule, a provider), checked like the settings check list entries. */
+/** A list entry (a model id or `vendor/*` pattern, a model id alone, a tool rule, a provider, a domain, a path), checked like the settings check list entries. */
 export function checkPatternValue(raw: string, entry: ListSetting['entry'] = 'model'): { value: string } | { problem: string } {
   const checked = ENTRY_SCHEMAS[entry].safeParse(raw);
   return checked.success ? { value: checked.data } : { problem: issueMessages(checked.error) };
@@ -262,8 +266,9 @@ export function changesSettings(request: ConfigRequest): boolean {
   return Object.keys(request.patch).length > 0 || Object.values(request.lists).some((e) => e.clear || e.remove.length > 0 || e.add.length > 0);
 }
 
-function sameEntry(a: string, b: string): boolean {
-  return a.trim().toLowerCase() === b.trim().toLowerCase();
+/** Names are the same in any case; paths are not (~/Secrets is not ~/secrets). */
+function sameEntry(a: string, b: string, entry: ListSetting['entry']): boolean {
+  return entry === 'path' ? a.trim() === b.trim() : a.trim().toLowerCase() === b.trim().toLowerCase();
 }
 
 /**
@@ -274,7 +279,7 @@ export function editList(current: readonly string[], edit: ListEdit, list: ListS
   let next = edit.clear ? [] : [...current];
   const problems: string[] = [];
   for (const entry of edit.remove) {
-    if (!next.some((existing) => sameEntry(existing, entry))) {
+    if (!next.some((existing) => sameEntry(existing, entry, list.entry))) {
       const matching = list.entry === 'model' ? next.filter((existing) => matchesPattern(entry, existing) || matchesPattern(existing, entry)) : [];
       const hint = next.length === 0 ? `the ${list.noun} is empty` : `it holds: ${next.join(', ')}`;
       problems.push(
@@ -282,9 +287,9 @@ export function editList(current: readonly string[], edit: ListEdit, list: ListS
       );
       continue;
     }
-    next = next.filter((existing) => !sameEntry(existing, entry));
+    next = next.filter((existing) => !sameEntry(existing, entry, list.entry));
   }
-  for (const entry of edit.add) if (!next.some((existing) => sameEntry(existing, entry))) next.push(entry);
+  for (const entry of edit.add) if (!next.some((existing) => sameEntry(existing, entry, list.entry))) next.push(entry);
   return problems.length > 0 ? { problems } : { value: next };
 }
 

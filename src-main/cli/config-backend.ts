@@ -8,6 +8,8 @@ import { APP_VERSION, ServiceError } from '../contract/index.js';
 import type { ModelRow, SecretKind, SecretsStatus, Settings, SettingsPatch } from '../contract/index.js';
 import { IpcClient } from '../ipc/client.js';
 import type { Locations } from '../platform/locations.js';
+import { probeSandbox } from '../platform/sandbox-probe.js';
+import type { SandboxAvailability } from '../platform/sandbox-probe.js';
 import { queryModels } from '../core/catalog/query.js';
 import { OpenRouterClient } from '../core/openrouter/client.js';
 import { ModelsCache } from '../core/openrouter/models-cache.js';
@@ -46,6 +48,8 @@ export interface ConfigBackend {
   removeSecret(kind: SecretKind): Promise<SecretsStatus>;
   /** Tool-capable models, cheapest first, with the policy's verdict on each. */
   models(): Promise<ModelChoices>;
+  /** Whether the sandbox runs delegates' programs: the running service's answer (its PATH is the one that counts), else this machine's. */
+  sandbox(): Promise<SandboxAvailability>;
   close(): void;
 }
 
@@ -63,7 +67,10 @@ export function checkKey(env: NodeJS.ProcessEnv, kind: SecretKind, value: string
 
 class ServiceBackend implements ConfigBackend {
   readonly via = 'service' as const;
-  constructor(private readonly client: IpcClient) {}
+  constructor(
+    private readonly client: IpcClient,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
 
   get servicePid(): number {
     return this.client.server.pid;
@@ -95,6 +102,11 @@ class ServiceBackend implements ConfigBackend {
   async models(): Promise<ModelChoices> {
     const report = await this.client.call('models.list', { limit: CATALOG_LIMIT, sort: 'price' });
     return { rows: report.models, ...(report.catalog.warning ? { warning: report.catalog.warning } : {}) };
+  }
+
+  async sandbox(): Promise<SandboxAvailability> {
+    // A service older than the sandbox does not say; this machine's answer is the next best.
+    return (await this.client.call('service.status', {})).sandbox ?? probeSandbox({ env: this.env });
   }
 
   close(): void {
@@ -148,6 +160,10 @@ class FileBackend implements ConfigBackend {
     return { rows: result.rows, ...(snapshot.warning ? { warning: snapshot.warning } : {}) };
   }
 
+  sandbox(): Promise<SandboxAvailability> {
+    return probeSandbox({ env: this.env });
+  }
+
   close(): void {}
 }
 
@@ -155,7 +171,7 @@ class FileBackend implements ConfigBackend {
 export async function openBackend(locations: Locations, env: NodeJS.ProcessEnv): Promise<ConfigBackend> {
   try {
     const client = await IpcClient.connect({ locations, clientName: `config-cli/${APP_VERSION}` });
-    return new ServiceBackend(client);
+    return new ServiceBackend(client, env);
   } catch (error) {
     // Only "nothing answers" falls back to the files: a service that refuses us (wrong token, other
     // version) is running, and must be fixed rather than worked around.

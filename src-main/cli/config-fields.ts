@@ -12,7 +12,9 @@ import {
   DELEGATION_MODES,
   ISOLATION_MODES,
   PERMISSION_MODES,
+  PROGRAM_POLICIES,
   PROVIDER_SORTS,
+  SANDBOX_USES,
   SETTING_META,
   settingValue,
   splitSettingPath,
@@ -20,7 +22,8 @@ import {
 } from '../contract/index.js';
 import type { SettingPath, SettingUnit, Settings, SettingsPatch } from '../contract/index.js';
 
-export type ListField = 'fallbackModels' | 'allowlist' | 'blocklist' | 'approvableTools' | 'provider.only' | 'provider.ignore';
+export type ListField =
+  'fallbackModels' | 'allowlist' | 'blocklist' | 'approvableTools' | 'provider.only' | 'provider.ignore' | 'sandbox.allowedDomains' | 'sandbox.denyRead';
 export type { SettingPath } from '../contract/index.js';
 
 /** How a flag's text becomes a value; the schema then checks ranges. */
@@ -41,10 +44,10 @@ export interface ScalarSetting {
 export interface ListSetting {
   path: ListField;
   /**
-   * What an entry is: a model id or `vendor/*` pattern, a model id alone, a tool rule (`Read`, `Bash(npm test:*)`, `*`), or an
-   * OpenRouter provider.
+   * What an entry is: a model id or `vendor/*` pattern, a model id alone, a tool rule (`Read`, `Bash(npm test:*)`, `*`), an
+   * OpenRouter provider, a domain sandboxed programs may reach, or a path they may not read.
    */
-  entry: 'model' | 'modelId' | 'tool' | 'provider';
+  entry: 'model' | 'modelId' | 'tool' | 'provider' | 'domain' | 'path';
   /** Adds an entry. */
   flag: string;
   /** Removes an entry. */
@@ -111,6 +114,8 @@ export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
   otherFlag('defaultPermissionMode', '--permission-mode', 'MODE', 'choice', PERMISSION_MODES),
   otherFlag('delegateProfile', '--profile', DELEGATE_PROFILES.join('|'), 'choice', DELEGATE_PROFILES),
   otherFlag('isolation', '--isolation', ISOLATION_MODES.join('|'), 'choice', ISOLATION_MODES),
+  otherFlag('sandbox.programs', '--programs', PROGRAM_POLICIES.join('|'), 'choice', PROGRAM_POLICIES),
+  otherFlag('sandbox.use', '--sandbox', SANDBOX_USES.join('|'), 'choice', SANDBOX_USES),
   numberFlag('concurrency', '--concurrency'),
   numberFlag('jobTimeoutMinutes', '--timeout'),
   numberFlag('retentionDays', '--retention-days'),
@@ -166,8 +171,27 @@ export const LIST_SETTINGS: readonly ListSetting[] = (
       clearFlag: '--clear-provider-ignore',
       shownBefore: 'provider.allowFallbacks',
     },
-  ] satisfies Omit<ListSetting, 'noun' | 'label'>[]
-).map((list) => ({ ...list, label: SETTING_META[list.path].label, noun: inSentence(SETTING_META[list.path].label) }));
+    // After the two sandbox choices, whose sandbox they shape.
+    {
+      path: 'sandbox.allowedDomains',
+      entry: 'domain',
+      flag: '--allow-domain',
+      removeFlag: '--unallow-domain',
+      clearFlag: '--clear-allowed-domains',
+      shownBefore: 'concurrency',
+    },
+    {
+      path: 'sandbox.denyRead',
+      entry: 'path',
+      flag: '--deny-read',
+      removeFlag: '--undeny-read',
+      clearFlag: '--clear-deny-read',
+      shownBefore: 'concurrency',
+      // Its label's "More …" reads wrong inside "not in the …".
+      noun: 'paths programs may not read',
+    },
+  ] satisfies Array<Omit<ListSetting, 'noun' | 'label'> & { noun?: string }>
+).map((list) => ({ ...list, label: SETTING_META[list.path].label, noun: list.noun ?? inSentence(SETTING_META[list.path].label) }));
 
 /** Every setting in the order `--show` and `--help` list them: each list just before the setting it names. */
 export const SHOWN_SETTINGS: ReadonlyArray<ScalarSetting | ListSetting> = SCALAR_SETTINGS.flatMap((setting) => [
@@ -195,6 +219,8 @@ export const EMPTY_LISTS: Partial<Record<ListField, string>> = {
   allowlist: '(empty: every tool-capable model)',
   approvableTools: '(empty: callers may pre-approve nothing)',
   'provider.only': '(empty: any provider)',
+  'sandbox.allowedDomains': '(empty: sandboxed programs reach no network)',
+  'sandbox.denyRead': "(empty: only the service's folders and the usual secret stores)",
 };
 
 /** A setting's value as the user reads it. */

@@ -7,8 +7,17 @@
 import { autocomplete, cancel, confirm, intro, isCancel, log, multiselect, note, outro, password, select, text } from '@clack/prompts';
 import { formatPricePerM, formatTokens, formatUsd } from '../common/format.js';
 import { settingHelp } from '../common/setting-help.js';
-import { DELEGATION_MODES, ISOLATION_EXPLANATIONS, PERMISSION_MODES, PROFILE_EXPLANATIONS, SETTING_META, ServiceError } from '../contract/index.js';
-import type { ModelRow, SecretKind, SecretsStatus, SettingUnit, Settings } from '../contract/index.js';
+import {
+  DELEGATION_MODES,
+  ISOLATION_EXPLANATIONS,
+  PERMISSION_MODES,
+  PROFILE_EXPLANATIONS,
+  PROGRAM_EXPLANATIONS,
+  SANDBOX_USE_EXPLANATIONS,
+  SETTING_META,
+  ServiceError,
+} from '../contract/index.js';
+import type { ModelRow, SandboxAvailabilityStatus, SecretKind, SecretsStatus, SettingUnit, Settings } from '../contract/index.js';
 import { InvalidValuesError, checkPatternValue, checkSettingValue, previewPatch } from './config-args.js';
 import { checkKey } from './config-backend.js';
 import type { ConfigBackend, SettingsState } from './config-backend.js';
@@ -25,7 +34,7 @@ import {
   withSettingValue,
 } from './config-fields.js';
 import type { ListField, ListSetting, SettingPath } from './config-fields.js';
-import { KEY_LABELS, describeKeySource, describeState, shownState } from './config-present.js';
+import { KEY_LABELS, describeKeySource, describeSandbox, describeState, shownState } from './config-present.js';
 import { errorMessage } from '../common/errors.js';
 
 export interface InteractiveDeps {
@@ -52,6 +61,8 @@ interface Session {
   secrets: SecretsStatus;
   draft: Settings;
   keys: Map<SecretKind, PendingKey>;
+  /** Whether the sandbox runs delegates' programs here, said beside its settings. */
+  sandbox: SandboxAvailabilityStatus;
 }
 
 /**
@@ -70,6 +81,7 @@ export const MENU_SETTINGS = {
   permissions: ['permissionCeiling', 'defaultPermissionMode', 'delegateProfile'],
   approvableTools: ['approvableTools'],
   isolation: ['isolation', 'fanOutLimit'],
+  sandbox: ['sandbox.programs', 'sandbox.use', 'sandbox.allowedDomains', 'sandbox.denyRead'],
   limits: ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'],
   other: ['retentionDays', 'delegateMaxRetries', 'modelsCacheTtlMinutes', 'claudePath'],
 } as const satisfies Record<string, readonly (SettingPath | ListField)[]>;
@@ -130,6 +142,11 @@ function menuOptions(session: Session): Array<{ value: MenuItem; label: string }
     entry('permissions', `Permissions: ceiling ${d.permissionCeiling}, default ${d.defaultPermissionMode}, profile ${d.delegateProfile}`),
     entry('approvableTools', `Tools callers may pre-approve: ${formatSetting('approvableTools', d.approvableTools)}`),
     entry('isolation', `Isolation: ${d.isolation}, fan-out up to ${d.fanOutLimit}`),
+    entry(
+      'sandbox',
+      `Programs and sandbox: programs ${d.sandbox.programs}, sandbox ${d.sandbox.use}, domains ${briefList(d.sandbox.allowedDomains)}, ` +
+        `also unreadable ${briefList(d.sandbox.denyRead)}`,
+    ),
     entry('limits', `Limits: prices, context, concurrency ${d.concurrency}, timeout ${d.jobTimeoutMinutes} min`),
     entry(
       'other',
@@ -223,33 +240,52 @@ async function editChoice(session: Session, path: SettingPath, explanations?: Re
 }
 
 /**
- * The provider policy: six settings, two of them lists, so a menu of its own rather than six prompts in a row; each
- * shows its value, and the user changes one or several and goes back.
+ * A group of settings with lists among them (the provider policy, the programs and their sandbox): a menu of its own
+ * rather than prompts in a row; each shows its value, and the user changes one or several and goes back.
  */
-async function editProviders(session: Session): Promise<void> {
-  type ProviderPath = (typeof MENU_SETTINGS.providers)[number];
-  const paths: readonly ProviderPath[] = MENU_SETTINGS.providers;
-  const list = (path: ProviderPath) => LIST_SETTINGS.find((l) => l.path === path);
-  let focus: ProviderPath | 'back' = paths[0] ?? 'back';
+async function editGroup(
+  session: Session,
+  message: string,
+  paths: readonly (SettingPath | ListField)[],
+  explanations: Partial<Record<SettingPath, Readonly<Record<string, string>>>> = {},
+): Promise<void> {
+  const list = (path: SettingPath | ListField) => LIST_SETTINGS.find((l) => l.path === path);
+  // Picked by index: a prompt's options over every setting path would be too wide a union for the compiler.
+  const BACK = -1;
+  let focus = 0;
   for (;;) {
     focus = await ask(
       select({
-        message: 'Providers (OpenRouter provider routing): which to change?',
+        message,
         options: [
-          ...paths.map((path) => ({
-            value: path,
+          ...paths.map((path, index) => ({
+            value: index,
             label: `${list(path)?.label ?? scalar(path).label}: ${formatSetting(path, getSetting(session.draft, path))}${changedMark(session, [path])}`,
           })),
-          { value: 'back' as const, label: 'Back' },
+          { value: BACK, label: 'Back' },
         ],
         initialValue: focus,
       }),
     );
-    if (focus === 'back') return;
-    const chosenList = list(focus);
+    const path = paths[focus];
+    if (path === undefined) return;
+    const chosenList = list(path);
     if (chosenList) await editList(session, chosenList);
-    else await editChoice(session, focus);
+    else await editChoice(session, path as SettingPath, explanations[path as SettingPath]);
   }
+}
+
+/** The provider policy: six settings, two of them lists. */
+function editProviders(session: Session): Promise<void> {
+  return editGroup(session, 'Providers (OpenRouter provider routing): which to change?', MENU_SETTINGS.providers);
+}
+
+/** How delegates run programs and the sandbox they run in, with whether this machine has one. */
+function editSandbox(session: Session): Promise<void> {
+  return editGroup(session, `Programs and sandbox (the sandbox here: ${describeSandbox(session.sandbox)}): which to change?`, MENU_SETTINGS.sandbox, {
+    'sandbox.programs': PROGRAM_EXPLANATIONS,
+    'sandbox.use': SANDBOX_USE_EXPLANATIONS,
+  });
 }
 
 /** The three figures typed in turn, then whether fees outside token prices (server tools, URL sources) may be run up at all: on or off, picked. */
@@ -297,6 +333,8 @@ const ADD_PLACEHOLDERS: Record<ListSetting['entry'], string> = {
   modelId: 'z-ai/glm-4.7 qwen/qwen3-coder',
   tool: 'Edit Bash(npm test:*)',
   provider: 'anthropic deepinfra',
+  domain: 'registry.npmjs.org *.pythonhosted.org',
+  path: '~/work/secrets /srv/private',
 };
 
 const ADD_LABELS: Record<ListSetting['entry'], string> = {
@@ -304,6 +342,8 @@ const ADD_LABELS: Record<ListSetting['entry'], string> = {
   modelId: 'Add model ids',
   tool: 'Add tools or rules (Read, Bash(npm test:*), * for any)',
   provider: 'Add OpenRouter providers (anthropic, deepinfra …)',
+  domain: 'Add domains (registry.npmjs.org, *.example.org)',
+  path: 'Add absolute or ~/ paths',
 };
 
 async function editList(session: Session, list: ListSetting): Promise<void> {
@@ -553,9 +593,9 @@ async function save(session: Session): Promise<boolean> {
 export async function runInteractive(deps: InteractiveDeps): Promise<number> {
   const { backend } = deps;
   intro('openrouter-mcp-config');
-  const [state, secrets] = await Promise.all([backend.state(), backend.secrets()]);
-  const session: Session = { deps, state, secrets, draft: state.settings, keys: new Map() };
-  note(describeState(shownState(backend.servicePid, state, secrets), false).join('\n'), 'Current settings');
+  const [state, secrets, sandbox] = await Promise.all([backend.state(), backend.secrets(), backend.sandbox()]);
+  const session: Session = { deps, state, secrets, draft: state.settings, keys: new Map(), sandbox };
+  note(describeState(shownState(backend.servicePid, state, secrets, sandbox), false).join('\n'), 'Current settings');
   try {
     let focus: MenuItem = 'key';
     for (;;) {
@@ -593,6 +633,9 @@ export async function runInteractive(deps: InteractiveDeps): Promise<number> {
           break;
         case 'isolation':
           await editIsolation(session);
+          break;
+        case 'sandbox':
+          await editSandbox(session);
           break;
         case 'quit':
           if (pendingChangeCount(session) > 0 && !(await ask(confirm({ message: 'Discard your changes?', initialValue: false })))) break;

@@ -1,5 +1,5 @@
 /** What `openrouter-mcp-config` prints about the state: pure functions of it (never a key). */
-import type { SecretKind, SecretsStatus, Settings } from '../contract/index.js';
+import type { SandboxAvailabilityStatus, SecretKind, SecretsStatus, Settings } from '../contract/index.js';
 import type { SettingsState } from './config-backend.js';
 import { describeSettings } from './config-fields.js';
 
@@ -10,10 +10,12 @@ export interface ShownState {
   settingsProblem?: string;
   settings: Settings;
   secrets: SecretsStatus;
+  /** Whether the sandbox runs delegates' programs here; absent when not asked (the interactive flow's first screen). */
+  sandbox?: SandboxAvailabilityStatus;
 }
 
 /** The state as `--show` reports it; `servicePid` null means no service runs. */
-export function shownState(servicePid: number | null, state: SettingsState, secrets: SecretsStatus): ShownState {
+export function shownState(servicePid: number | null, state: SettingsState, secrets: SecretsStatus, sandbox?: SandboxAvailabilityStatus): ShownState {
   return {
     service: { running: servicePid !== null, pid: servicePid },
     settingsFile: state.file,
@@ -21,6 +23,7 @@ export function shownState(servicePid: number | null, state: SettingsState, secr
     ...(state.problem ? { settingsProblem: state.problem } : {}),
     settings: state.settings,
     secrets,
+    ...(sandbox ? { sandbox } : {}),
   };
 }
 
@@ -32,6 +35,11 @@ export function describeKeySource(secrets: SecretsStatus, kind: SecretKind): str
   if (entry.source === 'environment') return 'from OPENROUTER_API_KEY (it overrides the keychain)';
   if (entry.source === 'keychain') return `in the OS keychain (${secrets.keychain.backend})`;
   return kind === 'api' ? 'not set' : 'not set (optional: adds account credits to the balance)';
+}
+
+/** "available: bubblewrap and socat (/usr/bin/bwrap)", or "NOT available: … Fix: …". */
+export function describeSandbox(sandbox: SandboxAvailabilityStatus): string {
+  return sandbox.available ? `available: ${sandbox.via}` : `NOT available: ${sandbox.reason}. Fix: ${sandbox.fix}.`;
 }
 
 export function describeService(state: Pick<ShownState, 'service'>): string {
@@ -52,6 +60,7 @@ export function describeState(state: ShownState, flags = true): string[] {
   lines.push(`${KEY_LABELS.management}:   ${describeKeySource(state.secrets, 'management')}`);
   if (!state.secrets.keychain.available) lines.push(`Keychain:         unavailable: ${state.secrets.keychain.problem ?? 'no reason given'}`);
   if (!state.secrets.apiKey.present && flags) lines.push('                  Add one: `openrouter-mcp-config --set-key` (paste it, then Enter).');
+  if (state.sandbox) lines.push(`Sandbox:          ${describeSandbox(state.sandbox)}`);
   lines.push('', ...describeSettings(state.settings, flags));
   return lines;
 }

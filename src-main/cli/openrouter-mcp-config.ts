@@ -26,6 +26,8 @@ const ENTRY_HELP: Record<ListSetting['entry'], { name: string; what: string }> =
   modelId: { name: 'ID', what: 'a model id' },
   tool: { name: 'TOOL', what: 'a tool or rule (Read, Bash(npm test:*), * for any)' },
   provider: { name: 'NAME', what: 'an OpenRouter provider (anthropic, deepinfra/turbo …)' },
+  domain: { name: 'DOMAIN', what: 'a domain (registry.npmjs.org, *.example.org)' },
+  path: { name: 'PATH', what: 'an absolute or ~/ path' },
 };
 
 function settingFlagsHelp(): string {
@@ -48,7 +50,8 @@ export const USAGE = `${COMMAND} ${APP_VERSION}: see and change the OpenRouter D
 
 Usage:
   ${COMMAND}                     at a terminal: an interactive flow (nothing changes until you confirm)
-  ${COMMAND} --show [--json]     the settings, where they live, where the keys come from, whether the service runs
+  ${COMMAND} --show [--json]     the settings, where they live, where the keys come from, whether the service runs,
+                                            whether the sandbox for delegates' programs works on this machine
   ${COMMAND} [FLAGS...]          change settings: all flags of one call are one change, applied all or nothing
 
 Settings:
@@ -90,8 +93,8 @@ function print(stream: NodeJS.WriteStream, line: string): void {
 }
 
 async function readState(backend: ConfigBackend): Promise<ShownState> {
-  const [state, secrets] = await Promise.all([backend.state(), backend.secrets()]);
-  return shownState(backend.servicePid, state, secrets);
+  const [state, secrets, sandbox] = await Promise.all([backend.state(), backend.secrets(), backend.sandbox()]);
+  return shownState(backend.servicePid, state, secrets, sandbox);
 }
 
 function keyNote(kind: SecretKind, status: SecretsStatus): string | undefined {

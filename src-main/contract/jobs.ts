@@ -151,6 +151,28 @@ export const JobIsolationSchema = z.object({
 });
 export type JobIsolation = z.infer<typeof JobIsolationSchema>;
 
+/**
+ * How the job's programs ran (core/jobs/sandbox.ts): `sandboxed` in Claude Code's sandbox; `unsandboxed`, as the
+ * user, and `note` says why (no sandbox on this machine, or the sandbox off); `none`, the delegate could run none.
+ */
+export const JobSandboxSchema = z.object({
+  programs: z.enum(['sandboxed', 'unsandboxed', 'none']),
+  note: z.string().nullable(),
+  /** The domains its programs could reach (sandboxed only). */
+  domains: z.array(z.string()).optional(),
+});
+export type JobSandbox = z.infer<typeof JobSandboxSchema>;
+
+/** How a job's programs ran, in the words every view of a job uses; null when it could run none. */
+export function sandboxLine(sandbox: JobSandbox | undefined): string | null {
+  if (sandbox?.programs === 'sandboxed') {
+    const domains = sandbox.domains ?? [];
+    return `Programs: sandboxed (write its folders only, ${domains.length > 0 ? `network only ${domains.join(', ')}` : 'no network'})`;
+  }
+  if (sandbox?.programs === 'unsandboxed') return `Programs: UNSANDBOXED, as the user (${sandbox.note ?? 'no sandbox'})`;
+  return null;
+}
+
 /** What is stored in `job.json` and shown by status and list (never the key, never the prompt). */
 export const JobRecordSchema = z.object({
   version: z.literal(1),
@@ -206,6 +228,8 @@ export const JobRecordSchema = z.object({
   requests: RequestCountsSchema.optional(),
   /** Where it worked: its worktree and branch, or in place (absent on jobs from before isolation: in place). */
   isolation: JobIsolationSchema.optional(),
+  /** How its programs ran (absent on jobs from before the sandbox: as the user, when allowed at all). */
+  sandbox: JobSandboxSchema.optional(),
   /** A fan-out's jobs (one delegate_start naming several models) share this id: one comparison. Absent otherwise. */
   groupId: z.string().optional(),
 });

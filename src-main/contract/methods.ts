@@ -159,6 +159,16 @@ export const SECRET_KINDS = ['api', 'management'] as const;
 export const SecretKindSchema = z.enum(SECRET_KINDS);
 export type SecretKind = z.infer<typeof SecretKindSchema>;
 
+/**
+ * Whether Claude Code's sandbox can run delegates' programs on the service's machine (platform/sandbox-probe.ts):
+ * what runs it, or why not and what to do about it.
+ */
+export const SandboxAvailabilitySchema = z.discriminatedUnion('available', [
+  z.object({ available: z.literal(true), via: z.string() }),
+  z.object({ available: z.literal(false), reason: z.string(), fix: z.string() }),
+]);
+export type SandboxAvailabilityStatus = z.infer<typeof SandboxAvailabilitySchema>;
+
 export const ServiceStatusSchema = z.object({
   version: z.string(),
   protocol: z.number(),
@@ -180,6 +190,8 @@ export const ServiceStatusSchema = z.object({
   uptimeSeconds: z.number(),
   clients: z.number(),
   settingsProblem: z.string().optional(),
+  /** Absent from a service older than the sandbox. */
+  sandbox: SandboxAvailabilitySchema.optional(),
 });
 export type ServiceStatus = z.infer<typeof ServiceStatusSchema>;
 

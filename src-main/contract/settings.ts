@@ -197,6 +197,61 @@ const gatewayShape = {
 export const GatewayPolicySchema = z.object(gatewayShape).strict();
 export type GatewayPolicy = z.infer<typeof GatewayPolicySchema>;
 
+/**
+ * How a delegate may run programs (its Bash tool, and everything that starts), and the sandbox they run in: Claude
+ * Code's own (bubblewrap and socat on Linux, Seatbelt on macOS; docs/ISOLATION.md "The sandbox"). Inside it a
+ * program writes only the job's folders and a private temp folder, reads none of the service's folders or the
+ * usual secret stores, reaches no session-bus service and no network but `allowedDomains`.
+ */
+export const PROGRAM_POLICIES = ['sandboxed', 'ask-approval', 'off'] as const;
+export type ProgramPolicy = (typeof PROGRAM_POLICIES)[number];
+export const SANDBOX_USES = ['required', 'preferred', 'off'] as const;
+export type SandboxUse = (typeof SANDBOX_USES)[number];
+
+/** What each program policy lets a delegate do, in the words the CLI and the settings page both use. */
+export const PROGRAM_EXPLANATIONS: Record<ProgramPolicy, string> = {
+  sandboxed: 'delegates run programs (npm test, builds) without asking, inside the sandbox',
+  'ask-approval': 'a delegate runs programs only when the delegation pre-approves Bash (allowed_tools), sandboxed where the sandbox is used',
+  off: 'delegates run no programs at all (no Bash tool)',
+};
+
+/** What each sandbox use means when no sandbox can be had on this machine. */
+export const SANDBOX_USE_EXPLANATIONS: Record<SandboxUse, string> = {
+  required: 'without a sandbox, a delegation whose delegate could run programs is refused, with how to get one',
+  preferred: 'without a sandbox, programs run unsandboxed (only when pre-approved) and the job says so',
+  off: 'never sandboxed: pre-approved programs run as you, with your files and network',
+};
+
+/**
+ * A domain a sandboxed program may reach: `example.org`, `*.example.org`, optionally `:port`. Never a bare name
+ * (`localhost`) or an address: the gateway, the service and the settings page live on loopback.
+ */
+export const SandboxDomainSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(/^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)+(:\d{1,5})?$/, 'expected a domain like "registry.npmjs.org" or "*.example.org", optionally with ":port"')
+  .refine((d) => !/^[\d.]+(:\d+)?$/.test(d), 'expected a domain name, not an address')
+  .refine((d) => !/(^|\.)localhost(:\d+)?$/.test(d), 'loopback names are never reachable from the sandbox');
+
+/** A path no sandboxed program may read: absolute, or `~/` for one under the home folder. */
+export const SandboxPathSchema = z
+  .string()
+  .trim()
+  .regex(/^(\/|~\/)[^\p{Cc}]*$/u, 'expected an absolute path, or one starting with ~/')
+  .max(1000);
+
+const sandboxShape = {
+  programs: z.enum(PROGRAM_POLICIES).default('sandboxed'),
+  use: z.enum(SANDBOX_USES).default('required'),
+  /** Domains sandboxed programs may reach (package registries for a test run …); empty = no network at all. */
+  allowedDomains: z.array(SandboxDomainSchema).max(100).default([]),
+  /** Paths no sandboxed program may read, beside the service's folders and the usual secret stores. */
+  denyRead: z.array(SandboxPathSchema).max(100).default([]),
+};
+export const SandboxPolicySchema = z.object(sandboxShape).strict();
+export type SandboxPolicy = z.infer<typeof SandboxPolicySchema>;
+
 const settingsShape = {
   mode: DelegationModeSchema.default('ondemand'),
   defaultModel: modelIdSchema('the default model').default(DEFAULT_MODEL),
@@ -228,6 +283,8 @@ const settingsShape = {
   provider: ProviderPolicySchema.default(() => ProviderPolicySchema.parse({})),
   // And for `gateway`.
   gateway: GatewayPolicySchema.default(() => GatewayPolicySchema.parse({})),
+  // And for `sandbox`.
+  sandbox: SandboxPolicySchema.default(() => SandboxPolicySchema.parse({})),
   concurrency: wholeIn(SETTING_BOUNDS.concurrency).default(3),
   jobTimeoutMinutes: wholeIn(SETTING_BOUNDS.jobTimeoutMinutes).default(30),
   retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),
@@ -264,6 +321,13 @@ export const SettingsSchema = z
     if (both !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['provider', 'ignore'], message: `"${both}" is both among the providers to use and the providers to skip` });
     }
+    if (s.sandbox.programs === 'sandboxed' && s.sandbox.use === 'off') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sandbox', 'programs'],
+        message: 'programs "sandboxed" needs the sandbox: set the sandbox to required or preferred, or programs to ask-approval',
+      });
+    }
     if (PERMISSION_MODES.indexOf(s.defaultPermissionMode) > PERMISSION_MODES.indexOf(s.permissionCeiling)) {
       ctx.addIssue({
         code: 'custom',
@@ -293,6 +357,7 @@ export const SettingsPatchSchema = z
     budgets: z.object(withoutDefaults(budgetsShape)).strict().optional(),
     provider: z.object(withoutDefaults(providerShape)).strict().optional(),
     gateway: z.object(withoutDefaults(gatewayShape)).strict().optional(),
+    sandbox: z.object(withoutDefaults(sandboxShape)).strict().optional(),
   })
   .strict();
 export type SettingsPatch = z.infer<typeof SettingsPatchSchema>;
@@ -309,6 +374,7 @@ export function applySettingsPatch(current: Settings, patch: SettingsPatch): Set
     budgets: { ...current.budgets, ...definedOnly(patch.budgets) },
     provider: { ...current.provider, ...definedOnly(patch.provider) },
     gateway: { ...current.gateway, ...definedOnly(patch.gateway) },
+    sandbox: { ...current.sandbox, ...definedOnly(patch.sandbox) },
   });
 }
 
@@ -327,14 +393,15 @@ export const PERMISSION_EXPLANATIONS: Record<PermissionMode, string> = {
 };
 
 /** The settings that are objects of their own; each field inside one is a setting. */
-export const SETTING_GROUPS = ['budgets', 'provider', 'gateway'] as const;
+export const SETTING_GROUPS = ['budgets', 'provider', 'gateway', 'sandbox'] as const;
 type SettingGroup = (typeof SETTING_GROUPS)[number];
 /** A setting as one name: a top-level field, or `budgets.perJobUsd` / `provider.zdr` for a field inside a group. */
 export type SettingPath =
   | Exclude<keyof Settings, SettingGroup>
   | `budgets.${keyof Settings['budgets']}`
   | `provider.${keyof Settings['provider']}`
-  | `gateway.${keyof Settings['gateway']}`;
+  | `gateway.${keyof Settings['gateway']}`
+  | `sandbox.${keyof Settings['sandbox']}`;
 
 /** `provider.zdr` → group `provider`, key `zdr`; a top-level setting has no group. */
 export function splitSettingPath(path: string): { group: SettingGroup; key: string } | { group: null; key: string } {
@@ -425,6 +492,22 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
       'let delegates use tools that OpenRouter or the provider runs and bills per use (web search: $4 per 1,000 results on OpenRouter, ' +
       '$0.02 a search at its default of 5; $10 per 1,000 searches at Anthropic) and documents or images given by URL, fetched and parsed ' +
       'upstream. No cap sees these fees; off: such requests are refused',
+  },
+  'sandbox.programs': {
+    label: 'Programs',
+    help: 'how a delegate may run programs (Bash): sandboxed, without asking, inside the sandbox; ask-approval, only when the delegation pre-approves Bash; off, never',
+  },
+  'sandbox.use': {
+    label: 'Sandbox',
+    help: 'required: a delegate that could run programs runs them in the sandbox, and without one the delegation is refused; preferred: unsandboxed when there is none, and the job says so; off: never sandboxed',
+  },
+  'sandbox.allowedDomains': {
+    label: 'Domains programs may reach',
+    help: 'sandboxed programs reach no network but these (e.g. registry.npmjs.org for an install); never loopback, so never the gateway or the service',
+  },
+  'sandbox.denyRead': {
+    label: 'More paths programs may not read',
+    help: "beside the service's folders and the usual secret stores (~/.ssh, ~/.aws, browser profiles, the keyring …): absolute paths or ~/…",
   },
   concurrency: { label: 'Concurrency', help: 'jobs at once; more wait in a queue', unit: 'jobs', bounds: SETTING_BOUNDS.concurrency },
   jobTimeoutMinutes: { label: 'Job timeout', help: 'the longest a job may run', unit: 'minutes', bounds: SETTING_BOUNDS.jobTimeoutMinutes },

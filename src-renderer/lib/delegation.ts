@@ -13,9 +13,13 @@ import {
   MODE_EXPLANATIONS,
   ModelPatternSchema,
   PERMISSION_MODES,
+  PROGRAM_POLICIES,
   PROVIDER_SORTS,
   ProviderNameSchema,
+  SANDBOX_USES,
   SETTING_META,
+  SandboxDomainSchema,
+  SandboxPathSchema,
   SettingsPatchSchema,
   ToolRuleSchema,
   applySettingsPatch,
@@ -25,13 +29,17 @@ import type {
   DelegationMode,
   IsolationMode,
   PermissionMode,
+  ProgramPolicy,
   ProviderPolicy,
   ProviderSort,
+  SandboxPolicy,
+  SandboxUse,
   SettingPath,
   SettingUnit,
   Settings,
   SettingsPatch,
 } from '../../src-main/contract/settings.js';
+import type { SandboxAvailabilityStatus } from '../../src-main/contract/methods.js';
 
 const MODE_LABELS: Record<DelegationMode, string> = { off: 'Off', ondemand: 'On demand', auto: 'Automatic' };
 
@@ -89,6 +97,46 @@ export const PROVIDER_SORT_OPTIONS: ReadonlyArray<{ value: ProviderSort; label: 
   value,
   label: SORT_LABELS[value],
 }));
+
+export { PROGRAM_EXPLANATIONS, SANDBOX_USE_EXPLANATIONS } from '../../src-main/contract/settings.js';
+
+/** How a delegate may run programs (docs/ISOLATION.md "The sandbox"); PROGRAM_EXPLANATIONS says more under the field. */
+export const PROGRAM_OPTIONS: ReadonlyArray<{ value: ProgramPolicy; label: string }> = PROGRAM_POLICIES.map((value) => ({
+  value,
+  label: { sandboxed: 'sandboxed — without asking, in the sandbox', 'ask-approval': 'ask-approval — only when pre-approved', off: 'off — no programs' }[value],
+}));
+
+/** What happens without a sandbox; SANDBOX_USE_EXPLANATIONS says more under the field. */
+export const SANDBOX_USE_OPTIONS: ReadonlyArray<{ value: SandboxUse; label: string }> = SANDBOX_USES.map((value) => ({
+  value,
+  label: { required: 'required — refuse without one', preferred: 'preferred — unsandboxed without one', off: 'off — never sandboxed' }[value],
+}));
+
+/**
+ * What the Programs and sandbox card says about this machine's sandbox, in the settings' light: the same verdicts as
+ * `openrouter-delegate doctor` (a missing sandbox is a failure only where the settings require one for programs).
+ */
+export function sandboxNotice(
+  availability: SandboxAvailabilityStatus,
+  policy: Pick<SandboxPolicy, 'programs' | 'use'>,
+): { tone: 'ok' | 'warn' | 'fail' | 'info'; title: string; text: string } {
+  if (availability.available) {
+    return policy.use === 'off' && policy.programs !== 'off'
+      ? {
+          tone: 'warn',
+          title: `The sandbox works on this machine (${availability.via}), but it is off:`,
+          text: 'programs a delegation pre-approves run as you, with your files and network.',
+        }
+      : { tone: 'ok', title: 'The sandbox works on this machine:', text: `${availability.via}.` };
+  }
+  const why = `${availability.reason}.`;
+  const fix = ` To get it: ${availability.fix}.`;
+  const title = 'The sandbox is not available on this machine:';
+  if (policy.programs === 'off') return { tone: 'info', title, text: `${why} Programs are off, so delegates need none.` };
+  if (policy.use === 'required') return { tone: 'fail', title, text: `${why} A delegation whose delegate could run programs is refused.${fix}` };
+  if (policy.use === 'preferred') return { tone: 'warn', title, text: `${why} Programs run unsandboxed, only when a delegation pre-approves them.${fix}` };
+  return { tone: 'warn', title, text: `${why} The sandbox is off too: programs a delegation pre-approves run as you.${fix}` };
+}
 
 /** How a field's text is read. `OrNone`: empty means "no limit". */
 export type NumberKind = 'usd' | 'usdOrNone' | 'whole' | 'wholeOrNone';
@@ -204,6 +252,20 @@ export function toolRuleProblem(text: string): string | null {
 export function providerNameProblem(text: string): string | null {
   if (text.trim() === '') return 'Type a provider as OpenRouter names it, like "anthropic" or "deepinfra/turbo".';
   const parsed = ProviderNameSchema.safeParse(text);
+  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+}
+
+/** Why an entry is not a domain sandboxed programs may reach, or null: "registry.npmjs.org", "*.example.org:8443". */
+export function domainProblem(text: string): string | null {
+  if (text.trim() === '') return 'Type a domain like "registry.npmjs.org" or "*.example.org".';
+  const parsed = SandboxDomainSchema.safeParse(text);
+  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+}
+
+/** Why an entry is not a path programs may be kept from reading, or null: "/srv/private", "~/work/secrets". */
+export function sandboxPathProblem(text: string): string | null {
+  if (text.trim() === '') return 'Type an absolute path like "/srv/private", or one under your home like "~/work/secrets".';
+  const parsed = SandboxPathSchema.safeParse(text);
   return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
 }
 

@@ -5,26 +5,9 @@
  * tests/e2e/config-cli.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidValuesError, buildPatch, parseConfigArgs, previewPatch } from '../../src-main/cli/config-args.js';
+import { parseConfigArgs } from '../../src-main/cli/config-args.js';
+import { defaults, problemsOf, settingsAfter } from '../support/config-flags.js';
 import { SHOWN_SETTINGS, describeChanges, describeSettings, flagForIssuePath, patchBetween, withSettingValue } from '../../src-main/cli/config-fields.js';
-import { defaultSettings } from '../../src-main/contract/settings.js';
-import type { Settings } from '../../src-main/contract/settings.js';
-
-const defaults = defaultSettings();
-
-function settingsAfter(argv: string[], current: Settings = defaults): Settings {
-  return previewPatch(current, buildPatch(current, parseConfigArgs(argv)));
-}
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof InvalidValuesError) return [...error.problems];
-    throw error;
-  }
-  throw new Error('expected the values to be refused');
-}
 
 describe('the fallback model flags', () => {
   it('add model ids in the order given, and change nothing else', () => {

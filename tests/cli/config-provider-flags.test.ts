@@ -4,27 +4,9 @@
  * The built CLI does the same end to end in tests/e2e/config-cli.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidValuesError, buildPatch, parseConfigArgs, previewPatch } from '../../src-main/cli/config-args.js';
+import { parseConfigArgs } from '../../src-main/cli/config-args.js';
+import { defaults, problemsOf, settingsAfter } from '../support/config-flags.js';
 import { describeChanges, describeSettings, flagForIssuePath, patchBetween, withSettingValue } from '../../src-main/cli/config-fields.js';
-import { defaultSettings } from '../../src-main/contract/settings.js';
-import type { Settings } from '../../src-main/contract/settings.js';
-
-const defaults = defaultSettings();
-
-/** The settings a command line gives, from `current`, as the CLI computes them before saving. */
-function settingsAfter(argv: string[], current: Settings = defaults): Settings {
-  return previewPatch(current, buildPatch(current, parseConfigArgs(argv)));
-}
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof InvalidValuesError) return [...error.problems];
-    throw error;
-  }
-  throw new Error('expected the values to be refused');
-}
 
 describe('the provider flags', () => {
   it('set every field of the provider policy', () => {

@@ -14,6 +14,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { LIST_SETTINGS, SCALAR_SETTINGS } from '../../src-main/cli/config-fields.js';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings, settingValue } from '../../src-main/contract/index.js';
 import type { SecretsStatus, Settings } from '../../src-main/contract/index.js';
+import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
+import type { SandboxAvailability } from '../../src-main/platform/sandbox-probe.js';
 import { CLI, CONFIG_CLI, assertBuilt, runCli, runProcess, testEnv } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
@@ -50,6 +52,7 @@ interface Shown {
   home: string | null;
   settings: Settings;
   secrets: SecretsStatus;
+  sandbox: SandboxAvailability;
 }
 
 async function show(env: NodeJS.ProcessEnv): Promise<Shown> {
@@ -277,6 +280,21 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
     ],
     expected: provider({ allowFallbacks: true }),
   },
+  // Every sandbox flag in two cases (the unit test, tests/cli/config-sandbox-flags.test.ts, takes each apart).
+  '--programs, --sandbox, --allow-domain, --deny-read, --clear-deny-read, --clear-allowed-domains': {
+    calls: [
+      ['--programs', 'ask-approval', '--sandbox', 'preferred', '--allow-domain', 'registry.npmjs.org', '--deny-read', '~/old'],
+      ['--clear-deny-read', '--deny-read', '~/a', '--deny-read', '/srv/b', '--clear-allowed-domains', '--allow-domain', 'GitHub.com'],
+    ],
+    expected: { sandbox: { programs: 'ask-approval', use: 'preferred', allowedDomains: ['github.com'], denyRead: ['~/a', '/srv/b'] } },
+  },
+  '--unallow-domain, --undeny-read': {
+    calls: [
+      ['--allow-domain', 'registry.npmjs.org', '--allow-domain', 'pypi.org', '--deny-read', '~/a', '--deny-read', '/srv/b'],
+      ['--unallow-domain', 'PyPI.org', '--undeny-read', '~/a'],
+    ],
+    expected: { sandbox: { ...defaults.sandbox, allowedDomains: ['registry.npmjs.org'], denyRead: ['/srv/b'] } },
+  },
   'several flags in one call': {
     calls: [
       [
@@ -349,6 +367,7 @@ const INVALID: Array<[string[], string, string]> = [
   [['--unprovider-only', 'anthropic'], '--unprovider-only', 'not in the providers to use'],
   [['--provider-only', 'anthropic', '--provider-ignore', 'Anthropic'], '--provider-ignore', 'both among the providers to use and the providers to skip'],
   [['--allow-fallbacks', 'maybe'], '--allow-fallbacks', 'expected on or off'],
+  [['--sandbox', 'off'], '--programs', 'programs "sandboxed" needs the sandbox'],
   // One bad value refuses the whole call, the good flags included.
   [['--mode', 'off', '--concurrency', '5', '--budget-day', 'abc'], '--budget-day', 'not a number'],
   [['--zdr', 'on', '--provider-only', 'anthropic', '--provider-sort', 'cheapest'], '--provider-sort', 'expected one of'],
@@ -373,6 +392,7 @@ const MENU = [
   'permissions',
   'approvableTools',
   'isolation',
+  'sandbox',
   'limits',
   'other',
   'save',
@@ -609,6 +629,9 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
     );
     expect(set.code, set.stderr).toBe(0);
     const text = (await config(['--show'], h.env)).stdout;
+    // Whether this machine has the sandbox, one line (the service's answer when it runs), and the same in --json.
+    expect(text).toMatch(/^Sandbox: {10}(available: .+|NOT available: .+\. Fix: .+)$/m);
+    expect((await show(h.env)).sandbox).toEqual(await probeSandbox({ env: h.env }));
     for (const [label, value, flag] of [
       ['Data collection', 'deny', '--data-collection'],
       ['Zero data retention only', 'on', '--zdr'],
@@ -778,7 +801,25 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('Agent, Edit (changed)', move('approvableTools', 'isolation') + ENTER);
       await t.answer('Isolation: worktree: a delegation', DOWN + ENTER); // worktree → none
       await t.answer('Fan-out limit: the most models', `5${ENTER}`);
-      await t.answer('Isolation: none, fan-out up to 5 (changed)', move('isolation', 'limits') + ENTER);
+      await t.answer('Isolation: none, fan-out up to 5 (changed)', move('isolation', 'sandbox') + ENTER);
+      // The programs and sandbox menu says first whether this machine has the sandbox.
+      await t.answer('Programs and sandbox (the sandbox here:', ENTER);
+      await t.answer('Programs: how a delegate may run programs', DOWN + ENTER); // sandboxed → ask-approval
+      await t.answer('Programs: ask-approval (changed)', DOWN + ENTER);
+      await t.answer('Sandbox: required: a delegate', DOWN + ENTER); // required → preferred
+      await t.answer('Sandbox: preferred (changed)', DOWN + ENTER);
+      await t.answer('Add domains', ENTER);
+      await t.answer('Add to the domains programs may reach', `registry.npmjs.org${ENTER}`);
+      await t.answer('Domains programs may reach: registry.npmjs.org', LIST_DONE);
+      await t.answer('Domains programs may reach: registry.npmjs.org (changed)', DOWN + ENTER);
+      await t.answer('Add absolute or ~/ paths', ENTER);
+      await t.answer('Add to the paths programs may not read', `~/private${ENTER}`);
+      await t.answer('More paths programs may not read: ~/private', LIST_DONE);
+      await t.answer('More paths programs may not read: ~/private (changed)', DOWN + ENTER); // Back
+      await t.answer(
+        'Programs and sandbox: programs ask-approval, sandbox preferred, domains registry.npmjs.org, also unreadable ~/private (changed)',
+        move('sandbox', 'limits') + ENTER,
+      );
       await t.answer('Max input price in $ per million tokens', `0.5${ENTER}`);
       await t.answer('Max output price in $ per million tokens', `2${ENTER}`);
       await t.answer('Minimum context in tokens', `64000${ENTER}`);
@@ -813,6 +854,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
         approvableTools: [...DEFAULT_APPROVABLE_TOOLS, 'Edit'],
         isolation: 'none',
         fanOutLimit: 5,
+        sandbox: { programs: 'ask-approval', use: 'preferred', allowedDomains: ['registry.npmjs.org'], denyRead: ['~/private'] },
         maxPriceInputPerM: 0.5,
         maxPriceOutputPerM: 2,
         minContext: 64000,

@@ -79,7 +79,8 @@ function expectTaskDone(model: ScriptedModel): void {
   expect(results[2]?.text).toContain('sum=5');
 }
 
-async function ours(): Promise<{
+/** `sandboxed`: the default, programs in Claude Code's sandbox; otherwise the sandbox off, Bash unsandboxed as the twin's. */
+async function ours(sandboxed: boolean): Promise<{
   requests: ModelRequest[];
   sessionId: string;
   result: string;
@@ -88,7 +89,7 @@ async function ours(): Promise<{
 }> {
   const world = new DelegationWorld({ prefix: 'ord-economy-', model: { promptCache: new PromptCacheSim(2) } });
   stops.push(() => world.stop());
-  await world.start({ approvableTools: ['Read', 'Bash'] });
+  await world.start({ approvableTools: ['Read', 'Bash'], ...(sandboxed ? {} : { sandbox: { use: 'off', programs: 'ask-approval' } }) });
   await writeFile(path.join(world.project, 'sum.js'), BUGGY);
   scriptTask(world.model, world.project);
   const client = await world.bridge();
@@ -139,12 +140,21 @@ async function twin(): Promise<ModelRequest[]> {
 
 it('the same coding task costs under half the twin’s input tokens; turn 2 on reads the provider’s cache through sticky routing', async () => {
   const theirRequests = await twin();
-  const mine = await ours();
+  // Like for like: the twin's delegate runs Bash unsandboxed, so ours does here too.
+  const mine = await ours(false);
   const a = figures(mine.requests);
   const b = figures(theirRequests);
-  const report = { ours: a, twin: b };
+  // And as a user gets it by default: Bash in the sandbox, whose description (Claude Code's own) rides on every request.
+  const sandboxed = figures((await ours(true)).requests);
+  const report = { ours: a, twin: b, oursSandboxed: sandboxed };
   if (process.env.DELEGATE_ECONOMY_REPORT) await writeFile(process.env.DELEGATE_ECONOMY_REPORT, JSON.stringify(report, null, 2));
-  console.log(JSON.stringify({ ours: { ...a, total: total(a.promptTokens) }, twin: { ...b, total: total(b.promptTokens) } }));
+  console.log(
+    JSON.stringify({
+      ours: { ...a, total: total(a.promptTokens) },
+      twin: { ...b, total: total(b.promptTokens) },
+      oursSandboxed: { ...sandboxed, total: total(sandboxed.promptTokens) },
+    }),
+  );
 
   // The same four model turns on each side.
   expect(a.bytes).toHaveLength(4);
@@ -153,6 +163,9 @@ it('the same coding task costs under half the twin’s input tokens; turn 2 on r
   a.bytes.forEach((bytes, i) => expect(bytes / (b.bytes[i] ?? 0), `request ${i + 1}`).toBeLessThanOrEqual(0.5));
   expect(total(a.promptTokens) / total(b.promptTokens)).toBeLessThanOrEqual(0.5);
   expect(a.costUsd).toBeLessThan(b.costUsd / 2);
+  // The sandbox's price, per request: its description, some 8 kB (bench/sandbox.ts), no more than 10 kB.
+  sandboxed.bytes.forEach((bytes, i) => expect(bytes - (a.bytes[i] ?? 0), `request ${i + 1}`).toBeLessThanOrEqual(10_000));
+  expect(sandboxed.costUsd).toBeLessThan(b.costUsd);
 
   // Sticky routing: every request of ours names its conversation, so turns 2–4 find turn 1's cache; the twin,
   // sending no session, lands on the other endpoint on turn 2 and writes its prompt again.

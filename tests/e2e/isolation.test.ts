@@ -56,8 +56,20 @@ const edit = (name: string, from: string, to: string) =>
   inCwd((cwd) => ({ name: 'Edit', input: { file_path: path.join(cwd, name), old_string: from, new_string: to } }));
 const bash = (command: string): ScriptStep => ({ toolUse: { name: 'Bash', input: { command, description: 'Do it' } } });
 
+/**
+ * Every job names the gates' folder in add_dirs: a delegate's programs write only its worktree and its add_dirs
+ * (the sandbox), and a gate's Bash call marks the gate reached there.
+ */
 async function start(client: IpcClient, name: string, fields: Record<string, unknown> = {}): Promise<string> {
-  const started = await client.call('jobs.start', { prompt: `${m(name)} go`, allowedTools: ['Bash'], caller: { cwd: world.project }, ...fields });
+  const gates = path.join(world.home, 'gates');
+  await mkdir(gates, { recursive: true });
+  const started = await client.call('jobs.start', {
+    prompt: `${m(name)} go`,
+    allowedTools: ['Bash'],
+    addDirs: [gates],
+    caller: { cwd: world.project },
+    ...fields,
+  });
   return started.job.id;
 }
 

@@ -44,7 +44,7 @@ async function firstRequest(profile: DelegateProfile): Promise<ModelRequest> {
 }
 
 describe('what each profile sends the model', () => {
-  it("full sends Claude Code's default tools; lean only the coding tools, in under half the bytes; minimal only Read, smaller still", async () => {
+  it("full sends Claude Code's default tools; lean only the coding tools, in under 55% of the bytes; minimal only Read, smaller still", async () => {
     await world.start({ delegateProfile: 'full' });
     await world.serve();
 
@@ -56,7 +56,9 @@ describe('what each profile sends the model', () => {
     expect(offered(full)).toEqual(expect.arrayContaining(['Agent', 'Bash', 'Edit', 'Read', 'Skill', 'Workflow', 'ScheduleWakeup', 'ToolSearch', 'Write']));
     expect(offered(lean)).toEqual(['Bash', 'Edit', 'Glob', 'Grep', 'Read', 'Write']);
     expect(offered(minimal)).toEqual(['Read']);
-    expect(lean.bytes / full.bytes).toBeLessThan(0.5);
+    // Both carry Claude Code's description of the sandbox their Bash runs in (some 7 kB; bench/sandbox.ts): without
+    // it lean is under half of full.
+    expect(lean.bytes / full.bytes).toBeLessThan(0.55);
     expect(minimal.bytes).toBeLessThan(lean.bytes / 4);
     // --bare: Claude Code's short system prompt, and no project context.
     expect(minimal.system.length).toBeLessThan(lean.system.length / 10);

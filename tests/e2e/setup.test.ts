@@ -96,6 +96,7 @@ const TITLES = [
   'Service',
   'Socket folder and token',
   'Settings file',
+  "Sandbox for delegates' programs",
   'Keychain',
   'OpenRouter key',
   'OpenRouter reachable',
@@ -224,6 +225,8 @@ describe('openrouter-delegate doctor', () => {
     expect(doctorLine(result.stdout, 'Service')).toContain('the bridge starts it');
     expect(doctorLine(result.stdout, 'OpenRouter key')).toContain('from OPENROUTER_API_KEY: accepted by OpenRouter');
     expect(doctorLine(result.stdout, 'OpenRouter reachable')).toMatch(/GET \/v1\/models at 127\.0\.0\.1:\d+: \d+ models in \d+ ms\./);
+    // This machine has the sandbox (as the delegate tests need): the check names what runs it.
+    expect(doctorLine(result.stdout, "Sandbox for delegates' programs")).toMatch(/runs delegates' programs: (bubblewrap and socat|Seatbelt) \(/);
     expect(result.stdout).not.toContain(KEY);
   });
 
@@ -238,7 +241,7 @@ describe('openrouter-delegate doctor', () => {
       checks: Array<{ id: string; title: string; status: string; summary: string; durationMs?: number }>;
     };
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c) => c.id)).toEqual(['claude', 'registration', 'service', 'runtime', 'settings', 'keychain', 'key', 'openrouter']);
+    expect(report.checks.map((c) => c.id)).toEqual(['claude', 'registration', 'service', 'runtime', 'settings', 'sandbox', 'keychain', 'key', 'openrouter']);
     const symbol = { ok: '✓', warn: '!', fail: '✗' } as Record<string, string>;
     expect(Object.fromEntries(report.checks.map((c) => [c.title, symbol[c.status]]))).toEqual(doctorSymbols(text.stdout));
     expect(report.checks.find((c) => c.id === 'openrouter')?.durationMs).toEqual(expect.any(Number));

@@ -28,7 +28,10 @@ async function filesOf(dir: string): Promise<Map<string, Buffer>> {
 }
 
 beforeAll(async () => {
-  await world.start({ concurrency: 4 });
+  // Several delegates at once in one folder, in place: Claude Code's sandbox races between them over the empty files it
+  // makes there for a command ("bwrap: Can't find source path …/.claude/settings.json"; docs/ISOLATION.md, "The
+  // sandbox"). What is tried here is not the sandbox, so it is off.
+  await world.start({ concurrency: 4, sandbox: { use: 'off', programs: 'ask-approval' } });
   for (const name of ['cut', 'emptied', 'truncated', 'intact'] as const) {
     world.model.script(name, [
       { toolUse: { name: 'Bash', input: { command: `echo ${name}-ran`, description: 'Say which job this is' } } },
@@ -112,7 +115,10 @@ describe('a jobs folder with damaged files', { timeout: 90_000 }, () => {
   it('leaves the untouched job as it was', async () => {
     const status = await client.call('jobs.status', { jobId: jobs.intact.job.id, progressLimit: 100 });
     expect(status.job).toEqual(jobs.intact.job);
-    expect(status.tail.some((e) => e.kind === 'tool_result' && e.text.includes('intact-ran'))).toBe(true);
+    expect(
+      status.tail.some((e) => e.kind === 'tool_result' && e.text.includes('intact-ran')),
+      JSON.stringify(status.tail),
+    ).toBe(true);
   });
 
   it('still starts new jobs, and keeps reporting the damaged records', async () => {

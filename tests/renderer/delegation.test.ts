@@ -16,9 +16,13 @@ import {
   parseNumber,
   patchProblem,
   patternProblem,
+  domainProblem,
   providerNameProblem,
   refusalText,
+  sandboxNotice,
+  sandboxPathProblem,
 } from '../../src-renderer/lib/delegation.js';
+import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
 import { CONFIG_CLI, runProcess } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
 import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
@@ -117,8 +121,38 @@ describe("the Delegation page's helpers", () => {
     expect(providerNameProblem(' ')).toMatch(/^Type a provider as OpenRouter names it/);
     expect(providerNameProblem('deepinfra/turbo')).toBeNull();
     expect(providerNameProblem('x'.repeat(101))).toMatch(/^Expected a provider name .*at most 100 characters/);
+    expect(domainProblem('registry.npmjs.org')).toBeNull();
+    expect(domainProblem('127.0.0.1')).toBe('Expected a domain name, not an address.');
+    expect(domainProblem(' ')).toMatch(/^Type a domain/);
+    expect(sandboxPathProblem('~/work/secrets')).toBeNull();
+    expect(sandboxPathProblem('secrets')).toBe('Expected an absolute path, or one starting with ~/.');
     expect(refusalText('is on your blocklist (anthropic/*)')).toBe('On your blocklist (anthropic/*)');
     expect(refusalText('input $3.00/M is above your cap of $1.00/M')).toBe('Input $3.00/M is above your cap of $1.00/M');
+  });
+});
+
+describe("the Programs and sandbox card's notice", () => {
+  const missing = { available: false as const, reason: 'socat is not installed', fix: 'install bubblewrap and socat' };
+
+  it('says the sandbox works, naming what runs it, unless the settings turn it off', () => {
+    const here = { available: true as const, via: 'bubblewrap and socat (/usr/bin/bwrap)' };
+    expect(sandboxNotice(here, { programs: 'sandboxed', use: 'required' })).toEqual({
+      tone: 'ok',
+      title: 'The sandbox works on this machine:',
+      text: 'bubblewrap and socat (/usr/bin/bwrap).',
+    });
+    expect(sandboxNotice(here, { programs: 'ask-approval', use: 'off' }).tone).toBe('warn');
+  });
+
+  it('judges a missing sandbox as the doctor does: a failure only where the settings require one for programs', () => {
+    expect(sandboxNotice(missing, { programs: 'sandboxed', use: 'required' })).toEqual({
+      tone: 'fail',
+      title: 'The sandbox is not available on this machine:',
+      text: 'socat is not installed. A delegation whose delegate could run programs is refused. To get it: install bubblewrap and socat.',
+    });
+    expect(sandboxNotice(missing, { programs: 'sandboxed', use: 'preferred' }).tone).toBe('warn');
+    expect(sandboxNotice(missing, { programs: 'ask-approval', use: 'off' }).tone).toBe('warn');
+    expect(sandboxNotice(missing, { programs: 'off', use: 'required' }).tone).toBe('info');
   });
 });
 
@@ -316,6 +350,22 @@ describe('the Delegation page', () => {
     await select.selectOption('none');
     await expect.poll(async () => (await shownSettings()).isolation).toBe('none');
     expect(await page.locator('#isolation-hint').textContent()).toContain('Delegates edit your folder in place');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows whether this machine has the sandbox; a program policy picked there is saved, and the CLI sees it', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation();
+    const sandbox = await probeSandbox({ env: world.env });
+    const notice = page.getByTestId('sandbox-availability');
+    await expect.poll(() => notice.textContent()).toContain(sandbox.available ? sandbox.via : sandbox.reason);
+    const programs = page.getByLabel('Programs', { exact: true });
+    expect(await programs.inputValue()).toBe('sandboxed');
+    await programs.selectOption('ask-approval');
+    await expect.poll(async () => (await shownSettings()).sandbox.programs).toBe('ask-approval');
+    expect(await page.locator('#sandbox-programs-hint').textContent()).toContain('A delegate runs programs only when the delegation pre-approves Bash');
+    await screenshotBothThemes(page, 'delegation-sandbox');
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -100,8 +100,9 @@ describe('the permission mode the service sets bounds the delegate', () => {
     expect(JSON.stringify(world.model.requests.map((r) => r.body))).not.toContain(token);
   });
 
-  it('ceiling dontAsk: a tool the caller did not pre-approve is refused', async () => {
-    await world.start({ permissionCeiling: 'dontAsk', defaultPermissionMode: 'dontAsk' });
+  // With programs "sandboxed" (the default) Bash runs without pre-approval inside the sandbox: delegate-sandbox.test.ts.
+  it('ceiling dontAsk, programs ask-approval: a tool the caller did not pre-approve is refused', async () => {
+    await world.start({ permissionCeiling: 'dontAsk', defaultPermissionMode: 'dontAsk', sandbox: { programs: 'ask-approval' } });
     await world.serve();
     const marker = path.join(world.project, 'dontask-bash');
     const written = path.join(world.project, 'dontask-write.txt');
@@ -113,8 +114,8 @@ describe('the permission mode the service sets bounds the delegate', () => {
     expect(await exists(written)).toBe(false);
   });
 
-  it('default acceptEdits: edits inside its folder, but no programs, nothing outside, no sensitive files, not the service token', async () => {
-    await world.start();
+  it('acceptEdits, programs ask-approval: edits inside its folder, but no programs, nothing outside, no sensitive files, not the service token', async () => {
+    await world.start({ sandbox: { programs: 'ask-approval' } });
     await world.serve();
     const project = world.project;
     const userHome = world.env.HOME ?? '';

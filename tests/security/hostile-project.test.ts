@@ -158,7 +158,8 @@ describe('a job the service runs in a hostile project', () => {
   });
 
   it('changes no setting, is refused a mode above the ceiling, and gets none of the project hooks, memory, servers or allow rules', async () => {
-    await world.start();
+    // Programs ask-approval: the project's own allow rules are what is tried here, not the sandbox (delegate-sandbox.test.ts).
+    await world.start({ sandbox: { programs: 'ask-approval' } });
     const { hookRan, mcpRan } = await makeHostile(world.project);
     await world.serve();
     const client = await world.connect();

@@ -31,7 +31,9 @@ const modeOf = async (file: string): Promise<number> => (await stat(file)).mode 
 
 describe('a delegate that prints its credentials', () => {
   it('prints a token of its own job, never the key; a key its model repeats is redacted from all the service hands back', async () => {
-    await world.start();
+    // Unsandboxed (the sandbox off, as where none can be had): its programs see what its Claude Code holds. In the
+    // sandbox they see not even the token (delegate-sandbox.test.ts).
+    await world.start({ sandbox: { use: 'off', programs: 'ask-approval' } });
     world.model.script('leak', [
       { toolUse: { name: 'Bash', input: { command: 'echo "token=$ANTHROPIC_AUTH_TOKEN"', description: 'Show the key' } } },
       // A model that repeats what it saw, in its final answer.
@@ -84,7 +86,9 @@ describe('a delegate that prints its credentials', () => {
   });
 
   it.runIf(linux)('has a key redacted from the end reason and the stderr tail when it leaves one on stderr and dies', async () => {
-    await world.start();
+    // Unsandboxed, so that its program can write into its job's stderr.log, in the service's folder, as a delegate's
+    // own Claude Code does; the sandbox keeps programs out of it (delegate-sandbox.test.ts).
+    await world.start({ sandbox: { use: 'off', programs: 'ask-approval' } });
     const gate = world.gate('stderr');
     const stderrOfThisJob = `${world.locations.jobsDir}/$OPENROUTER_DELEGATE_JOB/stderr.log`;
     world.model.script('stderr', [

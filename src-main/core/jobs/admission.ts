@@ -30,7 +30,12 @@ import type { JobRegistry, LiveJob } from './job-registry.js';
 import { assertWorktreeUsable, followOn, inPlace, placeInWorktree, planIsolation } from './isolation.js';
 import type { IsolationPlan } from './isolation.js';
 import { outOfWorktree } from './worktrees.js';
+import { planPrograms } from './sandbox.js';
+import { cachedSandboxProbe } from '../../platform/sandbox-probe.js';
 import { errorMessage } from '../../common/errors.js';
+
+/** This machine's sandbox, for a registry not told otherwise. */
+const machineSandbox = cachedSandboxProbe();
 
 type StartRequest = ParsedRequestOf<'jobs.start'>;
 type FollowupRequest = ParsedRequestOf<'jobs.followup'>;
@@ -90,6 +95,8 @@ export async function resolveJobRequest(
   // A follow-up's are checked again: the user may have narrowed what callers may pre-approve since the first turn.
   const allowedTools = resolveAllowedTools(previous ? previous.allowedTools : request.allowedTools, settings, workDirs);
   if (!previous) assertToolsInProfile(request.allowedTools, profile);
+  // Decided at each turn, with the policy and the machine as they are now; `required` and no sandbox refuses here.
+  const programs = planPrograms({ policy: settings.sandbox, profile, permissionMode, availability: await (deps.sandbox ?? machineSandbox)() });
   const timeoutMinutes = previous ? Math.min(previous.timeoutMinutes, settings.jobTimeoutMinutes) : resolveTimeout(request.timeoutMinutes, settings);
   const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
   // A follow-up continues where its conversation worked: in its worktree, or in place.
@@ -118,6 +125,7 @@ export async function resolveJobRequest(
       promptPreview: promptPreview(prompt, key),
       client,
       isolation: previous ? followOn(previous.isolation) : plan?.mode === 'none' ? inPlace(plan.note) : undefined,
+      sandbox: programs,
     },
     prompt,
     pricing: model.pricing,

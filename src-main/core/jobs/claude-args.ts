@@ -39,6 +39,12 @@ export function serviceFileDenyRules(files: readonly string[]): string[] {
   return files.flatMap((file) => ['Read', 'Edit', 'Grep', 'Glob'].map((tool) => `${tool}(/${file})`));
 }
 
+/** What a job's programs get (sandbox.ts): Claude Code's `--settings` holding the sandbox, and whether Bash is taken away. */
+export interface ProgramsArgs {
+  settings: string | null;
+  denyBash: boolean;
+}
+
 /**
  * `serviceDirs`: the folders every file tool is denied (the service's own, or for a worktree job those around its
  * worktree, worktrees.ts `deniedAround`); `serviceFiles`: single files denied likewise.
@@ -50,14 +56,21 @@ export function claudeArgs(
   >,
   serviceDirs: readonly string[] = [],
   serviceFiles: readonly string[] = [],
+  programs: ProgramsArgs = { settings: null, denyBash: false },
 ): string[] {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', job.model, '--permission-mode', job.permissionMode];
   args.push(job.turn === 1 ? '--session-id' : '--resume', job.sessionId);
   args.push('--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', '--setting-sources', 'user');
+  if (programs.settings !== null) args.push('--settings', programs.settings);
   args.push(...profileArgs(job.profile));
   // Variadic flags take each value as its own argument; `=` keeps a value that starts with "-" a value.
   for (const tool of job.allowedTools) args.push(`--allowedTools=${tool}`);
-  for (const tool of [...job.disallowedTools, ...serviceFolderDenyRules(serviceDirs), ...serviceFileDenyRules(serviceFiles)])
+  for (const tool of [
+    ...job.disallowedTools,
+    ...(programs.denyBash ? ['Bash'] : []),
+    ...serviceFolderDenyRules(serviceDirs),
+    ...serviceFileDenyRules(serviceFiles),
+  ])
     args.push(`--disallowedTools=${tool}`);
   for (const dir of job.addDirs) args.push(`--add-dir=${dir}`);
   if (job.appendSystemPrompt) args.push('--append-system-prompt', job.appendSystemPrompt);

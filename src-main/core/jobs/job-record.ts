@@ -21,6 +21,7 @@ export type JobRequestFields = Pick<
   | 'promptPreview'
   | 'client'
   | 'isolation'
+  | 'sandbox'
 >;
 
 export function newJobRecord(id: string, fields: JobRequestFields, createdAtMs: number): JobRecord {

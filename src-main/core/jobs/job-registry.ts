@@ -20,6 +20,7 @@ import type { StreamParser } from './stream-parser.js';
 import type { StreamTail } from './stream-tail.js';
 import { Worktrees } from './worktrees.js';
 import { errorMessage } from '../../common/errors.js';
+import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 
 export interface SupervisorDeps {
   store: JobStore;
@@ -32,6 +33,8 @@ export interface SupervisorDeps {
   /** The environment of a delegate on this model in this conversation, holding its gateway token (never the key; see child-env.ts). */
   childEnv: (model: string, gatewayToken: string, callerPath: string | undefined) => Record<string, string>;
   locateClaude: (callerPath: string | undefined) => Promise<string>;
+  /** Whether Claude Code's sandbox can run on this machine, asked at each admission; default: platform/sandbox-probe.ts, cached. */
+  sandbox?: () => Promise<SandboxAvailability>;
   onChange?: (job: JobRecord) => void;
   /** Told when a delegate's request was refused for its key (401), so the key is read afresh. */
   onKeyRejected?: () => void;

@@ -4,6 +4,9 @@
  * killed, and the end settled from the stream. One class, because every step hands the job to the next
  * and each may be cut short by a cancel arriving at any point in between.
  */
+import { mkdir, rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import path from 'node:path';
 import { ENV, isActive } from '../../contract/index.js';
 import type { JobRecord, JobState } from '../../contract/index.js';
 import { requireKey } from './admission.js';
@@ -24,6 +27,9 @@ import type { StreamParser } from './stream-parser.js';
 import type { TurnFigures } from './turn-meter.js';
 import { StreamTail } from './stream-tail.js';
 import { deniedAround } from './worktrees.js';
+import { presentSecretStores, sandboxSettings } from './sandbox.js';
+import type { ProgramsArgs } from './claude-args.js';
+import type { SandboxPolicy } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatUsd } from '../../common/format.js';
 
@@ -44,6 +50,35 @@ function copyNewIds(record: JobRecord, ids: readonly string[]): void {
     return;
   }
   for (let i = known.length; i < ids.length; i++) known.push(ids[i] as string);
+}
+
+/** A job's private temp folder (its TMPDIR), removed when the job ends. */
+function jobTempDir(jobId: string): string {
+  return path.join(tmpdir(), `ord-${jobId}`);
+}
+
+/**
+ * The sandbox a job's programs run in (sandbox.ts), from what admission decided for it (its record) and the
+ * user's policy as it is at launch: no program reads what its file tools may not.
+ */
+async function programsArgs(
+  record: JobRecord,
+  policy: SandboxPolicy,
+  home: string,
+  denied: { dirs: readonly string[]; files: readonly string[] },
+): Promise<ProgramsArgs> {
+  const decided = record.sandbox;
+  if (decided?.programs !== 'sandboxed') return { settings: null, denyBash: decided?.programs === 'none' };
+  const settings = sandboxSettings({
+    policy: { ...policy, allowedDomains: decided.domains ?? [] },
+    autoAllowBash: policy.programs === 'sandboxed',
+    home,
+    secretStores: await presentSecretStores(home),
+    deniedDirs: denied.dirs,
+    deniedFiles: denied.files,
+    writable: record.addDirs,
+  });
+  return { settings, denyBash: false };
 }
 
 /** Processes by the job their environment marks them with (ENV.job): what processesByEnv finds. */
@@ -104,14 +139,18 @@ export class JobLifecycle {
       // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
       // exists, so a service restarted at any moment after knows what the delegate holds.
       const token = newJobToken();
-      const env = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id };
+      // A temp folder of its own: the sandbox lets programs write in it, and in no other job's or the user's.
+      const tmp = jobTempDir(record.id);
+      await mkdir(tmp, { recursive: true, mode: 0o700 });
+      const env: Record<string, string> = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id, TMPDIR: tmp };
+      const programs = await programsArgs(record, deps.settings().sandbox, env.HOME ?? homedir(), denied);
       job.tokenHash = tokenHash(token);
       await deps.store.writeTokenHash(record.id, job.tokenHash);
       registry.byToken.set(job.tokenHash, job);
       const spawn = deps.spawn ?? spawnDetached;
       const child = await spawn({
         command,
-        args: claudeArgs(record, denied.dirs, denied.files),
+        args: claudeArgs(record, denied.dirs, denied.files, programs),
         cwd: record.cwd,
         env,
         stdinFile: paths.prompt,
@@ -345,6 +384,7 @@ export class JobLifecycle {
       await registry.persist(job);
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
       if (!worktree) registry.track(this.sweep(record.id));
+      registry.track(rm(jobTempDir(record.id), { recursive: true, force: true }).catch(() => undefined));
       registry.emit(job);
       registry.wake(job);
       this.pump();

@@ -5,13 +5,14 @@
  * ends, what its delegate left uncommitted is committed onto the branch; a worktree goes only once its branch is
  * merged into another, or when the user discards it. Everything here runs the real `git` (git.ts).
  */
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeCounts, DiffLine, FileChange, FileDiff, JobChanges, JobIsolation } from '../../contract/index.js';
 import { MAX_CHANGED_FILES } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { GitError, git } from './git.js';
 import { branchCommands } from '../../common/git-commands.js';
+import { isSandboxPlaceholder } from './sandbox.js';
 
 /** Who the service's own commits are by: no git config is needed, and nobody mistakes them for the user's. */
 export const SERVICE_AUTHOR = { name: 'OpenRouter Delegate', email: 'delegate@openrouter-delegate.invalid' } as const;
@@ -265,7 +266,18 @@ export class Worktrees {
       const inWorktree = (args: readonly string[], okCodes?: readonly number[]) =>
         this.git([`--git-dir=${gitDir}`, `--work-tree=${worktree}`, ...args], worktree, okCodes);
       await this.clearStaleIndexLock(gitDir);
-      await inWorktree(['add', '--all']);
+      // Empty files the sandbox made for a command the delegate's kill cut short are not its work.
+      const untracked = (await inWorktree(['ls-files', '--others', '--exclude-standard', '-z'])).stdout.split('\0').filter((f) => f !== '');
+      const sizes = await Promise.all(
+        untracked.map((f) =>
+          lstat(path.join(worktree, f)).then(
+            (st) => (st.isFile() ? st.size : -1),
+            () => -1,
+          ),
+        ),
+      );
+      const leftovers = untracked.filter((f, i) => isSandboxPlaceholder(f, sizes[i] ?? -1));
+      await inWorktree(['add', '--all', '--', '.', ...leftovers.map((f) => `:(exclude,literal)${f}`)]);
       const staged = await inWorktree(['diff', '--cached', '--quiet'], [0, 1]);
       let savedCommit: string | null = null;
       if (staged.code === 1) {

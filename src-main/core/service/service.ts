@@ -23,6 +23,8 @@ import type { Locations } from '../../platform/locations.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
 import { MeteringGateway } from '../gateway/gateway.js';
 import { providerPreferences } from '../gateway/provider-preferences.js';
+import { cachedSandboxProbe } from '../../platform/sandbox-probe.js';
+import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
@@ -122,6 +124,8 @@ export class Service {
   private readonly transports: ServiceTransport[] = [];
   private settingsPage: SettingsPageServer | null = null;
   private readonly baseUrl: string;
+  /** Whether Claude Code's sandbox runs here (platform/sandbox-probe.ts), asked now and then. */
+  readonly sandbox: () => Promise<SandboxAvailability>;
   private startedAt = 0;
   private readonly eventListeners = new Set<(event: EventName, data: unknown) => void>();
   private balanceTimer: NodeJS.Timeout | null = null;
@@ -163,6 +167,7 @@ export class Service {
       now: this.now,
     });
     this.balance = new BalanceMonitor({ client: this.client, secrets: this.secrets, now: this.now });
+    this.sandbox = cachedSandboxProbe({ env: options.env, now: this.now });
     this.supervisor = new Supervisor({
       store: new JobStore({ dir: this.locations.jobsDir, now: this.now }),
       settings: () => this.settings.current,
@@ -172,6 +177,7 @@ export class Service {
       getGeneration: (key, id) => this.client.getGeneration(key, id),
       childEnv: (model, token, callerPath) => this.childEnv(model, token, callerPath),
       locateClaude: (callerPath) => locateClaude({ env: options.env, setting: this.settings.current.claudePath, callerPath }),
+      sandbox: this.sandbox,
       onKeyRejected: () => this.secrets.forget('api'),
       onChange: (job) => {
         this.emit('job.changed', { job });
@@ -362,7 +368,7 @@ export class Service {
   private handlers(): Handlers {
     const secretDeps = { secrets: this.secrets, client: this.client };
     return {
-      'service.status': async () => this.status(),
+      'service.status': async () => ({ ...this.status(), sandbox: await this.sandbox() }),
       'service.stop': async ({ killJobs }) => {
         const killedJobs = killJobs ? await this.supervisor.killAll() : 0;
         // Reply first, then stop: the caller waits for the socket to disappear.
@@ -420,7 +426,7 @@ export class Service {
     // The doctor's questions to "the running service" are answered here, through the same dispatcher as every
     // other caller; no dialling our own socket.
     const link = { call: callerOf(this.dispatch, { client: `service-doctor/${APP_VERSION}` }), close: () => undefined };
-    return createSetupContext({ env: this.options.env, locations: this.locations, ...setup, connectService: async () => link });
+    return createSetupContext({ env: this.options.env, locations: this.locations, ...setup, probeSandbox: this.sandbox, connectService: async () => link });
   }
 
   private async modelsReport(q: { filter?: string | undefined; limit: number; sort: ModelSort; refresh: boolean }): Promise<ModelsReport> {

@@ -7,6 +7,8 @@
 import { access } from 'node:fs/promises';
 import os from 'node:os';
 import type { Locations } from '../../platform/locations.js';
+import { probeSandbox } from '../../platform/sandbox-probe.js';
+import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { OpenRouterClient } from '../openrouter/client.js';
 import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
@@ -30,6 +32,8 @@ export interface SetupContextInput {
   homeDir?: string;
   /** A link to the running service, or null when none answers (other failures throw). */
   connectService: () => Promise<ServiceLink | null>;
+  /** Whether the sandbox runs delegates' programs here. Default: probeSandbox with `env`, asked afresh. */
+  probeSandbox?: () => Promise<SandboxAvailability>;
 }
 
 export interface SetupContext {
@@ -97,7 +101,9 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
           () => false,
         ),
         problem: unreadable ?? settings.problem,
+        sandbox: settings.current.sandbox,
       }),
+      probeSandbox: input.probeSandbox ?? (() => probeSandbox({ env })),
     }),
   };
 }

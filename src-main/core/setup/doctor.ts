@@ -10,8 +10,10 @@
 import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { APP_VERSION, ENV, ServiceError } from '../../contract/index.js';
-import type { ErrorCode, SecretsStatus } from '../../contract/index.js';
+import { defaultSettings } from '../../contract/index.js';
+import type { ErrorCode, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
 import type { Locations } from '../../platform/locations.js';
+import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import type { OpenRouterClient } from '../openrouter/client.js';
 import type { SecretStore } from '../secrets/secret-store.js';
 import type { ServiceCall } from '../service/dispatcher.js';
@@ -22,7 +24,7 @@ import { formatUsd } from '../../common/format.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
-export const CHECK_IDS = ['claude', 'registration', 'service', 'runtime', 'settings', 'keychain', 'key', 'openrouter'] as const;
+export const CHECK_IDS = ['claude', 'registration', 'service', 'runtime', 'settings', 'sandbox', 'keychain', 'key', 'openrouter'] as const;
 export type CheckId = (typeof CHECK_IDS)[number];
 
 export const CHECK_TITLES: Record<CheckId, string> = {
@@ -31,6 +33,7 @@ export const CHECK_TITLES: Record<CheckId, string> = {
   service: 'Service',
   runtime: 'Socket folder and token',
   settings: 'Settings file',
+  sandbox: "Sandbox for delegates' programs",
   keychain: 'Keychain',
   key: 'OpenRouter key',
   openrouter: 'OpenRouter reachable',
@@ -86,8 +89,13 @@ export interface DoctorDeps {
   openRouter: Pick<OpenRouterClient, 'listModels' | 'getKeyInfo'>;
   /** The API root `openRouter` talks to (baseUrlFrom), named in the answer. */
   baseUrl: string;
-  /** Loads the settings file: the store's `problem`, and whether the file exists. */
-  loadSettings: () => Promise<{ file: string; exists: boolean; problem: string | undefined }>;
+  /**
+   * Loads the settings file: the store's `problem`, whether the file exists, and the sandbox settings in force (the
+   * defaults when the file is missing or broken; absent: the defaults).
+   */
+  loadSettings: () => Promise<{ file: string; exists: boolean; problem: string | undefined; sandbox?: SandboxPolicy }>;
+  /** Whether Claude Code's sandbox runs delegates' programs here (platform/sandbox-probe.ts's probeSandbox). */
+  probeSandbox: () => Promise<SandboxAvailability>;
   /** Facts about a path without following links; null when it does not exist. Default: lstat. */
   inspectPath?: (file: string) => Promise<PathFacts | null>;
   /** Our uid (undefined where there is none, i.e. Windows). Default: process.getuid(). */
@@ -122,16 +130,17 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     serviceVerdict = fail(errorMessage(error));
   }
   try {
-    const [claude, registration, runtime, settings, keychain, key, openrouter] = await Promise.all([
+    const [claude, registration, runtime, settings, sandbox, keychain, key, openrouter] = await Promise.all([
       checkClaude(deps),
       checkRegistration(deps),
       checkRuntime(deps, service !== null),
       checkSettings(deps),
+      checkSandbox(deps),
       checkKeychain(deps),
       checkKey(deps, service),
       checkOpenRouter(deps),
     ]);
-    const verdicts: Record<CheckId, Verdict> = { claude, registration, service: serviceVerdict, runtime, settings, keychain, key, openrouter };
+    const verdicts: Record<CheckId, Verdict> = { claude, registration, service: serviceVerdict, runtime, settings, sandbox, keychain, key, openrouter };
     const checks = CHECK_IDS.map((id) => ({ id, title: CHECK_TITLES[id], ...verdicts[id] }));
     return { version: APP_VERSION, ok: checks.every((check) => check.status !== 'fail'), checks };
   } finally {
@@ -288,6 +297,40 @@ function checkSettings(deps: DoctorDeps): Promise<Verdict> {
     if (problem) return fail(problem);
     return ok(exists ? `${file} is valid.` : `no ${file} yet: the defaults are in force.`);
   });
+}
+
+function checkSandbox(deps: DoctorDeps): Promise<Verdict> {
+  return guarded(async () => {
+    // A settings file that cannot be read leaves the defaults in force (the settings check says why).
+    const policy = (await deps.loadSettings().catch(() => undefined))?.sandbox ?? defaultSettings().sandbox;
+    return judgeSandbox(policy, await deps.probeSandbox());
+  });
+}
+
+/**
+ * The verdict on the sandbox for delegates' programs (docs/ISOLATION.md "The sandbox"), against the settings: a sandbox
+ * that is missing fails only where the settings require one for programs a delegate may run.
+ */
+export function judgeSandbox(policy: Pick<SandboxPolicy, 'programs' | 'use'>, availability: SandboxAvailability): Verdict {
+  const where = availability.available ? `${availability.via} is available` : `not available: ${availability.reason}`;
+  if (policy.programs === 'off') return ok(`programs are off in the settings: delegates run none (the sandbox: ${where}).`);
+  if (policy.use === 'off') {
+    return warn(
+      `the sandbox is off in the settings: programs a delegation pre-approves run unsandboxed, as you, with your files and network (the sandbox: ${where}).`,
+      availability.available
+        ? 'Set the sandbox to required: `openrouter-mcp-config --sandbox required`.'
+        : `${capitalized(availability.fix)}; then set the sandbox to required: \`openrouter-mcp-config --sandbox required\`.`,
+    );
+  }
+  if (availability.available) return ok(`runs delegates' programs: ${availability.via}.`);
+  if (policy.use === 'required') {
+    return fail(`${where}. The settings require it, so a delegation whose delegate could run programs is refused.`, `${capitalized(availability.fix)}.`);
+  }
+  return warn(`${where}. Programs run unsandboxed, only when a delegation pre-approves them, and the job says so.`, `${capitalized(availability.fix)}.`);
+}
+
+function capitalized(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }
 
 function checkKeychain(deps: DoctorDeps): Promise<Verdict> {

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { APP_VERSION, ServiceError } from '../../../src-main/contract/index.js';
-import type { Balance, ServiceStatus } from '../../../src-main/contract/index.js';
+import { APP_VERSION, ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
+import type { Balance, ServiceStatus, Settings } from '../../../src-main/contract/index.js';
 import { resolveLocations } from '../../../src-main/platform/locations.js';
 import type { RegistrationState, StdioCommand } from '../../../src-main/core/setup/claude-registration.js';
-import { CHECK_IDS, judgeRuntimeFiles, runDoctor } from '../../../src-main/core/setup/doctor.js';
+import { CHECK_IDS, judgeRuntimeFiles, judgeSandbox, runDoctor } from '../../../src-main/core/setup/doctor.js';
+import { renderDoctorLines } from '../../../src-main/core/setup/present.js';
+import type { SandboxAvailability } from '../../../src-main/platform/sandbox-probe.js';
 import type { CheckId, CheckResult, DoctorDeps, PathFacts, RuntimeFacts, ServiceLink } from '../../../src-main/core/setup/doctor.js';
 
 const locations = resolveLocations({ OPENROUTER_DELEGATE_HOME: '/tmp/ord-doctor-home' });
@@ -19,6 +21,12 @@ const KEY_INFO = {
   isFreeTier: false,
 };
 const MODELS = { data: [{ id: 'a' }, { id: 'b' }] };
+const SANDBOX: SandboxAvailability = { available: true, via: 'bubblewrap and socat (/usr/bin/bwrap)' };
+const NO_SANDBOX: SandboxAvailability = {
+  available: false,
+  reason: 'bubblewrap (bwrap) and socat are not installed',
+  fix: 'install bubblewrap and socat (Debian, Ubuntu: sudo apt-get install bubblewrap socat)',
+};
 
 const dir = (mode = 0o700, uid = 1000): PathFacts => ({ kind: 'directory', mode, uid });
 const file = (mode = 0o600, uid = 1000): PathFacts => ({ kind: 'file', mode, uid });
@@ -46,6 +54,7 @@ function deps(overrides: Partial<DoctorDeps> = {}): DoctorDeps {
     openRouter: { listModels: async () => MODELS, getKeyInfo: async () => KEY_INFO },
     baseUrl: 'https://openrouter.ai/api',
     loadSettings: async () => ({ file: locations.settingsFile, exists: true, problem: undefined }),
+    probeSandbox: async () => SANDBOX,
     inspectPath: async () => null,
     uid: 1000,
     platform: 'linux',
@@ -99,7 +108,17 @@ describe('doctor', () => {
     expect(report.checks.map((c) => c.id)).toEqual([...CHECK_IDS]);
     expect(report.ok).toBe(true);
     const statuses = Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
-    expect(statuses).toEqual({ claude: 'ok', registration: 'ok', service: 'warn', runtime: 'ok', settings: 'ok', keychain: 'ok', key: 'ok', openrouter: 'ok' });
+    expect(statuses).toEqual({
+      claude: 'ok',
+      registration: 'ok',
+      service: 'warn',
+      runtime: 'ok',
+      settings: 'ok',
+      sandbox: 'ok',
+      keychain: 'ok',
+      key: 'ok',
+      openrouter: 'ok',
+    });
     expect(byId(report.checks).service.fix).toContain('the bridge starts it');
   });
 
@@ -229,6 +248,89 @@ describe('doctor', () => {
     const report = await runDoctor(deps({ loadSettings: () => Promise.reject(new TypeError('boom')) }));
     expect(byId(report.checks).settings).toMatchObject({ status: 'fail', summary: 'the check itself failed: boom' });
     expect(report.checks.filter((c) => c.status === 'fail')).toHaveLength(1);
+  });
+});
+
+describe("the sandbox for delegates' programs", () => {
+  /** The settings file with these sandbox settings (the rest default). */
+  function withSandbox(sandbox: Partial<Settings['sandbox']>, availability: SandboxAvailability): Partial<DoctorDeps> {
+    return {
+      loadSettings: async () => ({ file: locations.settingsFile, exists: true, problem: undefined, sandbox: { ...defaultSettings().sandbox, ...sandbox } }),
+      probeSandbox: async () => availability,
+    };
+  }
+
+  it('is in order when the sandbox runs here, naming what runs it', async () => {
+    const result = await check('sandbox', withSandbox({}, SANDBOX));
+    expect(result).toMatchObject({
+      title: "Sandbox for delegates' programs",
+      status: 'ok',
+      summary: "runs delegates' programs: bubblewrap and socat (/usr/bin/bwrap).",
+    });
+    expect(result.fix).toBeUndefined();
+  });
+
+  it('fails when it is missing and the settings require it, with the probe’s fix; the report is then not ok', async () => {
+    const report = await runDoctor(deps(withSandbox({ programs: 'sandboxed', use: 'required' }, NO_SANDBOX)));
+    const result = byId(report.checks).sandbox;
+    expect(result).toEqual({
+      id: 'sandbox',
+      title: "Sandbox for delegates' programs",
+      status: 'fail',
+      summary:
+        'not available: bubblewrap (bwrap) and socat are not installed. The settings require it, so a delegation whose delegate could run programs is refused.',
+      fix: 'Install bubblewrap and socat (Debian, Ubuntu: sudo apt-get install bubblewrap socat).',
+    });
+    expect(report.ok).toBe(false);
+    expect(renderDoctorLines(report)).toContain(
+      "✗ Sandbox for delegates' programs: not available: bubblewrap (bwrap) and socat are not installed. The settings require it, so a delegation whose delegate could run programs is refused. → Install bubblewrap and socat (Debian, Ubuntu: sudo apt-get install bubblewrap socat).",
+    );
+  });
+
+  it('fails with the defaults too: programs sandboxed, the sandbox required', async () => {
+    expect((await check('sandbox', { probeSandbox: async () => NO_SANDBOX })).status).toBe('fail');
+    // A settings file that cannot be read leaves the defaults in force.
+    expect((await check('sandbox', { probeSandbox: async () => NO_SANDBOX, loadSettings: () => Promise.reject(new Error('gone')) })).status).toBe('fail');
+  });
+
+  it('only warns when it is missing and merely preferred: programs run unsandboxed, only when pre-approved', async () => {
+    const result = await check('sandbox', withSandbox({ programs: 'ask-approval', use: 'preferred' }, NO_SANDBOX));
+    expect(result.status).toBe('warn');
+    expect(result.summary).toBe(
+      'not available: bubblewrap (bwrap) and socat are not installed. Programs run unsandboxed, only when a delegation pre-approves them, and the job says so.',
+    );
+    expect(result.fix).toBe('Install bubblewrap and socat (Debian, Ubuntu: sudo apt-get install bubblewrap socat).');
+  });
+
+  it('warns when the settings turn the sandbox off: pre-approved programs run as you, whether or not it is available', async () => {
+    for (const availability of [SANDBOX, NO_SANDBOX]) {
+      const result = await check('sandbox', withSandbox({ programs: 'ask-approval', use: 'off' }, availability));
+      expect(result.status).toBe('warn');
+      expect(result.summary).toMatch(/^the sandbox is off in the settings: programs a delegation pre-approves run unsandboxed, as you/);
+      expect(result.fix).toMatch(/openrouter-mcp-config --sandbox required/);
+    }
+  });
+
+  it('is in order when programs are off, whatever the sandbox', async () => {
+    for (const use of ['required', 'preferred', 'off'] as const) {
+      const result = await check('sandbox', withSandbox({ programs: 'off', use }, NO_SANDBOX));
+      expect(result.status, use).toBe('ok');
+      expect(result.summary).toBe(
+        'programs are off in the settings: delegates run none (the sandbox: not available: bubblewrap (bwrap) and socat are not installed).',
+      );
+    }
+  });
+
+  it('turns a probe that throws into a failed check', async () => {
+    expect(await check('sandbox', { probeSandbox: () => Promise.reject(new Error('spawn EACCES')) })).toMatchObject({
+      status: 'fail',
+      summary: 'the check itself failed: spawn EACCES',
+    });
+  });
+
+  it('is judged by a pure function of the settings and the probe', () => {
+    expect(judgeSandbox({ programs: 'sandboxed', use: 'preferred' }, SANDBOX).status).toBe('ok');
+    expect(judgeSandbox({ programs: 'sandboxed', use: 'required' }, NO_SANDBOX).status).toBe('fail');
   });
 });
 
