@@ -4,7 +4,8 @@
  * (core/jobs/sandbox.ts) and once without a sandbox (Bash pre-approved), interleaved. A call's time is the time
  * between the model's request that asked for it and the one that carries its result back: the same model and the same
  * Claude Code on both sides, so the difference of the two is the sandbox. Budget: ≤ 50 ms per call (median and p99).
- * Linux with bubblewrap and socat only; elsewhere the row says it was skipped.
+ * Linux with bubblewrap and socat only; elsewhere the row says it was skipped. BENCH_SANDBOX_EXTRA (JSON) adds
+ * sandbox settings to try, e.g. '{"mandatoryDenySearchDepth":1}'.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -53,16 +54,23 @@ async function callTimes(fake: FakeOpenRouter, model: ScriptedModel, dir: string
     claudeConfigDir: path.join(dir, 'config'),
     maxRetries: 0,
   });
+  const extra = JSON.parse(process.env.BENCH_SANDBOX_EXTRA ?? '{}') as Record<string, unknown>;
+  const withExtra = (json: string): string => {
+    const parsed = JSON.parse(json) as { sandbox: Record<string, unknown> };
+    return JSON.stringify({ sandbox: { ...parsed.sandbox, ...extra } });
+  };
   const settings = sandboxed
-    ? sandboxSettings({
-        policy: defaultSettings().sandbox,
-        autoAllowBash: true,
-        home: os.homedir(),
-        secretStores: await presentSecretStores(os.homedir()),
-        deniedDirs: [],
-        deniedFiles: [],
-        writable: [],
-      })
+    ? withExtra(
+        sandboxSettings({
+          policy: defaultSettings().sandbox,
+          autoAllowBash: true,
+          home: os.homedir(),
+          secretStores: await presentSecretStores(os.homedir()),
+          deniedDirs: [],
+          deniedFiles: [],
+          writable: [],
+        }),
+      )
     : JSON.stringify({ sandbox: { enabled: false } });
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', MODEL, '--permission-mode', 'acceptEdits', '--session-id', randomUUID()];
   args.push(
@@ -125,7 +133,7 @@ export async function sandboxBench(): Promise<BudgetRow[]> {
     const plain = percentile(outside, p);
     return {
       budget: `sandbox: what it adds to a Bash call (${what}, ${inside.length} calls), ≤ ${LIMIT_MS} ms`,
-      measured: `${ms(sandboxed)} a call, +${ms(sandboxed - plain)}`,
+      measured: `${ms(sandboxed)} a call, ${sandboxed >= plain ? '+' : '−'}${ms(Math.abs(sandboxed - plain))}`,
       baseline: `the same call unsandboxed ${ms(plain)}`,
       ratio: sandboxed / plain,
       value: sandboxed - plain,
