@@ -163,6 +163,23 @@ export const JobSandboxSchema = z.object({
 });
 export type JobSandbox = z.infer<typeof JobSandboxSchema>;
 
+/**
+ * What the metering gateway tells a delegate when OpenRouter itself cannot be reached (refused, not found, timed out):
+ * how a job's end tells that apart from a provider's own 502 (core/jobs/job-outcome.ts).
+ */
+export const OPENROUTER_UNREACHABLE = 'OpenRouter could not be reached from OpenRouter Delegate';
+
+/**
+ * Claude Code's stderr lines that say nothing to the user or the parent model: it does not know an OpenRouter model's
+ * name (`[claude-code:unrecognized_model] {"model":…}`), on every start. Left out of every stderr tail shown.
+ */
+export function withoutStderrNoise(stderr: string): string {
+  return stderr
+    .split('\n')
+    .filter((line) => !line.startsWith('[claude-code:unrecognized_model]'))
+    .join('\n');
+}
+
 /** How a job's programs ran, in the words every view of a job uses; null when it could run none. */
 export function sandboxLine(sandbox: JobSandbox | undefined): string | null {
   if (sandbox?.programs === 'sandboxed') {
@@ -337,6 +354,8 @@ export const JobResultSchema = JobViewSchema.extend({
   resultText: z.string().nullable(),
   /** The answer was cut to this many characters; the whole text is in files.result. */
   truncatedAt: z.number().nullable(),
+  /** The whole answer's length in characters, when it was cut (absent from a service older than it). */
+  resultChars: z.number().int().optional(),
   /** A finished worktree job's branch against its base; absent for jobs that ran in place, null when the branch is gone. */
   changes: JobChangesSchema.nullable().optional(),
 });

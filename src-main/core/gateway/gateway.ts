@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
+import { OPENROUTER_UNREACHABLE } from '../../contract/index.js';
 import type { GatewayRequest, Usage } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatUsd } from '../../common/format.js';
@@ -432,7 +433,7 @@ export class MeteringGateway {
       }
       const problem = unreachable(error);
       Object.assign(entry, { status: 502, outcome: 'upstream_error', note: `OpenRouter could not be reached: ${problem}` });
-      this.fail(res, 502, 'api_error', `OpenRouter could not be reached from OpenRouter Delegate: ${problem}.`);
+      this.fail(res, 502, 'api_error', `${OPENROUTER_UNREACHABLE}: ${problem}.`);
       return { answer: null, reachedUpstream: false, hungUp: false };
     }
     entry.status = upstream.status;

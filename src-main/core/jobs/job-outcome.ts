@@ -2,6 +2,7 @@
  * How a job that ended by itself is judged, and the end reason a caller reads: pure, so every way a
  * delegate can fail is worded once and says what to do next.
  */
+import { OPENROUTER_UNREACHABLE, withoutStderrNoise } from '../../contract/index.js';
 import type { JobRecord } from '../../contract/index.js';
 import type { Termination } from './job-registry.js';
 import type { StreamParser } from './stream-parser.js';
@@ -28,13 +29,19 @@ export function jobOutcome(
 }
 
 function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
+  const lines = withoutStderrNoise(text).trim().split('\n');
   return (lines[lines.length - 1] ?? '').slice(0, 300);
 }
 
 function describeFailure(result: NonNullable<StreamParser['result']>, stderrTail: string): string {
   const status = result.apiErrorStatus;
   const said = result.text ? ` Claude Code said: ${result.text.slice(0, 500)}` : '';
+  // The gateway's own 502: this machine could not reach OpenRouter, which is no provider's outage.
+  const unreachable = result.text?.indexOf(OPENROUTER_UNREACHABLE) ?? -1;
+  if (unreachable >= 0) {
+    const why = /^: ([^.\n]*)/.exec(result.text?.slice(unreachable + OPENROUTER_UNREACHABLE.length) ?? '')?.[1] ?? 'a network error';
+    return `OpenRouter could not be reached from this machine (${why}): not the model's provider. Check the network, a proxy (HTTPS_PROXY) or a firewall, then continue with a follow-up; the work so far is kept.`;
+  }
   switch (status) {
     case 401:
       return `OpenRouter rejected the key (401). The user can set a valid one with \`openrouter-delegate key set\`.${said}`;

@@ -3,7 +3,7 @@
  * its place in the queue, its files), its result, and the list grouped by conversation. A view may wait
  * for the job to end first; a wait that runs out says so instead of failing.
  */
-import { ZERO_USAGE, addUsage, isActive } from '../../contract/index.js';
+import { ZERO_USAGE, addUsage, isActive, withoutStderrNoise } from '../../contract/index.js';
 import type { JobGroup, JobList, JobRecord, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
 import { budgetStopOf, jobCostUsd } from './budget.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
@@ -47,7 +47,7 @@ export class JobViews {
       view.budgetStop = budgetStopOf(record, requests, registry.deps.settings().budgets.perJobUsd);
     }
     if (record.state === 'failed' || record.state === 'lost') {
-      const stderr = await store.readStderrTail(record.id, 2000).catch(() => '');
+      const stderr = withoutStderrNoise(await store.readStderrTail(record.id, 2000).catch(() => ''));
       if (stderr.trim()) view.stderrTail = stderr;
     }
     return view;
@@ -91,7 +91,8 @@ export class JobViews {
     const text = await this.registry.deps.store.readResult(job.record.id);
     if (text === null) return { ...view, resultText: null, truncatedAt: null, ...changes };
     const truncated = text.length > request.maxChars;
-    return { ...view, resultText: truncated ? text.slice(0, request.maxChars) : text, truncatedAt: truncated ? request.maxChars : null, ...changes };
+    if (!truncated) return { ...view, resultText: text, truncatedAt: null, ...changes };
+    return { ...view, resultText: text.slice(0, request.maxChars), truncatedAt: request.maxChars, resultChars: text.length, ...changes };
   }
 
   /** A finished worktree job's branch against its base (null when the branch is gone); nothing for a job that ran in place. */
