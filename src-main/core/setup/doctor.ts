@@ -333,18 +333,28 @@ function capitalized(text: string): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }
 
+/**
+ * A keyring where no desktop started one (SSH, a server): the commands, as tests/e2e/headless-keyring.test.ts runs
+ * them, and the alternative with what it costs.
+ */
+export const HEADLESS_KEYRING =
+  'Without a desktop (SSH, a server): `sudo apt-get install gnome-keyring dbus-x11`, then in the shell you start Claude Code from: ' +
+  '`eval "$(dbus-launch --sh-syntax)"`, `read -rs -p "Keyring password: " pw; printf %s "$pw" | gnome-keyring-daemon --unlock --components=secrets`, ' +
+  "`openrouter-delegate key set`. Or set OPENROUTER_API_KEY in that shell instead: simpler, but any program you run can then read it from the service's environment.";
+
 function checkKeychain(deps: DoctorDeps): Promise<Verdict> {
   return guarded(async () => {
     const keychain = deps.secrets.keychainStatus();
     if (keychain.available) return ok(`${keychain.backend} is available.`);
     const envKey = Boolean(deps.env[ENV.apiKey]?.trim());
     const why = `${keychain.backend} is unavailable: ${keychain.problem ?? 'no reason given'}`;
+    const linux = (deps.platform ?? process.platform) === 'linux';
     return envKey
       ? warn(
           `${why} The key comes from OPENROUTER_API_KEY, so nothing needs it now.`,
-          'To keep the key in the keychain instead, unlock or install a keyring, then run `openrouter-delegate key set`.',
+          `To keep the key in the keychain instead, unlock or install a keyring, then run \`openrouter-delegate key set\`.${linux ? ` ${HEADLESS_KEYRING}` : ''}`,
         )
-      : fail(why);
+      : fail(why, linux ? HEADLESS_KEYRING : undefined);
   });
 }
 
