@@ -26,6 +26,7 @@ import { streamReaderBench } from './stream-reader.js';
 import { gatewayBench, gatewayKeychainBench } from './gateway.js';
 import { npxStartBench } from './npx-start.js';
 import { sandboxBench } from './sandbox.js';
+import { toolDefinitionsBench } from './tool-definitions.js';
 import type { BudgetRow } from './lib/stats.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -147,6 +148,11 @@ async function main(): Promise<void> {
       ...(await policyLatencyBench()),
       // Issue 6: the settings page (bundle size, first paint in headless Chromium).
       ...(await settingsPageBench(fake.baseUrl)),
+      // Issue 23: the tool definitions and server instructions every request may carry, against the server it replaces.
+      ...(await toolDefinitionsBench(
+        { command: process.execPath, args: [BRIDGE], env },
+        { command: process.execPath, args: [BASELINE_SERVER], env: baselineEnv },
+      )),
       // Issue 12: what the parent model reads, through the real CLI, against the server it replaces.
       ...(await parentViewBench()),
       // Issue 12: what a delegate's coding task sends the model, against the server it replaces.

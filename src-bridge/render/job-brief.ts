@@ -10,6 +10,7 @@ import { isActive, sandboxLine } from '../../src-main/contract/jobs.js';
 import { DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { renderChanges } from './changes.js';
 import { STATE_WORDS, formatJobCost, renderGroup } from './jobs.js';
+import { MAX_ANSWER_CHARS, answerLines, fitLines, joinedLength, listCutNote, newestWithin } from './answer-size.js';
 import { nextLines } from './next-steps.js';
 import type { Answered } from './next-steps.js';
 
@@ -84,32 +85,34 @@ function stderrLines(view: JobView): string[] {
 /** delegate_start, delegate_followup, delegate_status, delegate_cancel: the job, its latest actions, the next call. */
 export function renderJobBrief(view: JobView, tailLimit = BRIEF_TAIL, answered: Answered = { tool: DELEGATE_STATUS_TOOL }): string {
   const lines = header(view);
-  const tail = view.tail.slice(-tailLimit);
-  if (tail.length > 0) lines.push(`Latest (delegate's output, quoted):`, ...tail.map(tailLine));
-  lines.push(...stderrLines(view), ...renderGroup(view), ...nextLines(view, answered, false));
+  const after = [...stderrLines(view), ...renderGroup(view), ...nextLines(view, answered, false)];
+  const tail = view.tail.slice(-tailLimit).map(tailLine);
+  if (tail.length > 0) lines.push(`Latest (delegate's output, quoted):`, ...newestWithin(tail, MAX_ANSWER_CHARS - joinedLength([...lines, ...after]) - 200));
+  lines.push(...after);
   return lines.join('\n');
 }
 
-/** delegate_result: the job, the answer between the bridge's own lines, the next call. */
+/** delegate_result: the job, the answer between the bridge's own lines, the next call; within the cap (answer-size.ts). */
 export function renderResultBrief(result: JobResult): string {
-  const lines = header(result, true);
-  if (result.resultText !== null) {
-    lines.push(ANSWER_OPENS, ...quote(result.resultText), ANSWER_CLOSES);
-    // The one path worth showing: without it the rest of a cut answer is out of reach.
-    if (result.truncatedAt !== null) lines.push(`(Cut at ${result.truncatedAt} characters; the whole answer is in ${result.files.result}.)`);
-  } else if (isActive(result.job.state)) {
-    lines.push('No answer yet.');
-  } else {
-    lines.push('The delegate left no answer.', ...stderrLines(result));
-  }
+  const before = header(result, true);
   const programs = sandboxLine(result.job.sandbox);
-  lines.push(
+  const after = [
     ...renderChanges(result),
     ...(programs ? [programs] : []),
     ...renderGroup(result),
     ...nextLines(result, { tool: DELEGATE_RESULT_TOOL }, result.resultText !== null),
-  );
-  return lines.join('\n');
+  ];
+  const middle: string[] = [];
+  if (result.resultText !== null) {
+    const room = joinedLength([...before, ANSWER_OPENS, ANSWER_CLOSES, ...after]) + 1;
+    const answer = answerLines({ ...result, resultText: result.resultText }, room, quote);
+    middle.push(ANSWER_OPENS, ...answer.lines, ANSWER_CLOSES, ...(answer.cut === null ? [] : [answer.cut]));
+  } else if (isActive(result.job.state)) {
+    middle.push('No answer yet.');
+  } else {
+    middle.push('The delegate left no answer.', ...stderrLines(result));
+  }
+  return [...before, ...middle, ...after].join('\n');
 }
 
 /** Characters of a job's prompt a list line shows. */
@@ -134,5 +137,5 @@ export function renderListBrief(list: JobList): string {
     }
   }
   if (list.unreadable.length > 0) lines.push(`${list.unreadable.length} job folder(s) unreadable; detail: true names them.`);
-  return lines.join('\n');
+  return fitLines(lines, listCutNote).join('\n');
 }

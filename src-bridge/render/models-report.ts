@@ -4,6 +4,7 @@
  */
 import type { Balance, EnvEntry, ModelsReport, PolicySummary } from '../../src-main/contract/index.js';
 import { formatPriceCapPerM, formatTokens, formatUsd } from '../../src-main/common/format.js';
+import { MAX_ANSWER_CHARS, largestFitting } from './answer-size.js';
 import { renderModelsTable } from './models-table.js';
 
 function list(items: string[]): string {
@@ -100,8 +101,21 @@ function renderEnvironment(env: EnvEntry[]): string[] {
   ];
 }
 
-/** `detail` adds the full policy, the account-credits note and the environment of a delegated session. */
+/**
+ * `detail` adds the full policy, the account-credits note and the environment of a delegated session. A big `limit`
+ * shows the models that fit the cap (answer-size.ts), cheapest (or first in the asked order) first, and says so.
+ */
 export function renderModelsReport(report: ModelsReport, query: { filter?: string | undefined }, detail = true): string {
+  const whole = renderReport(report, query, detail, 0);
+  if (whole.length <= MAX_ANSWER_CHARS) return whole;
+  const rows = largestFitting(
+    report.models.length,
+    (n) => renderReport({ ...report, models: report.models.slice(0, n) }, query, detail, 1).length <= MAX_ANSWER_CHARS,
+  );
+  return renderReport({ ...report, models: report.models.slice(0, rows) }, query, detail, report.models.length - rows);
+}
+
+function renderReport(report: ModelsReport, query: { filter?: string | undefined }, detail: boolean, leftOut: number): string {
   const shown = report.models.length;
   const scope = query.filter
     ? `${report.matched} of ${report.totalToolModels} tool-capable models match "${query.filter}"`
@@ -111,10 +125,11 @@ export function renderModelsReport(report: ModelsReport, query: { filter?: strin
     ...(detail ? renderPolicy(report.policy) : renderPolicyBrief(report.policy)),
     ...renderBalance(report.balance, detail),
     '',
-    `${scope}; showing ${shown}${more > 0 ? ` (${more} more: narrow with \`filter\` or raise \`limit\`)` : ''}.`,
+    `${scope}; showing ${shown}${more > 0 ? ` (${more} more: narrow with \`filter\`${leftOut > 0 ? '' : ' or raise `limit`'})` : ''}.`,
   ];
   if (report.catalog.warning) lines.push(`Note: ${report.catalog.warning}`);
   lines.push('', renderModelsTable(report.models));
+  if (leftOut > 0) lines.push(`(The ${leftOut} after these left out to stay short.)`);
   if (detail) lines.push('', ...renderEnvironment(report.environment));
   else lines.push('', 'detail: true adds the environment a delegated session receives.');
   return lines.join('\n');

@@ -1,29 +1,24 @@
 /** `delegate_cancel`: stop a job and every process it started. */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CancelRequestSchema, isActive } from '../../src-main/contract/index.js';
-import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_CANCEL_TOOL } from '../mcp-names.js';
-import { describeDelegateTool, jobAnswer } from './delegate-common.js';
+import { jobAnswer } from './delegate-common.js';
 import { deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
-export const delegateCancelInput = withDetail(deriveInput(CancelRequestSchema, { jobId: 'The job to cancel.' }));
+export const delegateCancelInput = withDetail(deriveInput(CancelRequestSchema, { jobId: null }));
 
-export function describeDelegateCancel(mode: DelegationMode): string {
-  return describeDelegateTool(
-    'Cancel a queued or running delegated job: its Claude Code session and every process it started are ended (what it already spent is spent). Cancelling a finished job changes nothing.',
-    mode,
-    "Delegated jobs cost real money on the user's OpenRouter account; cancelling stops further spending.",
-  );
+export function describeDelegateCancel(): string {
+  return 'Cancel a delegated job and every process it started; what it spent is spent.';
 }
 
-export function registerDelegateCancelTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
+export function registerDelegateCancelTool(server: McpServer, deps: ToolDeps): RegisteredTool {
   return server.registerTool(
     DELEGATE_CANCEL_TOOL,
     {
       title: 'Cancel a delegated job',
-      description: describeDelegateCancel(mode),
+      description: describeDelegateCancel(),
       inputSchema: delegateCancelInput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     },

@@ -2,6 +2,7 @@
  * What the six delegate tools share: the policy-dependent wording, the caller's context, and
  * blocking waits that report progress while they wait.
  */
+import { withRecord } from '../render/answer-size.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -15,20 +16,21 @@ import type { ToolDeps } from './tool-deps.js';
 
 export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-export const COSTS_MONEY = "Costs real money on the user's OpenRouter account (within the user's budgets).";
-/** For the tools that only look: delegation still costs money, looking does not. */
-export const LOOKING_IS_FREE = "Delegated jobs cost real money on the user's OpenRouter account; this call itself costs nothing.";
+export const COSTS_MONEY = "Costs real money on the user's OpenRouter account.";
 
 const WHEN: Record<Exclude<DelegationMode, 'off'>, string> = {
-  ondemand:
-    'ON EXPLICIT REQUEST ONLY: use it only when the user asks to delegate or to use OpenRouter / a cheaper model for a task; otherwise do the work yourself.',
-  auto: 'Use it for bulk work a cheaper model can do well — summaries, searches across many files, boilerplate, test scaffolding, mechanical edits — and keep design decisions, security-sensitive changes and final review for yourself. Check the answer before relying on it.',
+  ondemand: 'ON EXPLICIT REQUEST ONLY: use it only when the user asks to delegate, or for OpenRouter or a cheaper model.',
+  auto: 'Use it unasked for bulk work (summaries, searches across many files, boilerplate, tests, mechanical edits); keep design, security and final review yourself.',
 };
 
-/** The description of a delegate tool under the current policy. */
-export function describeDelegateTool(what: string, mode: DelegationMode, cost: string = COSTS_MONEY): string {
+/**
+ * The description of a tool that spends (start, follow-up) under the current policy: what it does, when to use it, what
+ * it costs. The tools that only look at jobs already started carry no policy: they spend nothing, and the server
+ * instructions say the rule on every request.
+ */
+export function describeDelegateTool(what: string, mode: DelegationMode): string {
   if (mode === 'off') return `${what} Delegation is OFF in the user's settings.`;
-  return `${what} ${WHEN[mode]} ${cost}`;
+  return `${what} ${WHEN[mode]} ${COSTS_MONEY}`;
 }
 
 /** The caller's directory and PATH: Claude Code starts the bridge in the project; a GUI service's PATH is often bare. */
@@ -108,10 +110,8 @@ export function jobAnswer(
   tailLimit?: number,
 ): { content: Array<{ type: 'text'; text: string }>; structuredContent?: Framed<JobView> } {
   if (!detail) return { content: [{ type: 'text', text: isResult(view) ? renderResultBrief(view) : renderJobBrief(view, tailLimit, answered) }] };
-  return {
-    content: [{ type: 'text', text: isResult(view) ? renderJobResult(view) : renderJobView(view, answered) }],
-    structuredContent: framed(view, answered),
-  };
+  const text = isResult(view) ? renderJobResult(view) : renderJobView(view, answered);
+  return withRecord(text, framed(view, answered), 'a smaller progress_limit, or the files the record names');
 }
 
 /** The view with its next step; an answer, between its framing (field order is what the model reads). */

@@ -1,38 +1,36 @@
 /** `delegate_followup`: continue a delegated conversation with a new turn (same session, new job). */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { FollowupRequestSchema } from '../../src-main/contract/index.js';
-import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_FOLLOWUP_TOOL } from '../mcp-names.js';
-import { caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
-import { MAX_TURNS_WORDS, PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
+import { COSTS_MONEY, caller, jobAnswer, statusAfterWait } from './delegate-common.js';
+import { PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
 export const delegateFollowupInput = withDetail(
   deriveInput(FollowupRequestSchema, {
-    jobId: 'A job of the conversation to continue (give job_id or session_id).',
-    sessionId: 'The conversation to continue.',
-    ...PROMPT_WORDS,
+    jobId: 'Any job of the conversation (or session_id).',
+    sessionId: null,
+    prompt: 'The next message (or prompt_file).',
+    promptFile: PROMPT_WORDS.promptFile,
     permissionMode: PERMISSION_WORDS,
-    maxTurns: MAX_TURNS_WORDS,
-    maxCostUsd: "Cap for this turn (default and ceiling: the user's per-job budget).",
+    maxTurns: null,
+    maxCostUsd: "Default and ceiling: the user's per-job budget.",
     waitSeconds: WAIT_WORDS,
   }),
 );
 
-export function describeDelegateFollowup(mode: DelegationMode): string {
-  return describeDelegateTool(
-    'Send a follow-up prompt to a finished delegated conversation (it remembers the earlier turns); starts a new job in the same session and returns its job_id (or waits up to wait_seconds).',
-    mode,
-  );
+/** The policy was applied when the conversation began (delegate_start); what a turn costs is what the model weighs here. */
+export function describeDelegateFollowup(): string {
+  return `Continue a finished delegated conversation with a new prompt; it remembers the earlier turns. Returns a new job_id. ${COSTS_MONEY}`;
 }
 
-export function registerDelegateFollowupTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
+export function registerDelegateFollowupTool(server: McpServer, deps: ToolDeps): RegisteredTool {
   return server.registerTool(
     DELEGATE_FOLLOWUP_TOOL,
     {
       title: 'Continue a delegated conversation',
-      description: describeDelegateFollowup(mode),
+      description: describeDelegateFollowup(),
       inputSchema: delegateFollowupInput,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },

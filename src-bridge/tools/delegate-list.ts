@@ -1,36 +1,31 @@
 /** `delegate_list`: everything delegated, newest first, grouped by conversation, with costs. */
+import { withRecord } from '../render/answer-size.js';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListRequestSchema } from '../../src-main/contract/index.js';
-import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_LIST_TOOL } from '../mcp-names.js';
 import { renderListBrief } from '../render/job-brief.js';
 import { renderJobList } from '../render/jobs.js';
-import { LOOKING_IS_FREE, describeDelegateTool } from './delegate-common.js';
-import { contractDefault, deriveInput, withDetail } from './inputs.js';
+import { deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
 export const delegateListInput = withDetail(
   deriveInput(ListRequestSchema, {
-    state: 'Only jobs in this state.',
-    limit: (field) => `How many jobs to show (default ${contractDefault(field)}).`,
+    state: null,
+    limit: null,
   }),
 );
 
-export function describeDelegateList(mode: DelegationMode): string {
-  return describeDelegateTool(
-    "List delegated jobs newest first, grouped by conversation (session), with each job's state and cost, the total, and today's spend against the daily budget. Read-only.",
-    mode,
-    LOOKING_IS_FREE,
-  );
+export function describeDelegateList(): string {
+  return "Delegated jobs, newest first, by conversation, with cost and today's spend against the budget.";
 }
 
-export function registerDelegateListTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
+export function registerDelegateListTool(server: McpServer, deps: ToolDeps): RegisteredTool {
   return server.registerTool(
     DELEGATE_LIST_TOOL,
     {
       title: 'Delegated jobs',
-      description: describeDelegateList(mode),
+      description: describeDelegateList(),
       inputSchema: delegateListInput,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
@@ -38,7 +33,7 @@ export function registerDelegateListTool(server: McpServer, deps: ToolDeps, mode
       try {
         const list = await deps.service.call('jobs.list', { state: args.state, limit: args.limit });
         const text = args.detail ? renderJobList(list) : renderListBrief(list);
-        return args.detail ? { content: [{ type: 'text' as const, text }], structuredContent: list } : { content: [{ type: 'text' as const, text }] };
+        return args.detail ? withRecord(text, list, 'a smaller limit, or a state') : { content: [{ type: 'text' as const, text }] };
       } catch (error) {
         return toolError(error);
       }

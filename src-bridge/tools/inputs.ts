@@ -11,8 +11,12 @@ import { formatCount } from '../../src-main/common/format.js';
 import { mcpFieldName } from '../mcp-names.js';
 import type { McpFieldName } from '../mcp-names.js';
 
-/** What a field means to the model: fixed words, or words built from the contract's field (its bounds, its default). */
-export type FieldWords<S> = string | ((field: S) => string);
+/**
+ * What a field means to the model: fixed words, words built from the contract's field (its default), or `null` where
+ * the name and the schema say it all. The words leave out what the schema already says (type, enum, bounds): every
+ * request carries them when the client does not defer tools, and a refused call names the rule it broke.
+ */
+export type FieldWords<S> = string | null | ((field: S) => string);
 
 /** A field with a contract default is optional to the model: leaving it out lets the service apply the default. */
 type AsInput<S> = S extends z.ZodDefault<infer Inner> ? z.ZodOptional<Inner> : S;
@@ -29,7 +33,7 @@ export function deriveInput<Shape extends Record<string, z.ZodType>, const Field
     const field = request.shape[name];
     if (field === undefined) throw new Error(`The contract request has no field ${name}.`);
     const asInput = field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType).optional() : field;
-    input[mcpFieldName(name)] = asInput.describe(typeof words === 'string' ? words : words(field));
+    input[mcpFieldName(name)] = words === null ? asInput : asInput.describe(typeof words === 'string' ? words : words(field));
   }
   return input as DerivedInput<Shape, Fields>;
 }
@@ -54,17 +58,13 @@ export function rangeAndDefault(field: z.ZodDefault<z.ZodNumber>): string {
 // What the tools share: the same contract field means the same to the model in every tool that offers it.
 
 export const PROMPT_WORDS = {
-  prompt: `The task, complete and self-contained: the delegate sees nothing of this conversation. Give exactly one of prompt / prompt_file (for more than ${formatCount(MAX_INLINE_PROMPT_CHARS)} characters).`,
-  promptFile:
-    'Path of a file holding the task, for long prompts: relative to this project; a regular file inside cwd or add_dirs, not reached through a symlink.',
+  prompt: `The whole task: the delegate sees nothing of this chat. Or prompt_file (for more than ${formatCount(MAX_INLINE_PROMPT_CHARS)} characters).`,
+  promptFile: 'A file holding the task, inside cwd or add_dirs.',
 } as const;
 
-export const WAIT_WORDS = (field: z.ZodDefault<z.ZodNumber>): string =>
-  `Seconds to wait for the job to finish before answering (${rangeAndDefault(field)}: return at once with the job id).`;
+export const WAIT_WORDS = (field: z.ZodDefault<z.ZodNumber>): string => `Seconds to wait for the end (default ${contractDefault(field)}).`;
 
-export const PERMISSION_WORDS = "Claude Code permission mode for the delegate; capped by the user's ceiling. Default: the user's default.";
-
-export const MAX_TURNS_WORDS = 'Stop after this many agent turns.';
+export const PERMISSION_WORDS = "Default and ceiling: the user's.";
 
 /**
  * `detail`, which every tool offers: the bridge's own field, not the contract's. The pinned Claude Code hands
@@ -72,7 +72,7 @@ export const MAX_TURNS_WORDS = 'Stop after this many agent turns.';
  * record as structuredContent only when asked; by default the model reads a short text (docs/ARCHITECTURE.md §3).
  */
 export const DETAIL_FIELD = 'detail';
-const detail = z.boolean().optional().describe('true: also the whole record (paths, tokens, session, settings) as JSON. Default: a short summary.');
+const detail = z.boolean().optional().describe('true: the full record, as JSON.');
 
 export function withDetail<Input extends Record<string, z.ZodType>>(input: Input): Input & { detail: typeof detail } {
   return { ...input, [DETAIL_FIELD]: detail } as Input & { detail: typeof detail };

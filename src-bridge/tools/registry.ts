@@ -4,9 +4,9 @@
  * (`notifications/tools/list_changed`).
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { z } from 'zod';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { modeChangedNotice } from '../instructions.js';
 import { delegationOffText, invalidArgumentsText } from '../render/tool-refusal.js';
@@ -97,7 +97,9 @@ export function registerTools(server: McpServer, deps: ToolDeps, mode: Delegatio
     entry(registerDelegateListTool, describeDelegateList, true),
   ];
   let current = mode;
-  answerCalls(server, new Map(entries.map((e) => [named.get(e.tool) ?? '', e])), () => current);
+  const byName = new Map(entries.map((e) => [named.get(e.tool) ?? '', e]));
+  listTools(server, byName);
+  answerCalls(server, byName, () => current);
   const applyMode = (next: DelegationMode) => {
     current = next;
     notice.set(next);
@@ -111,6 +113,28 @@ export function registerTools(server: McpServer, deps: ToolDeps, mode: Delegatio
   };
   if (mode === 'off') applyMode(mode);
   return { applyMode };
+}
+
+/**
+ * The one `tools/list` handler, in place of the SDK's, which is the same but for the input schemas' `$schema` line: a
+ * client without tool search sends every definition on every request, so nothing goes in that the model cannot use.
+ */
+function listTools(server: McpServer, tools: Map<string, ToolEntry>): void {
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...tools]
+      .filter(([, { tool }]) => tool.enabled)
+      .map(([name, { tool }]): Tool => {
+        const { $schema: _, ...inputSchema } = z.toJSONSchema(tool.inputSchema as z.ZodType, { target: 'draft-7', io: 'input' });
+        return {
+          name,
+          title: tool.title,
+          description: tool.description,
+          inputSchema: inputSchema as Tool['inputSchema'],
+          annotations: tool.annotations,
+          _meta: tool._meta,
+        };
+      }),
+  }));
 }
 
 function refusal(text: string): CallToolResult {

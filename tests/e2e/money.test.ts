@@ -9,7 +9,8 @@ import { addUsage, ZERO_USAGE } from '../../src-main/contract/index.js';
 import type { GatewayRequest, JobList, JobRecord, Usage } from '../../src-main/contract/index.js';
 import { formatTokens, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
 import { jobCostUsd, jobSpendUsd } from '../../src-main/core/jobs/budget.js';
-import { memberCostText, memberTokensText } from '../../src-renderer/lib/jobs.js';
+import { presentTray } from '../../src-main/electron/present/tray.js';
+import { billedCostText, memberCostText, memberTokensText } from '../../src-renderer/lib/jobs.js';
 import { call, callOk } from '../support/delegation.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import type { ScriptUsage } from '../support/fake-anthropic.js';
@@ -133,6 +134,36 @@ it('a three-turn conversation and a fan-out beside it: every figure on every sur
   const detailed = await callOk<JobList>(bridge, 'delegate_list', {});
   expect(detailed.structured.totalUsage).toEqual(allUsage);
   expect(detailed.structured.totalCostUsd).toBeCloseTo(allBilled, 9);
+
+  // The Jobs page (its pure functions on the same list): each job's billed figure, the conversation's, the day's.
+  for (const job of list.conversations.flatMap((c) => c.jobs)) expect(billedCostText(job), job.id).toBe(formatUsd(log(job.id).billedUsd));
+  // The tray's menu, on what the desktop app reads from the same list: the day's spend.
+  const tray = presentTray({
+    now: Date.now(),
+    keySource: 'keychain',
+    balance: null,
+    balanceAt: null,
+    activeJobs: [],
+    unseenFailure: null,
+    mode: 'ondemand',
+    startAtLogin: false,
+    spentTodayUsd: list.spentTodayUsd,
+    dailyBudgetUsd: list.dailyBudgetUsd,
+    lowBalanceUsd: 0.5,
+    platform: 'linux',
+  });
+  const daySpend = ids.reduce((sum, id) => sum + jobSpendUsd(record(id)), 0);
+  expect(tray.menu.map((item) => item.label)).toContain(`Spent today: ${formatUsd(daySpend)} of ${formatUsd(list.dailyBudgetUsd)}`);
+  // Billed is what the day counts once every bill is in: the day's spend is the logs' billed sum.
+  expect(daySpend).toBeCloseTo(allBilled, 9);
+  console.log(
+    [
+      ...ids.map(
+        (id) => `${id} turn ${record(id).turn}: ${formatUsage(log(id).usage)}; est. ${formatUsd(log(id).costUsd)}, billed ${formatUsd(log(id).billedUsd)}`,
+      ),
+      `conversation ${formatUsd(conversation?.costUsd ?? -1)}; all ${formatUsage(allUsage)}, billed ${formatUsd(allBilled)}; today ${formatUsd(list.spentTodayUsd)}`,
+    ].join('\n'),
+  );
 });
 
 it(

@@ -220,7 +220,9 @@ describe('MCP bridge fuzz (built bridge, real service, tools from their own sche
       // The record comes back only when asked for (`detail: true`); the short text is all otherwise.
       const schema = STRUCTURED[call.tool];
       if (call.args.detail !== true && result.structuredContent !== undefined) say(call, 'structured content without detail: true');
-      if (schema && call.args.detail === true && !schema.safeParse(result.structuredContent).success)
+      // A record too long for one answer is left out, and the text says so (render/answer-size.ts, withRecord).
+      const recordLeftOut = result.structuredContent === undefined && /\(The record is [\d,]+ characters as JSON/.test(text);
+      if (schema && call.args.detail === true && !recordLeftOut && !schema.safeParse(result.structuredContent).success)
         say(call, `structured content outside the contract: ${JSON.stringify(result.structuredContent).slice(0, 300)}`);
     };
 

@@ -94,7 +94,7 @@ describe('renderResultBrief', () => {
   });
 
   it('names the file of a cut answer, the one path worth showing', () => {
-    expect(renderResultBrief(result('Seven', 5))).toContain('the whole answer is in /home/user/.jobs/j/result.txt');
+    expect(renderResultBrief(result('Seven', 5))).toContain('The whole answer is in /home/user/.jobs/j/result.txt: Read it from line 1');
   });
 
   it('gives the tokens, and what the provider cache served, only with the result', () => {
