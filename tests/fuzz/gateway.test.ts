@@ -1449,7 +1449,8 @@ describe('fuzz: the ceiling', () => {
     }
     console.log(`[fuzz gateway] ceiling: ${DECISIONS} decisions, ${outcomes.full} whole, ${outcomes.lowered} lowered, ${outcomes.refused} refused`);
     expect(problems.slice(0, MAX_PROBLEMS), `${problems.length} problem(s); ${reproduceHint(SEED, FILE)}`).toEqual([]);
-  }, 60_000);
+    // About 11 s alone; a loaded 2-core CI machine has taken over 60.
+  }, 180_000);
 
   it(`keeps the thinking budget of ${BODIES} lowered bodies below max_tokens, or drops thinking`, ({ onTestFailed }) => {
     onTestFailed(() => console.error(reproduceHint(SEED, FILE)));
