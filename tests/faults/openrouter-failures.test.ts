@@ -96,7 +96,9 @@ describe('OpenRouter failing around a job', { timeout: 90_000 }, () => {
     const end = await client.call('jobs.status', { jobId: started.job.id, waitSeconds: 90, progressLimit: 100 });
     expect(end.job.state).toBe('failed');
     // This machine's connection, not the model's provider (issue 24): what to check, and that the work is kept.
-    expect(end.job.endReason).toMatch(/^OpenRouter could not be reached from this machine \(connection refused \(ECONNREFUSED\)\): not the model's provider\. Check the network/);
+    expect(end.job.endReason).toMatch(
+      /^OpenRouter could not be reached from this machine \(connection refused \(ECONNREFUSED\)\): not the model's provider\. Check the network/,
+    );
     expect(end.job.endReason).not.toContain('overloaded');
     const log = await client.call('jobs.requests', { jobId: started.job.id });
     expect(log.requests.map((r) => [r.status, r.outcome])).toEqual([
