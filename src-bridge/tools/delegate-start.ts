@@ -65,10 +65,13 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
           waitSeconds: 0,
           caller: caller(),
         });
-        // A fan-out's answer keeps its comparison after a wait (the status view has none).
-        const view = args.wait_seconds
-          ? { ...(await statusAfterWait(deps, started.job.id, args.wait_seconds, extra)), ...(started.group ? { group: started.group } : {}) }
-          : started;
+        // A fan-out's answer keeps its comparison after a wait, as it is then (the status view has none).
+        const waited = args.wait_seconds ? await statusAfterWait(deps, started.job.id, args.wait_seconds, extra) : null;
+        const group =
+          waited && started.group
+            ? ((await deps.service.call('jobs.result', { jobId: started.job.id, waitSeconds: 0 })).group ?? started.group)
+            : started.group;
+        const view = waited ? { ...waited, ...(group ? { group } : {}) } : started;
         return jobAnswer(view, { tool: DELEGATE_START_TOOL }, args.detail);
       } catch (error) {
         return toolError(error);

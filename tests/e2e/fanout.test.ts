@@ -96,6 +96,21 @@ describe('a fan-out to several models', { timeout: 120_000 }, () => {
     expect(list.text.match(new RegExp(`\\(comparison ${groupLine?.[1] ?? ''}\\)`, 'g')), list.text).toHaveLength(3);
   });
 
+  it('answers a delegate_start that waited with the comparison as it is when the wait ends, not as it was at the start', async () => {
+    await startWithRepo(world, FILES);
+    writesItsModel('waited');
+    const bridge = await world.bridge();
+    const started = await callOk(bridge, 'delegate_start', {
+      prompt: `${m('waited')} write by.txt`,
+      models: MODELS.slice(0, 2),
+      allowed_tools: ['Write'],
+      wait_seconds: 90,
+    });
+    expect(started.text).toMatch(/^Job job_\w+: succeeded/);
+    expect(started.text).toMatch(/\(job_\w+, this one\): succeeded, /);
+    expect(started.text).not.toMatch(/this one\): queued/);
+  });
+
   it('is refused whole, with nothing made, when the set would pass the daily budget', async () => {
     // Each model's cap ($0.50) fits the per-job budget; the three together ($1.50) do not fit the day's $1.20.
     const { client } = await startWithRepo(world, FILES, { budgets: { perJobUsd: 0.5, perDayUsd: 1.2, reserveUsd: 0 } });
