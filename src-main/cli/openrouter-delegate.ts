@@ -26,6 +26,7 @@ import { openInBrowser } from './open-browser.js';
 import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
 import { runKeeper } from '../host/keeper.js';
 import { readSecret } from './read-secret.js';
+import { worktreesCommand } from './worktrees-command.js';
 import { startHeadlessService } from '../platform/headless-service.js';
 import { bridgeSetupFor } from '../platform/tray-app.js';
 import type { BridgeSetup } from '../platform/tray-app.js';
@@ -57,6 +58,10 @@ Usage:
   openrouter-delegate discard <job-id> [--yes]
                                         throw away a delegated job's work: remove its worktree and delete its
                                         branch (every turn of its conversation); asks first unless --yes
+  openrouter-delegate worktrees [--remove-taken] [--json]
+                                        the kept worktrees: job, branch, taken/untaken/orphan, disk, total;
+                                        --remove-taken removes those whose work is in another branch (merged,
+                                        squashed, cherry-picked, rebased) or discarded, never other work
 
 The MCP bridge Claude Code starts is \`openrouter-delegate-mcp\`; \`install\` registers it with absolute paths.
 Exit codes: 0 done, 1 failed, 2 bad usage, 3 (status) the service is not running.
@@ -374,6 +379,15 @@ async function discard(locations: Locations, jobId: string | undefined, yes: boo
   }
 }
 
+async function worktrees(locations: Locations, options: { removeTaken: boolean; json: boolean }): Promise<number> {
+  const client = await connectOrStart(locations);
+  try {
+    return await worktreesCommand(client, options, out);
+  } finally {
+    client.close();
+  }
+}
+
 function parsePort(text: string | undefined): number {
   if (text === undefined) return 0;
   const port = Number(text);
@@ -396,6 +410,7 @@ export async function main(argv: string[]): Promise<number> {
       ui: { type: 'boolean', default: false },
       'ui-port': { type: 'string' },
       print: { type: 'boolean', default: false },
+      'remove-taken': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -437,6 +452,8 @@ export async function main(argv: string[]): Promise<number> {
       });
     case 'discard':
       return discard(locations, action, values.yes);
+    case 'worktrees':
+      return worktrees(locations, { removeTaken: values['remove-taken'], json: values.json });
     case 'key':
       return key(locations, action, values.management ? 'management' : 'api', { validate: !values['no-validate'], json: values.json });
     default:

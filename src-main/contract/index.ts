@@ -6,3 +6,4 @@ export * from './environment.js';
 export * from './jobs.js';
 export * from './model-patterns.js';
 export * from './setup.js';
+export * from './worktrees.js';

@@ -24,6 +24,8 @@ export const CONTRACT_METHODS = [
   'jobs.discard',
   'jobs.requests',
   'jobs.list',
+  'worktrees.list',
+  'worktrees.removeTaken',
   'jobs.killAll',
   'setup.status',
   'setup.connect',

@@ -23,6 +23,7 @@ import {
   StatusRequestSchema,
 } from './jobs.js';
 import { ErrorCodeSchema } from './protocol.js';
+import { WorktreeCleanupSchema, WorktreeReportSchema } from './worktrees.js';
 import type { NextCall } from './protocol.js';
 import {
   DelegateProfileSchema,
@@ -274,6 +275,13 @@ export const CONTRACT = {
   ),
   'jobs.requests': method(RequestsRequestSchema, JobRequestsSchema, "A job's request log: each request its delegate made through the gateway."),
   'jobs.list': method(ListRequestSchema, JobListSchema, 'Jobs newest first, grouped by conversation, with costs.'),
+  'worktrees.list': method(empty, WorktreeReportSchema, "The worktrees kept under the service's data folder: job, branch, taken or not, orphans, disk."),
+  'worktrees.removeTaken': method(
+    empty,
+    WorktreeCleanupSchema,
+    'Remove every kept worktree whose work is taken (in another branch by any route) or discarded, orphans too; never one with work in no other branch.',
+    true,
+  ),
   'jobs.killAll': method(z.object({}).strict(), z.object({ killed: z.number() }), 'Cancel every queued and running job.', true),
   'setup.status': method(empty, SetupStatusSchema, "Whether Claude Code starts this installation's bridge, and the exact command."),
   'setup.connect': method(empty, SetupActionSchema, 'Register the bridge with Claude Code (`claude mcp add --scope user`), as `install` does.', true),

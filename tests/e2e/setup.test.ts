@@ -100,6 +100,7 @@ const TITLES = [
   'Keychain',
   'OpenRouter key',
   'OpenRouter reachable',
+  'Kept worktrees',
 ];
 
 describe('openrouter-delegate install', () => {
@@ -241,7 +242,18 @@ describe('openrouter-delegate doctor', () => {
       checks: Array<{ id: string; title: string; status: string; summary: string; durationMs?: number }>;
     };
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c) => c.id)).toEqual(['claude', 'registration', 'service', 'runtime', 'settings', 'sandbox', 'keychain', 'key', 'openrouter']);
+    expect(report.checks.map((c) => c.id)).toEqual([
+      'claude',
+      'registration',
+      'service',
+      'runtime',
+      'settings',
+      'sandbox',
+      'keychain',
+      'key',
+      'openrouter',
+      'worktrees',
+    ]);
     const symbol = { ok: '✓', warn: '!', fail: '✗' } as Record<string, string>;
     expect(Object.fromEntries(report.checks.map((c) => [c.title, symbol[c.status]]))).toEqual(doctorSymbols(text.stdout));
     expect(report.checks.find((c) => c.id === 'openrouter')?.durationMs).toEqual(expect.any(Number));

@@ -173,7 +173,18 @@ describe('the npm package', () => {
     // Checks may fail on a new machine (nothing registered yet); the report is what is tested.
     const report = JSON.parse(doctor.stdout) as { ok: boolean; checks: Array<{ id: string; status: string; summary: string }> };
     expect(typeof report.ok).toBe('boolean');
-    expect(report.checks.map((c) => c.id)).toEqual(['claude', 'registration', 'service', 'runtime', 'settings', 'sandbox', 'keychain', 'key', 'openrouter']);
+    expect(report.checks.map((c) => c.id)).toEqual([
+      'claude',
+      'registration',
+      'service',
+      'runtime',
+      'settings',
+      'sandbox',
+      'keychain',
+      'key',
+      'openrouter',
+      'worktrees',
+    ]);
     for (const check of report.checks) expect(['ok', 'warn', 'fail']).toContain(check.status);
     expect(report.checks.find((c) => c.id === 'claude')?.status).toBe('ok');
   });

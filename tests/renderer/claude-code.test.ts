@@ -191,7 +191,7 @@ describe('the Claude Code page: doctor', () => {
     expect(await checkStatus(page, 'service')).toBe('✓ OK');
     expect(await checkStatus(page, 'key')).toBe('✓ OK');
     expect(await checkStatus(page, 'openrouter')).toBe('✓ OK');
-    expect(await page.locator('[data-check]').count()).toBe(9);
+    expect(await page.locator('[data-check]').count()).toBe(10);
     expect(await verdictText(page)).toContain('✗ 1 problem to fix.');
 
     await page.getByRole('button', { name: 'Connect', exact: true }).click();

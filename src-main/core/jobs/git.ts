@@ -35,13 +35,15 @@ export interface GitOptions {
   okCodes?: readonly number[];
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Written to git's stdin (`git patch-id` reads a patch there); without it, stdin is closed at once. */
+  input?: string;
 }
 
 /** Runs `git <args>` in `cwd`; resolves with its stdout and exit code, rejects with a GitError naming the command. */
 export function git(args: readonly string[], options: GitOptions): Promise<{ stdout: string; code: number }> {
   const okCodes = options.okCodes ?? [0];
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       'git',
       [...FIXED_CONFIG, ...args],
       { cwd: options.cwd, env: gitEnv(options.env), timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024, windowsHide: true },
@@ -63,5 +65,8 @@ export function git(args: readonly string[], options: GitOptions): Promise<{ std
         reject(new GitError(`git ${args.join(' ')}: ${what}`, code, stderr));
       },
     );
+    // A git that exits before reading all of it makes the write fail with EPIPE: its exit code says what happened.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input ?? '');
   });
 }

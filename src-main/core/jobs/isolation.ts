@@ -2,14 +2,17 @@
  * Isolation for jobs (docs/ISOLATION.md, docs/ARCHITECTURE.md §4): where a delegation works — a git
  * worktree of its own, or the user's folder in place — decided from the request and the user's setting; a new job's
  * folders and file rules moved into its worktree; what a follow-up inherits; which jobs history pruning must keep;
- * a worktree deleted by hand, noticed. The git work itself is worktrees.ts.
+ * a worktree deleted by hand, noticed; the kept worktrees surveyed and the taken ones removed. The git work itself is
+ * worktrees.ts and worktree-cleanup.ts.
  */
 import { mkdir, realpath } from 'node:fs/promises';
 import { ServiceError, isActive } from '../../contract/index.js';
-import type { IsolationMode, JobIsolation, JobRecord, Settings } from '../../contract/index.js';
+import type { IsolationMode, JobIsolation, JobRecord, Settings, WorktreeCleanup, WorktreeReport } from '../../contract/index.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { intoWorktree, isInside, moveRulePath } from './worktrees.js';
 import type { Worktrees } from './worktrees.js';
+import { asKept, removeTaken, reportOf, surveyWorktrees } from './worktree-cleanup.js';
+import type { NamedWorktree } from './worktree-cleanup.js';
 
 /** What a first turn will get: a worktree made from `base` in `repo`, or the folder in place and why. */
 export type IsolationPlan =
@@ -165,4 +168,44 @@ export async function spareFromPrune(worktrees: Worktrees, doomed: readonly JobR
     if (outcome !== 'removed') for (const record of records) spare.add(record.id);
   }
   return spare;
+}
+
+/** Each conversation's worktree, by path: its latest turn's isolation, and whether a turn of it is queued or running. */
+function namedWorktrees(jobs: readonly LiveJob[]): Map<string, NamedWorktree> {
+  const named = new Map<string, NamedWorktree>();
+  for (const { record } of jobs) {
+    const isolation = record.isolation;
+    if (isolation?.mode !== 'worktree' || !isolation.worktree) continue;
+    const known = named.get(isolation.worktree);
+    const active = (known?.active ?? false) || isActive(record.state);
+    const latest = !known || record.turn > known.turn;
+    named.set(isolation.worktree, latest ? { jobId: record.id, isolation, active, turn: record.turn } : { ...known, active });
+  }
+  return named;
+}
+
+/** The kept worktrees under the data folder: job, branch, taken or not, orphans, disk (`worktrees.list`). */
+export async function surveyKept(registry: JobRegistry): Promise<WorktreeReport> {
+  const { worktrees } = registry;
+  return reportOf(worktrees.dir, await surveyWorktrees(worktrees.dir, namedWorktrees([...registry.jobs.values()]), worktrees.env));
+}
+
+/**
+ * `worktrees.removeTaken`: removes the worktrees whose work is taken or discarded, orphans too, and says so on every
+ * turn of their conversations (merged, or discarded), as history pruning does; the rest are kept, each with why.
+ */
+export async function removeTakenWorktrees(registry: JobRegistry): Promise<WorktreeCleanup> {
+  const { worktrees } = registry;
+  const jobs = [...registry.jobs.values()];
+  const { removed, kept } = await removeTaken(worktrees, await surveyWorktrees(worktrees.dir, namedWorktrees(jobs), worktrees.env));
+  for (const w of removed) {
+    registry.log(`jobs: removed the worktree ${w.worktree} (${w.state}${w.takenBy ? `, its work ${w.takenBy} into ${w.into ?? '?'}` : ''})`);
+    for (const turn of jobs.filter((j) => j.record.isolation?.worktree === w.worktree)) {
+      if (turn.record.isolation) turn.record.isolation = { ...turn.record.isolation, worktreeState: w.state === 'discarded' ? 'discarded' : 'merged' };
+      await registry.persist(turn);
+      registry.emit(turn);
+    }
+  }
+  const done = reportOf(worktrees.dir, removed);
+  return { removed: done.worktrees, kept: kept.map((k) => ({ ...asKept(k), why: k.why })), freedBytes: done.totalBytes };
 }

@@ -8,7 +8,18 @@
  * recovery.ts (adoption at start), billing.ts (billed cost), views.ts (what callers see).
  */
 import { ServiceError, isActive, nextCall } from '../../contract/index.js';
-import type { DiscardResult, JobDiff, JobList, JobRecord, JobRequests, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
+import type {
+  DiscardResult,
+  JobDiff,
+  JobList,
+  JobRecord,
+  JobRequests,
+  JobResult,
+  JobView,
+  ParsedRequestOf,
+  WorktreeCleanup,
+  WorktreeReport,
+} from '../../contract/index.js';
 import { randomUUID } from 'node:crypto';
 import { admit, admitAll, conversationToContinue, resolveJobRequest } from './admission.js';
 import { JobBilling } from './billing.js';
@@ -17,7 +28,7 @@ import { JobRegistry } from './job-registry.js';
 import type { SupervisorDeps } from './job-registry.js';
 import { JobLifecycle } from './lifecycle.js';
 import { JobRecovery } from './recovery.js';
-import { noticeMissingWorktrees, spareFromPrune } from './isolation.js';
+import { noticeMissingWorktrees, removeTakenWorktrees, spareFromPrune, surveyKept } from './isolation.js';
 import { JobViews, TAIL_LIMIT_DEFAULT } from './views.js';
 
 export type { SupervisorDeps } from './job-registry.js';
@@ -224,6 +235,18 @@ export class Supervisor {
     }
     registry.log(`jobs: ${job.record.id}: discarded ${isolation.worktree} and branch ${isolation.branch} (last commit ${outcome.lastCommit ?? 'none'})`);
     return { jobId: job.record.id, repo: isolation.repo, branch: isolation.branch, worktree: isolation.worktree, ...outcome };
+  }
+
+  /** The worktrees kept under the data folder: whose, taken or not, orphans, disk. */
+  async keptWorktrees(): Promise<WorktreeReport> {
+    await this.ready();
+    return surveyKept(this.registry);
+  }
+
+  /** Removes every kept worktree whose work is taken or discarded (orphans too); never one with work in no other branch. */
+  async removeTakenWorktrees(): Promise<WorktreeCleanup> {
+    await this.ready();
+    return removeTakenWorktrees(this.registry);
   }
 
   /** Cancels every queued and running job; resolves once their trees are gone. */

@@ -2,8 +2,8 @@
  * Worktrees (docs/ISOLATION.md, docs/ARCHITECTURE.md §4): the git side of isolation. Each delegation in a
  * git repository gets a worktree of its own under the service's data folder, on a new branch from the repository's
  * HEAD, so the user's tree and index are never touched and two delegates never see each other's edits. When a job
- * ends, what its delegate left uncommitted is committed onto the branch; a worktree goes only once its branch is
- * merged into another, or when the user discards it. Everything here runs the real `git` (git.ts).
+ * ends, what its delegate left uncommitted is committed onto the branch; a worktree goes only once its branch's work is
+ * taken (in another branch by any route: worktree-cleanup.ts), or when the user discards it. Everything here runs the real `git` (git.ts).
  */
 import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { errorMessage } from '../../common/errors.js';
 import { GitError, git } from './git.js';
 import { branchCommands } from '../../common/git-commands.js';
 import { isSandboxPlaceholder } from './sandbox.js';
+import { findTaken } from './worktree-cleanup.js';
 
 /** Who the service's own commits are by: no git config is needed, and nobody mistakes them for the user's. */
 export const SERVICE_AUTHOR = { name: 'OpenRouter Delegate', email: 'delegate@openrouter-delegate.invalid' } as const;
@@ -166,7 +167,8 @@ export interface Ending {
 export class Worktrees {
   readonly dir: string;
   private readonly log: (line: string) => void;
-  private readonly env: NodeJS.ProcessEnv | undefined;
+  /** The environment git runs with (tests aim it at a fake HOME). */
+  readonly env: NodeJS.ProcessEnv | undefined;
   /** Changes to a repository's worktrees, one at a time per repository (git locks some of them, not all). */
   private readonly locks = new Map<string, Promise<unknown>>();
 
@@ -354,33 +356,29 @@ export class Worktrees {
   }
 
   /**
-   * For history pruning: removes the worktree and its branch only when the branch's last commit is in another branch
-   * (merged, or never moved from a commit another branch has). `unmerged`: nothing was touched. `kept`: merged, but
-   * the worktree has changes of someone's since the job ended (git refuses to remove it), so it stays.
+   * For history pruning: removes the worktree and its branch only when the branch's work is taken — in another branch
+   * by any route: merged, fast-forwarded, cherry-picked, rebased or squashed (worktree-cleanup.ts). `unmerged`: nothing
+   * was touched. `kept`: taken, but the worktree has changes of someone's since the job ended (git refuses to remove
+   * it), so it stays.
    */
-  async removeIfMerged(isolation: JobIsolation): Promise<'removed' | 'unmerged' | 'kept'> {
+  async removeIfMerged(isolation: Pick<JobIsolation, 'repo' | 'branch' | 'worktree' | 'baseCommit'>): Promise<'removed' | 'unmerged' | 'kept'> {
     const { repo, branch, worktree } = isolation;
     if (!repo || !branch || !worktree) return 'unmerged';
     return this.locked(repo, async () => {
-      const tip = await this.branchTip(repo, branch);
-      if (!tip) return 'unmerged';
-      const holders = (await this.git(['for-each-ref', '--contains', tip, '--format=%(refname)', 'refs/heads/'], repo)).stdout
-        .split('\n')
-        .map((line) => line.trim())
-        .filter((ref) => ref && ref !== `refs/heads/${branch}`);
-      if (holders.length === 0) return 'unmerged';
+      const { route, tip } = await findTaken(repo, branch, isolation.baseCommit, this.env);
+      if (!route || !tip) return 'unmerged';
       if (await this.present(isolation)) {
         // No --force: a worktree someone changed after the job ended is not ours to throw away.
         const removed = await this.git(['worktree', 'remove', worktree], repo).then(
           () => true,
           (error: unknown) => {
-            this.log(`worktrees: keeping ${worktree} (its branch is merged, but: ${errorMessage(error)})`);
+            this.log(`worktrees: keeping ${worktree} (its branch is taken, but: ${errorMessage(error)})`);
             return false;
           },
         );
         if (!removed) return 'kept';
       }
-      // Deleted only if it still points where it did when it was found merged.
+      // Deleted only if it still points where it did when it was found taken.
       await this.git(['update-ref', '-d', `refs/heads/${branch}`, tip], repo);
       await this.git(['worktree', 'prune'], repo);
       return 'removed';
@@ -388,7 +386,9 @@ export class Worktrees {
   }
 
   /** On the user's request: removes the worktree (changes in it included) and deletes the branch. */
-  async discard(isolation: JobIsolation): Promise<{ removedWorktree: boolean; deletedBranch: boolean; lastCommit: string | null }> {
+  async discard(
+    isolation: Pick<JobIsolation, 'repo' | 'branch' | 'worktree'>,
+  ): Promise<{ removedWorktree: boolean; deletedBranch: boolean; lastCommit: string | null }> {
     const { repo, branch, worktree } = isolation;
     if (!repo || !branch || !worktree) return { removedWorktree: false, deletedBranch: false, lastCommit: null };
     return this.locked(repo, async () => {

@@ -401,6 +401,8 @@ export class Service {
       'jobs.discard': async ({ jobId }) => this.supervisor.discard(jobId),
       'jobs.requests': async ({ jobId }) => this.supervisor.requests(jobId),
       'jobs.list': async (request) => this.supervisor.list(request),
+      'worktrees.list': async () => this.supervisor.keptWorktrees(),
+      'worktrees.removeTaken': async () => this.supervisor.removeTakenWorktrees(),
       'jobs.killAll': async () => ({ killed: await this.supervisor.killAll() }),
       'setup.status': async () => setupStatus(await this.setupContext()),
       'setup.connect': async () => connectClaude(await this.setupContext()),

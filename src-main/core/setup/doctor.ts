@@ -8,7 +8,8 @@
  * the link to the service given by whoever runs the doctor (the CLI dials the socket; the service calls itself).
  */
 import type { Stats } from 'node:fs';
-import { lstat } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { APP_VERSION, ENV, ServiceError } from '../../contract/index.js';
 import { defaultSettings } from '../../contract/index.js';
 import type { ErrorCode, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
@@ -21,10 +22,11 @@ import { formatCommand, parseClaudeVersion } from './claude-registration.js';
 import type { ClaudeRunner, RegistrationState, StdioCommand } from './claude-registration.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatUsd } from '../../common/format.js';
+import { folderSize, formatBytes } from '../jobs/worktree-cleanup.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
-export const CHECK_IDS = ['claude', 'registration', 'service', 'runtime', 'settings', 'sandbox', 'keychain', 'key', 'openrouter'] as const;
+export const CHECK_IDS = ['claude', 'registration', 'service', 'runtime', 'settings', 'sandbox', 'keychain', 'key', 'openrouter', 'worktrees'] as const;
 export type CheckId = (typeof CHECK_IDS)[number];
 
 export const CHECK_TITLES: Record<CheckId, string> = {
@@ -37,6 +39,7 @@ export const CHECK_TITLES: Record<CheckId, string> = {
   keychain: 'Keychain',
   key: 'OpenRouter key',
   openrouter: 'OpenRouter reachable',
+  worktrees: 'Kept worktrees',
 };
 
 export interface CheckResult {
@@ -101,6 +104,8 @@ export interface DoctorDeps {
   /** Our uid (undefined where there is none, i.e. Windows). Default: process.getuid(). */
   uid?: number | undefined;
   platform?: NodeJS.Platform;
+  /** How many worktrees `<data>/worktrees` holds and their files' size (worktree-cleanup.ts's folderSize). Default: that walk. */
+  measureWorktrees?: () => Promise<{ count: number; bytes: number; complete: boolean }>;
   /** Milliseconds, for the OpenRouter round trip. Default: performance.now. */
   now?: () => number;
 }
@@ -130,7 +135,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     serviceVerdict = fail(errorMessage(error));
   }
   try {
-    const [claude, registration, runtime, settings, sandbox, keychain, key, openrouter] = await Promise.all([
+    const [claude, registration, runtime, settings, sandbox, keychain, key, openrouter, worktrees] = await Promise.all([
       checkClaude(deps),
       checkRegistration(deps),
       checkRuntime(deps, service !== null),
@@ -139,8 +144,20 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
       checkKeychain(deps),
       checkKey(deps, service),
       checkOpenRouter(deps),
+      checkWorktrees(deps),
     ]);
-    const verdicts: Record<CheckId, Verdict> = { claude, registration, service: serviceVerdict, runtime, settings, sandbox, keychain, key, openrouter };
+    const verdicts: Record<CheckId, Verdict> = {
+      claude,
+      registration,
+      service: serviceVerdict,
+      runtime,
+      settings,
+      sandbox,
+      keychain,
+      key,
+      openrouter,
+      worktrees,
+    };
     const checks = CHECK_IDS.map((id) => ({ id, title: CHECK_TITLES[id], ...verdicts[id] }));
     return { version: APP_VERSION, ok: checks.every((check) => check.status !== 'fail'), checks };
   } finally {
@@ -418,6 +435,32 @@ function checkOpenRouter(deps: DoctorDeps): Promise<Verdict> {
       return { ...fail(`${errorMessage(error)} (after ${durationMs} ms)`), durationMs };
     }
   });
+}
+
+/** Above this, the kept worktrees are worth a look: leftover worktrees are where gigabytes go unnoticed. */
+export const WORKTREES_WARN_BYTES = 5e9;
+
+async function measureWorktrees(data: string): Promise<{ count: number; bytes: number; complete: boolean }> {
+  const dir = path.join(data, 'worktrees');
+  const count = (await readdir(dir, { withFileTypes: true }).catch(() => [])).filter((entry) => entry.isDirectory()).length;
+  return { count, ...(await folderSize(dir)) };
+}
+
+function checkWorktrees(deps: DoctorDeps): Promise<Verdict> {
+  return guarded(async () => {
+    const measured = await (deps.measureWorktrees ?? (() => measureWorktrees(deps.locations.data)))();
+    return judgeWorktrees(measured);
+  });
+}
+
+export function judgeWorktrees({ count, bytes, complete }: { count: number; bytes: number; complete: boolean }): Verdict {
+  if (count === 0) return ok('none kept.');
+  const summary = `${count} kept, ${complete ? '' : 'at least '}${formatBytes(bytes)}.`;
+  if (bytes <= WORKTREES_WARN_BYTES) return ok(summary);
+  return warn(
+    `${summary} More than ${formatBytes(WORKTREES_WARN_BYTES)}.`,
+    'Run `openrouter-delegate worktrees` to see which are taken (their work is in another branch), then `openrouter-delegate worktrees --remove-taken` to remove those.',
+  );
 }
 
 function hostOf(baseUrl: string): string {

@@ -29,6 +29,8 @@ function handlers(overrides: Partial<Handlers>): Handlers {
     'jobs.discard': unexpected,
     'jobs.requests': unexpected,
     'jobs.list': unexpected,
+    'worktrees.list': unexpected,
+    'worktrees.removeTaken': unexpected,
     'jobs.killAll': unexpected,
     'setup.status': unexpected,
     'setup.connect': unexpected,

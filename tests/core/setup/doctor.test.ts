@@ -3,7 +3,7 @@ import { APP_VERSION, ServiceError, defaultSettings } from '../../../src-main/co
 import type { Balance, ServiceStatus, Settings } from '../../../src-main/contract/index.js';
 import { resolveLocations } from '../../../src-main/platform/locations.js';
 import type { RegistrationState, StdioCommand } from '../../../src-main/core/setup/claude-registration.js';
-import { CHECK_IDS, judgeRuntimeFiles, judgeSandbox, runDoctor } from '../../../src-main/core/setup/doctor.js';
+import { CHECK_IDS, judgeRuntimeFiles, judgeSandbox, judgeWorktrees, runDoctor } from '../../../src-main/core/setup/doctor.js';
 import { renderDoctorLines } from '../../../src-main/core/setup/present.js';
 import type { SandboxAvailability } from '../../../src-main/platform/sandbox-probe.js';
 import type { CheckId, CheckResult, DoctorDeps, PathFacts, RuntimeFacts, ServiceLink } from '../../../src-main/core/setup/doctor.js';
@@ -118,6 +118,7 @@ describe('doctor', () => {
       keychain: 'ok',
       key: 'ok',
       openrouter: 'ok',
+      worktrees: 'ok',
     });
     expect(byId(report.checks).service.fix).toContain('the bridge starts it');
   });
@@ -374,5 +375,18 @@ describe('the socket folder and the token', () => {
     expect(judgeRuntimeFiles({ ...base, dir: { kind: 'symlink', mode: 0o777, uid: 1000 } }).summary).toContain('symbolic link');
     expect(judgeRuntimeFiles({ ...base, dir: dir(0o700, 0) })).toMatchObject({ status: 'fail', summary: '/run/ord belongs to uid 0, not to you (uid 1000).' });
     expect(judgeRuntimeFiles({ ...base, socket: socket(0o600, 0) }).status).toBe('fail');
+  });
+});
+
+describe('kept worktrees', () => {
+  it('says how many worktrees are kept and their size, and warns above 5 GB with the command that cleans up', async () => {
+    expect(judgeWorktrees({ count: 0, bytes: 0, complete: true })).toEqual({ status: 'ok', summary: 'none kept.' });
+    expect(judgeWorktrees({ count: 3, bytes: 1_200_000_000, complete: true })).toEqual({ status: 'ok', summary: '3 kept, 1.2 GB.' });
+    const big = judgeWorktrees({ count: 52, bytes: 218e9, complete: false });
+    expect(big).toMatchObject({ status: 'warn', summary: '52 kept, at least 218 GB. More than 5 GB.' });
+    expect(big.fix).toContain('openrouter-delegate worktrees --remove-taken');
+    const report = await runDoctor(deps({ measureWorktrees: async () => ({ count: 2, bytes: 6e9, complete: true }) }));
+    expect(byId(report.checks).worktrees).toMatchObject({ status: 'warn', title: 'Kept worktrees' });
+    expect(report.ok).toBe(true);
   });
 });
