@@ -12,6 +12,7 @@ import { BRIDGE, CLI, assertBuilt, runCli, runProcess, testEnv } from '../suppor
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import { makeTempHome } from '../support/temp-home.js';
+import { CHECK_IDS } from '../../src-main/core/setup/doctor.js';
 
 const KEY = 'sk-or-v1-setup-e2e-0123456789abcdef';
 
@@ -242,18 +243,8 @@ describe('openrouter-delegate doctor', () => {
       checks: Array<{ id: string; title: string; status: string; summary: string; durationMs?: number }>;
     };
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c) => c.id)).toEqual([
-      'claude',
-      'registration',
-      'service',
-      'runtime',
-      'settings',
-      'sandbox',
-      'keychain',
-      'key',
-      'openrouter',
-      'worktrees',
-    ]);
+    // Every check, in the doctor's order.
+    expect(report.checks.map((c) => c.id)).toEqual([...CHECK_IDS]);
     const symbol = { ok: '✓', warn: '!', fail: '✗' } as Record<string, string>;
     expect(Object.fromEntries(report.checks.map((c) => [c.title, symbol[c.status]]))).toEqual(doctorSymbols(text.stdout));
     expect(report.checks.find((c) => c.id === 'openrouter')?.durationMs).toEqual(expect.any(Number));

@@ -20,6 +20,7 @@ import { DelegationWorld } from '../support/delegation.js';
 import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import { runOuterClaudeIn } from '../support/outer-claude.js';
+import { CHECK_IDS } from '../../src-main/core/setup/doctor.js';
 
 const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
@@ -173,18 +174,8 @@ describe('the npm package', () => {
     // Checks may fail on a new machine (nothing registered yet); the report is what is tested.
     const report = JSON.parse(doctor.stdout) as { ok: boolean; checks: Array<{ id: string; status: string; summary: string }> };
     expect(typeof report.ok).toBe('boolean');
-    expect(report.checks.map((c) => c.id)).toEqual([
-      'claude',
-      'registration',
-      'service',
-      'runtime',
-      'settings',
-      'sandbox',
-      'keychain',
-      'key',
-      'openrouter',
-      'worktrees',
-    ]);
+    // Every check, in the doctor's order.
+    expect(report.checks.map((c) => c.id)).toEqual([...CHECK_IDS]);
     for (const check of report.checks) expect(['ok', 'warn', 'fail']).toContain(check.status);
     expect(report.checks.find((c) => c.id === 'claude')?.status).toBe('ok');
   });

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BRIDGE, runCli, runProcess } from '../support/built.js';
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
+import { CHECK_IDS } from '../../src-main/core/setup/doctor.js';
 
 const chrome = useBrowser();
 let world: UiWorld;
@@ -191,7 +192,7 @@ describe('the Claude Code page: doctor', () => {
     expect(await checkStatus(page, 'service')).toBe('✓ OK');
     expect(await checkStatus(page, 'key')).toBe('✓ OK');
     expect(await checkStatus(page, 'openrouter')).toBe('✓ OK');
-    expect(await page.locator('[data-check]').count()).toBe(10);
+    expect(await page.locator('[data-check]').count()).toBe(CHECK_IDS.length);
     expect(await verdictText(page)).toContain('✗ 1 problem to fix.');
 
     await page.getByRole('button', { name: 'Connect', exact: true }).click();

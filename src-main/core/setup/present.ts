@@ -48,7 +48,8 @@ export function describeInstall(outcome: InstallOutcome): string[] {
           : []),
         `  now: ${commandLine(outcome)}`,
         ...envLines(outcome.command.env),
-        ...outcome.differences.map((difference) => `  changed: ${difference}`),
+        // Each difference is worded from the old entry's side ("X instead of Y"); the command's is in was/now already.
+        ...outcome.differences.filter((difference) => !difference.startsWith('command ')).map((difference) => `  the old one had: ${difference}`),
         ...(outcome.keptEnv.length > 0 ? [`  kept your env entries: ${outcome.keptEnv.join(', ')}`] : []),
         'Restart running Claude Code sessions (or run /mcp) to use the new command.',
       ];

@@ -39,12 +39,15 @@ describe('install and uninstall messages', () => {
       configFile: '/h/.claude.json',
       command: { ...COMMAND, env: { ...COMMAND.env, OPENROUTER_API_KEY: 'sk-or-v1-secret' } },
       previous: { type: 'stdio', command: 'openrouter-delegate-mcp', args: [], env: { OPENROUTER_API_KEY: 'sk-or-v1-secret' }, url: null },
-      differences: ['command `openrouter-delegate-mcp` instead of `/usr/bin/node …`'],
+      differences: ['command `openrouter-delegate-mcp` instead of `/usr/bin/node …`', 'OPENROUTER_DELEGATE_HOME=/old instead of /new'],
       keptEnv: ['OPENROUTER_API_KEY'],
     });
     const text = lines.join('\n');
+    // Old, then new: the command once, as was and now; the rest from the old entry's side.
     expect(text).toContain('  was: openrouter-delegate-mcp');
-    expect(text).toContain('  changed: command `openrouter-delegate-mcp` instead of');
+    expect(text.indexOf('  was: ')).toBeLessThan(text.indexOf('  now: '));
+    expect(text).not.toContain('instead of `/usr/bin/node');
+    expect(text).toContain('  the old one had: OPENROUTER_DELEGATE_HOME=/old instead of /new');
     expect(text).toContain('  kept your env entries: OPENROUTER_API_KEY');
     expect(text).not.toContain('sk-or-v1-secret');
   });
