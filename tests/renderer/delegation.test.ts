@@ -393,7 +393,8 @@ describe('the Delegation page', () => {
     const good = await readFile(file, 'utf8');
 
     await writeFile(file, '{ "mode": "auto", ');
-    await expect.poll(() => banner.count()).toBe(1);
+    // The service's file watcher, then its event, then the page: seconds on a loaded machine, not one.
+    await expect.poll(() => banner.count(), { timeout: 15_000 }).toBe(1);
     expect(await banner.textContent()).toContain('settings.json');
 
     await writeFile(file, good);

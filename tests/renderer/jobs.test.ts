@@ -390,7 +390,8 @@ describe('the Jobs page', () => {
   describe('a fan-out', () => {
     const MODELS = [MODEL, 'qwen/qwen3.7-flash', 'upstage/solar-pro4'];
 
-    it('shows one comparison, a row per model with its branch, following the jobs as they end, in both themes and narrow', async () => {
+    // Three delegates, each running its Bash in the sandbox, and a browser: more than the default 30 s on a loaded machine.
+    it('shows one comparison, a row per model with its branch, following the jobs as they end, in both themes and narrow', { timeout: 120_000 }, async () => {
       await makeRepo(world.project, { 'a.txt': 'one\n' });
       await world.startService();
       // Held at the gate, so the page sees them running first: the comparison must follow their job.changed events.
