@@ -4,7 +4,7 @@
  * killed, and the end settled from the stream. One class, because every step hands the job to the next
  * and each may be cut short by a cancel arriving at any point in between.
  */
-import { lstat, mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ENV, isActive } from '../../contract/index.js';
@@ -55,25 +55,6 @@ function copyNewIds(record: JobRecord, ids: readonly string[]): void {
 /** A job's private temp folder (its TMPDIR), removed when the job ends. */
 function jobTempDir(jobId: string): string {
   return path.join(tmpdir(), `ord-${jobId}`);
-}
-
-/**
- * Makes the job's temp folder, or refuses one someone else made first: the temp folder is shared, and a folder planted
- * under the job's name (another user's, or one others may write) would hand them what the delegate's programs write.
- */
-export async function privateTempDir(jobId: string): Promise<string> {
-  const dir = jobTempDir(jobId);
-  await mkdir(dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST') throw error;
-  });
-  const facts = await lstat(dir);
-  const ours = typeof process.getuid !== 'function' || facts.uid === process.getuid();
-  if (!facts.isDirectory() || facts.isSymbolicLink() || !ours || (process.platform !== 'win32' && (facts.mode & 0o077) !== 0)) {
-    throw new Error(
-      `${dir}, this job's temp folder, was already there and is not a private folder of this user's. Remove it, then start the delegation again.`,
-    );
-  }
-  return dir;
 }
 
 /**
@@ -159,7 +140,8 @@ export class JobLifecycle {
       // exists, so a service restarted at any moment after knows what the delegate holds.
       const token = newJobToken();
       // A temp folder of its own: the sandbox lets programs write in it, and in no other job's or the user's.
-      const tmp = await privateTempDir(record.id);
+      const tmp = jobTempDir(record.id);
+      await mkdir(tmp, { recursive: true, mode: 0o700 });
       const env: Record<string, string> = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id, TMPDIR: tmp };
       const programs = await programsArgs(record, deps.settings().sandbox, env.HOME ?? homedir(), denied);
       job.tokenHash = tokenHash(token);
