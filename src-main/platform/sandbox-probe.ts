@@ -6,9 +6,8 @@
  * be told, instead of inside a job.
  */
 import { execFile } from 'node:child_process';
-import { access, constants } from 'node:fs/promises';
-import path from 'node:path';
 import type { SandboxAvailabilityStatus } from '../contract/index.js';
+import { findExecutable, isExecutableFile, pathFolders } from './executables.js';
 
 /** What runs the sandbox, or why there is none and what to do about it (the contract's, shown by every surface). */
 export type SandboxAvailability = SandboxAvailabilityStatus;
@@ -22,19 +21,8 @@ export interface SandboxProbeOptions {
 }
 
 /** The first executable `name` on `PATH`, or null. */
-export async function onPath(name: string, env: NodeJS.ProcessEnv): Promise<string | null> {
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, name);
-    if (
-      await access(file, constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return file;
-  }
-  return null;
+export function onPath(name: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  return findExecutable([name], pathFolders(env.PATH));
 }
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ ok: boolean; stderr: string }> {
@@ -48,10 +36,7 @@ export async function probeSandbox(options: SandboxProbeOptions = {}): Promise<S
   const platform = options.platform ?? process.platform;
   if (platform === 'darwin') {
     const seatbelt = '/usr/bin/sandbox-exec';
-    return (await access(seatbelt, constants.X_OK).then(
-      () => true,
-      () => false,
-    ))
+    return (await isExecutableFile(seatbelt))
       ? { available: true, via: `Seatbelt (${seatbelt})` }
       : { available: false, reason: `${seatbelt} is missing`, fix: 'reinstall macOS command-line tools, or set the sandbox to preferred' };
   }

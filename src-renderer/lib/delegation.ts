@@ -227,46 +227,41 @@ export function patchProblem(current: Settings, patch: SettingsPatch): string | 
   }
 }
 
+/** Why `text`, typed into a list, is not what `schema` takes (`empty` for nothing typed), or null when it is. */
+function entryProblem(schema: z.ZodType, text: string, empty: string): string | null {
+  if (text.trim() === '') return empty;
+  const parsed = schema.safeParse(text);
+  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+}
+
 /** Why a list entry is not a pattern, or null: "vendor/model", "~vendor/model-latest" or "vendor/*". */
 export function patternProblem(text: string): string | null {
-  if (text.trim() === '') return 'Type a model id like "deepseek/deepseek-v4-flash" or a pattern like "deepseek/*".';
-  const parsed = ModelPatternSchema.safeParse(text);
-  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+  return entryProblem(ModelPatternSchema, text, 'Type a model id like "deepseek/deepseek-v4-flash" or a pattern like "deepseek/*".');
 }
 
 /** Why a fallback entry is not a model id, or null: "vendor/model", never a pattern. */
 export function fallbackModelProblem(text: string): string | null {
-  if (text.trim() === '') return 'Type a model id like "z-ai/glm-4.7".';
-  const parsed = FallbackModelSchema.safeParse(text);
-  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+  return entryProblem(FallbackModelSchema, text, 'Type a model id like "z-ai/glm-4.7".');
 }
 
 /** Why a tool-approval entry is not a tool rule, or null: "Read", "Bash(npm test:*)" or "*". */
 export function toolRuleProblem(text: string): string | null {
-  if (text.trim() === '') return 'Type a tool like "Read", a rule like "Bash(npm test:*)", or "*" for any.';
-  const parsed = ToolRuleSchema.safeParse(text);
-  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+  return entryProblem(ToolRuleSchema, text, 'Type a tool like "Read", a rule like "Bash(npm test:*)", or "*" for any.');
 }
 
 /** Why a provider entry is not a provider name, or null: "anthropic", "deepinfra/turbo". */
 export function providerNameProblem(text: string): string | null {
-  if (text.trim() === '') return 'Type a provider as OpenRouter names it, like "anthropic" or "deepinfra/turbo".';
-  const parsed = ProviderNameSchema.safeParse(text);
-  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+  return entryProblem(ProviderNameSchema, text, 'Type a provider as OpenRouter names it, like "anthropic" or "deepinfra/turbo".');
 }
 
 /** Why an entry is not a domain sandboxed programs may reach, or null: "registry.npmjs.org", "*.example.org:8443". */
 export function domainProblem(text: string): string | null {
-  if (text.trim() === '') return 'Type a domain like "registry.npmjs.org" or "*.example.org".';
-  const parsed = SandboxDomainSchema.safeParse(text);
-  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+  return entryProblem(SandboxDomainSchema, text, 'Type a domain like "registry.npmjs.org" or "*.example.org".');
 }
 
 /** Why an entry is not a path programs may be kept from reading, or null: "/srv/private", "~/work/secrets". */
 export function sandboxPathProblem(text: string): string | null {
-  if (text.trim() === '') return 'Type an absolute path like "/srv/private", or one under your home like "~/work/secrets".';
-  const parsed = SandboxPathSchema.safeParse(text);
-  return parsed.success ? null : describeIssue(parsed.error.issues[0] as z.core.$ZodIssue);
+  return entryProblem(SandboxPathSchema, text, 'Type an absolute path like "/srv/private", or one under your home like "~/work/secrets".');
 }
 
 /** The service's "Settings not changed: budgets.perJobUsd: …" without the prefix the field already implies. */

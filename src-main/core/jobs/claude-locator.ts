@@ -2,23 +2,12 @@
  * Finds the `claude` executable: OPENROUTER_DELEGATE_CLAUDE, then the setting, then the caller's
  * PATH (the bridge passes it along: a GUI app's own PATH is often bare), then the service's PATH.
  */
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ENV, ServiceError } from '../../contract/index.js';
+import { findExecutable, isExecutableFile, pathFolders } from '../../platform/executables.js';
 
 const INSTALL_HINT =
   'Install Claude Code with `npm install -g @anthropic-ai/claude-code` (see https://docs.claude.com/en/docs/claude-code), or set OPENROUTER_DELEGATE_CLAUDE or the `claudePath` setting to the full path of `claude`.';
-
-async function isExecutableFile(file: string): Promise<boolean> {
-  try {
-    if (!(await stat(file)).isFile()) return false;
-    await access(file, process.platform === 'win32' ? constants.F_OK : constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function candidateNames(): string[] {
   return process.platform === 'win32' ? ['claude.exe', 'claude.cmd', 'claude'] : ['claude'];
@@ -40,15 +29,8 @@ export async function locateClaude({ env, setting, callerPath }: LocateClaudeInp
     if (await isExecutableFile(setting)) return path.resolve(setting);
     throw new ServiceError('claude_missing', `The claudePath setting points at ${setting}, which is not an executable file. ${INSTALL_HINT}`);
   }
-  const dirs = [...(callerPath ?? '').split(path.delimiter), ...(env.PATH ?? '').split(path.delimiter)].filter((d) => d && path.isAbsolute(d));
-  const seen = new Set<string>();
-  for (const dir of dirs) {
-    if (seen.has(dir)) continue;
-    seen.add(dir);
-    for (const name of candidateNames()) {
-      const file = path.join(dir, name);
-      if (await isExecutableFile(file)) return file;
-    }
-  }
-  throw new ServiceError('claude_missing', `Claude Code's \`claude\` command was not found on the PATH (${seen.size} folders searched). ${INSTALL_HINT}`);
+  const dirs = pathFolders(callerPath, env.PATH);
+  const found = await findExecutable(candidateNames(), dirs);
+  if (found) return found;
+  throw new ServiceError('claude_missing', `Claude Code's \`claude\` command was not found on the PATH (${dirs.length} folders searched). ${INSTALL_HINT}`);
 }
