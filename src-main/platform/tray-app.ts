@@ -7,7 +7,7 @@
  *
  * Two layouts carry the tray app:
  * - a source checkout: the bundles are in `<root>/dist/{cli,bridge}`, Electron is the devDependency in
- *   `<root>/node_modules/electron` (its binary is downloaded by our `prepare` script, scripts/postinstall.mjs,
+ *   `<root>/node_modules/electron` (its binary is downloaded by `npm start`'s prestart, scripts/electron-runtime.mjs,
  *   which can fail or be skipped), and the app is `<root>` itself (package.json `main` → dist/electron/main.js);
  * - the packaged app (electron-builder.yml): the bundles are unpacked from the asar into
  *   `<resources>/app.asar.unpacked/dist/{cli,bridge}` so a plain Node can run them, and the Electron

@@ -114,6 +114,8 @@ beforeAll(async () => {
     env: npmEnv,
   });
   expect(install.code, install.stderr).toBe(0);
+  // npm 11 lists a package's install scripts on a global install and asks for --allow-scripts; there are none.
+  expect(install.stderr).not.toContain('install-scripts');
   installed = path.join(root, 'prefix', 'lib', 'node_modules', PKG.name);
   // The pinned Claude Code CLI, as `claude` on the PATH (the devDependency, not the repository's PATH).
   await symlink(CLAUDE_CLI, path.join(pathDir, 'claude'));
@@ -143,9 +145,10 @@ describe('the npm package', () => {
       'openrouter-mcp-config': 'dist/cli/openrouter-mcp-config.js',
     });
     expect(PKG.scripts.prepack).toBe('node scripts/build.mjs');
-    // The checkout's Electron download runs as `prepare`: npm never runs that for those who install the package.
-    expect(PKG.scripts).not.toHaveProperty('postinstall');
-    expect(PKG.scripts.prepare).toBe('node scripts/postinstall.mjs');
+    // No install scripts at all, so a global install of the tarball asks for no `--allow-scripts`: the checkout's
+    // Electron download runs in `npm start`'s prestart instead.
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(PKG.scripts).not.toHaveProperty(hook);
+    expect(PKG.scripts.prestart).toContain('node scripts/electron-runtime.mjs');
     // Everything else is bundled into dist/ (scripts/build.mjs); the keychain is native code and loads at run time.
     expect(Object.keys(PKG.dependencies)).toEqual(['@napi-rs/keyring']);
   });

@@ -1,10 +1,11 @@
-// `npm install` and `npm ci` in a checkout run this as `prepare`, which npm never runs for those who install the
-// published package (a postinstall it would run, and this file is not in the package).
+// `npm start` runs this in its `prestart`, after the build: it fetches the Electron runtime the tray app needs, once.
 // Electron 45 no longer downloads its runtime when it is installed, only when something first loads the
 // `electron` package, and the tray app is looked up without loading it (src-main/platform/tray-app.ts: from
-// Node, that would start a download). So the runtime is fetched here, and `npm install && npm start` starts
-// the tray app as the README says. ELECTRON_SKIP_BINARY_DOWNLOAD=1 skips it (CI, machines without network);
-// a failed download never fails the install: the headless service and the bridge do not need Electron.
+// Node, that would start a download). It is not an install script: npm lists a package's install scripts
+// (`prepare` included) on every global install of its tarball and asks for `--allow-scripts`, and the published
+// package has no Electron (this file is not in it either). ELECTRON_SKIP_BINARY_DOWNLOAD=1 skips it (CI, machines
+// without network), quietly: `npm start` itself says why it runs the headless service. A failed download never
+// stops the start: the headless service and the bridge do not need Electron.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -14,9 +15,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const installer = path.join(root, 'node_modules', 'electron', 'install.js');
 const skip = process.env.ELECTRON_SKIP_BINARY_DOWNLOAD;
 
-if (skip && skip !== '0' && skip !== 'false') {
-  console.log('openrouter-delegate: ELECTRON_SKIP_BINARY_DOWNLOAD is set, so the tray app has no Electron runtime; `npm start` runs the headless service.');
-} else if (existsSync(installer)) {
+const skipped = skip !== undefined && skip !== '' && skip !== '0' && skip !== 'false';
+if (!skipped && existsSync(installer)) {
   // install.js returns at once when the runtime of its version is already there.
   const run = spawnSync(process.execPath, [installer], { cwd: root, stdio: 'inherit', timeout: 10 * 60_000 });
   if (run.status !== 0) {
