@@ -180,3 +180,47 @@ export function minutesText(minutes: number): string {
   const rest = Math.round(minutes % 60);
   return rest ? `${h} h ${rest} min` : `${h} h`;
 }
+
+type Conversation = JobList['conversations'][number];
+
+/**
+ * Where a job's work is, as the user knows it: their repository and the delegate's branch for a worktree job (not
+ * the worktree's path under the service's data folder), else the folder it ran in.
+ */
+export function placeOf(job: Pick<JobRecord, 'cwd' | 'isolation'>): { folder: string; branch: string | null } {
+  const isolation = job.isolation;
+  if (isolation?.mode === 'worktree' && isolation.repo) return { folder: isolation.repo, branch: isolation.branch };
+  return { folder: job.cwd, branch: null };
+}
+
+/** One card of the job list: a conversation, or a fan-out's conversations (one per model) as one comparison. */
+export type ListBlock =
+  | { kind: 'conversation'; key: string; conversation: Conversation }
+  | { kind: 'fanout'; key: string; groupId: string; members: Conversation[]; costUsd: number; firstJobId: string };
+
+/** The list's cards in its order; a fan-out's conversations (side by side in the list) become one card. */
+export function listBlocks(conversations: readonly Conversation[]): ListBlock[] {
+  const blocks: ListBlock[] = [];
+  const fanouts = new Map<string, Extract<ListBlock, { kind: 'fanout' }>>();
+  for (const conversation of conversations) {
+    const groupId = conversation.groupId;
+    if (groupId === undefined) {
+      blocks.push({ kind: 'conversation', key: conversation.sessionId, conversation });
+      continue;
+    }
+    let fanout = fanouts.get(groupId);
+    if (!fanout) {
+      fanout = { kind: 'fanout', key: `group-${groupId}`, groupId, members: [], costUsd: 0, firstJobId: '' };
+      fanouts.set(groupId, fanout);
+      blocks.push(fanout);
+    }
+    fanout.members.push(conversation);
+    fanout.costUsd += conversation.costUsd;
+  }
+  for (const fanout of fanouts.values()) {
+    // The comparison opens on the fan-out's first model's first turn (every member's page shows the same comparison).
+    const firstTurns = fanout.members.map((m) => m.jobs[m.jobs.length - 1]).filter((j): j is JobRecord => j !== undefined);
+    fanout.firstJobId = firstTurns.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))[0]?.id ?? '';
+  }
+  return blocks;
+}

@@ -16,6 +16,8 @@ import { formatMs, formatTime, formatUsd } from '../../src-renderer/lib/format.j
 import {
   billedCostText,
   changesSummary,
+  listBlocks,
+  placeOf,
   diffMark,
   jobDurationSeconds,
   memberChangesText,
@@ -460,6 +462,17 @@ describe('the Jobs page', () => {
         expect(other.errors).toEqual([]);
         await other.context.close();
       }
+      // The job list shows the fan-out as one card under the user's repository, a row per model with its branch.
+      const listed = await openPage(chrome.browser, world.pageUrl('jobs'));
+      const card = listed.page.getByTestId('fanout');
+      await expect.poll(() => card.getByTestId('job-row').count(), JOB_WAIT).toBe(3);
+      expect(await listed.page.getByTestId('conversation').count()).toBe(0);
+      expect((await card.getByTestId('job-branch').allTextContents()).sort()).toEqual([...branchNames].sort());
+      expect((await card.getByTestId('job-place').textContent())?.replace(/\s+/g, ' ').trim()).toBe(`in ${world.project}, a branch per model`);
+      expect(await card.getByTestId('fanout-compare').getAttribute('href')).toBe(`#jobs/${first}`);
+      expect(listed.errors).toEqual([]);
+      await listed.context.close();
+
       const narrow = await openPage(chrome.browser, world.pageUrl(`jobs/${second}`), { width: 420, height: 900 });
       await expect.poll(() => narrow.page.getByTestId('comparison-row').count(), JOB_WAIT).toBe(3);
       expect(await narrow.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
@@ -751,6 +764,53 @@ describe('how a job is presented (pure)', () => {
     expect(memberChangesText({ branch: 'delegate/a', changes: null })).toBe('—');
     expect(memberChangesText({ branch: null, changes: null })).toBe('—');
     expect(mergeCommand('delegate/a')).toBe('git merge delegate/a');
+  });
+
+  it("lists a worktree job under the user's repository and its branch, and a fan-out's conversations as one card", () => {
+    const base = newJobRecord('j1', jobFields({ cwd: '/home/u/.local/share/ord/worktrees/j1' }), Date.parse('2026-12-01T10:00:00Z'));
+    const isolation = {
+      mode: 'worktree' as const,
+      note: null,
+      repo: '/home/u/project',
+      worktree: '/home/u/.local/share/ord/worktrees/j1',
+      gitDir: null,
+      branch: 'delegate/j1',
+      baseCommit: 'abc',
+      baseDirty: false,
+      worktreeState: 'present' as const,
+      savedCommit: null,
+      headCommit: null,
+      changes: null,
+      problem: null,
+    };
+    expect(placeOf({ ...base, isolation })).toEqual({ folder: '/home/u/project', branch: 'delegate/j1' });
+    expect(placeOf({ ...base, cwd: '/home/u/project', isolation: { ...isolation, mode: 'none', repo: null, worktree: null, branch: null } })).toEqual({
+      folder: '/home/u/project',
+      branch: null,
+    });
+    expect(placeOf({ ...base, cwd: '/srv/x', isolation: undefined })).toEqual({ folder: '/srv/x', branch: null });
+
+    const conversation = (sessionId: string, id: string, createdAt: string, costUsd: number, groupId?: string) => ({
+      sessionId,
+      model: 'm',
+      cwd: '/p',
+      jobs: [{ ...base, id, sessionId, createdAt }],
+      costUsd,
+      ...(groupId ? { groupId } : {}),
+    });
+    const blocks = listBlocks([
+      conversation('s-new', 'j9', '2026-12-01T12:00:00Z', 0.5),
+      conversation('s-b', 'j3', '2026-12-01T11:00:01Z', 0.25, 'g1'),
+      conversation('s-a', 'j2', '2026-12-01T11:00:00Z', 0.125, 'g1'),
+      conversation('s-old', 'j1', '2026-12-01T09:00:00Z', 1),
+    ]);
+    expect(blocks.map((b) => b.kind)).toEqual(['conversation', 'fanout', 'conversation']);
+    const fanout = blocks[1];
+    if (fanout?.kind !== 'fanout') throw new Error('expected the fan-out card second');
+    expect(fanout.members.map((c) => c.sessionId)).toEqual(['s-b', 's-a']);
+    expect(fanout.costUsd).toBe(0.375);
+    // The comparison link opens the fan-out's first job.
+    expect(fanout.firstJobId).toBe('j2');
   });
 
   it('names a tool call once, marks sub-agent lines, and shows failed results as errors', () => {
