@@ -10,11 +10,17 @@
 //   src-bridge         contract, common, platform, ipc: never core internals, never the host
 //   src-renderer       contract, common
 // Nothing imports cli, electron, the bridge or the renderer; tests, benches and scripts may import anything.
-// And no import cycles anywhere in src-* (import-x/no-cycle).
+// And no import cycles anywhere in src-* (import-x/no-cycle), nor between two folders of src-main/core (CORE_LAYERS).
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import svelte from 'eslint-plugin-svelte';
 import tseslint from 'typescript-eslint';
+import { coreLayerZones } from './scripts/lint/core-layers.mjs';
+
+// The folders of src-main/core, lowest first: each imports only the folders before it, so no two import each other
+// (no-cycle sees files, not folders). A folder not listed here fails the lint until it is placed (docs/ARCHITECTURE.md §9).
+const CORE_LAYERS = ['fs', 'secrets', 'catalog', 'openrouter', 'settings', 'gateway', 'jobs', 'setup', 'service'];
 
 const layer = (files, patterns) => ({
   files,
@@ -99,6 +105,12 @@ export default tseslint.config(
       'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'], extensionAlias: { '.js': ['.ts', '.js'] } })],
     },
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
+    // Between core's folders, one direction only: the order of CORE_LAYERS (resolved by the settings above).
+    files: ['src-main/core/**/*.ts'],
+    plugins: { 'import-x': importX },
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: coreLayerZones(fileURLToPath(new URL('src-main/core', import.meta.url)), CORE_LAYERS) }] },
   },
   {
     // Scripts, benches and tests are Node programs that print.

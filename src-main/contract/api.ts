@@ -1,7 +1,8 @@
 /**
  * The contract as a page sees it: one async function per contract method (named exactly like the
  * method) and `onEvent`. Both hosts of the settings page build this object — Electron's preload from
- * ipcRenderer, the loopback HTTP host from fetch — so the page's code never knows which it has.
+ * ipcRenderer, the loopback HTTP host from fetch — so the page's code never knows which it has. And as a caller
+ * in the service's own process sees it: one typed call (`ServiceCall`, what `callerOf` in core/service makes).
  * Types, names and two tiny helpers only: the sandboxed preload bundles this file and must stay small.
  */
 import type { ErrorCode, WireError } from './protocol.js';
@@ -15,6 +16,12 @@ export type ContractEvent = { [E in EventName]: { event: E; data: EventOf<E> } }
 /** Methods whose request may be empty take their parameters optionally. */
 export type ContractMethod<M extends MethodName> =
   Record<never, never> extends RequestOf<M> ? (params?: RequestOf<M>) => Promise<ResponseOf<M>> : (params: RequestOf<M>) => Promise<ResponseOf<M>>;
+
+/**
+ * One typed call through the service's dispatcher: what a caller in the service's own process uses (the tray, the
+ * doctor). Here, not beside the dispatcher, so a part of the core can take one without importing core/service.
+ */
+export type ServiceCall = <M extends MethodName>(method: M, params: RequestOf<M>) => Promise<ResponseOf<M>>;
 
 export type ContractApi = { readonly [M in MethodName]: ContractMethod<M> } & {
   /** Every service event, until the returned function is called. */

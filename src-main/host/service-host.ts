@@ -16,14 +16,16 @@ import { IpcServer } from '../ipc/server.js';
 import { Service } from '../core/service/service.js';
 import type { ServiceOptions } from '../core/service/service.js';
 import { callerOf } from '../core/service/dispatcher.js';
-import type { Dispatch, ServiceCall } from '../core/service/dispatcher.js';
+import type { Dispatch } from '../core/service/dispatcher.js';
+import type { ServiceCall } from '../contract/api.js';
 import type { Locations } from '../platform/locations.js';
 import { LoopbackSettingsPage } from './settings-page.js';
 import type { SettingsPageOptions } from './settings-page.js';
 
 export type { ServiceOptions } from '../core/service/service.js';
 
-export type { Dispatch, ServiceCall } from '../core/service/dispatcher.js';
+export type { Dispatch } from '../core/service/dispatcher.js';
+export type { ServiceCall } from '../contract/api.js';
 
 /** What a host process sees of the service it runs: its life cycle, its dispatcher and its events. */
 export interface HostedService {

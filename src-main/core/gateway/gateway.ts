@@ -17,7 +17,7 @@ import type { GatewayRequest, Usage } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatUsd } from '../../common/format.js';
 import type { CatalogPricing } from '../catalog/parse.js';
-import { estimateCostUsd } from '../jobs/cost.js';
+import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { anthropicErrorEvent } from './anthropic-error.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
 import { boundUsd, ceilingPrices, dearestPricing, decide, promptTokensExpected, withMaxTokens } from './ceiling.js';

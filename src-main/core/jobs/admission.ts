@@ -9,7 +9,7 @@ import type { JobFallback, JobRecord, ParsedRequestOf, Settings } from '../../co
 import type { CatalogPricing } from '../catalog/parse.js';
 import { holdsSecret, scrubSecrets } from '../secrets/redact.js';
 import { checkBudget } from './budget.js';
-import { estimateCostUsd } from './cost.js';
+import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { newJobRecord } from './job-record.js';
 import type { JobRequestFields } from './job-record.js';
 import {

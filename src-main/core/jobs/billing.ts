@@ -3,7 +3,7 @@
  * asked with retries because a generation's record appears seconds after it ends. Claude Code's own
  * `total_cost_usd` (Anthropic's prices) is never used.
  */
-import { fetchBilledCost } from './cost.js';
+import { fetchBilledCost } from './billed-cost.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 
 /**

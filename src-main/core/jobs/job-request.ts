@@ -13,7 +13,7 @@ import type { CatalogModel } from '../catalog/parse.js';
 import { evaluateModel } from '../catalog/policy.js';
 import { queryModels } from '../catalog/query.js';
 import { closestModels } from '../catalog/suggest.js';
-import { estimateCostUsd } from './cost.js';
+import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { scrubSecrets } from '../secrets/redact.js';
 
 export const MAX_PROMPT_BYTES = 1024 * 1024;

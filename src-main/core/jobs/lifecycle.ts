@@ -12,7 +12,7 @@ import type { JobRecord, JobState } from '../../contract/index.js';
 import { requireKey } from './admission.js';
 import type { JobBilling } from './billing.js';
 import { claudeArgs } from './claude-args.js';
-import { estimateCostUsd } from './cost.js';
+import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { jobOutcome } from './job-outcome.js';
 import type { ProcessEnd } from './job-outcome.js';
 import type { JobRegistry, LiveJob, Termination } from './job-registry.js';

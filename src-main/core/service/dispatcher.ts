@@ -4,6 +4,7 @@
  */
 import { CONTRACT, ServiceError, isMethodName } from '../../contract/index.js';
 import type { MethodName, ParsedRequestOf, RequestOf, ResponseOf } from '../../contract/index.js';
+import type { ServiceCall } from '../../contract/api.js';
 import { describeIssues } from '../../common/errors.js';
 
 export interface CallContext {
@@ -16,9 +17,6 @@ export type Handlers = {
 };
 
 export type Dispatch = (method: string, params: unknown, ctx: CallContext) => Promise<unknown>;
-
-/** One typed call through the dispatcher: what a caller in the service's own process uses (the tray, setup). */
-export type ServiceCall = <M extends MethodName>(method: M, params: RequestOf<M>) => Promise<ResponseOf<M>>;
 
 /**
  * The dispatcher as a typed call for one client. The one cast of the answer is here: every handler is typed by

@@ -15,7 +15,7 @@ import type { GenerationRecord } from '../../../src-main/core/openrouter/client.
 import { generationRecord } from '../../support/generation-record.js';
 import { LOOKUPS_AT_ONCE } from '../../../src-main/core/jobs/billing.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
-import { estimateCostUsd } from '../../../src-main/core/jobs/cost.js';
+import { estimateCostUsd } from '../../../src-main/core/catalog/cost-estimate.js';
 import { JobStore } from '../../../src-main/core/jobs/job-store.js';
 import { killTree } from '../../../src-main/core/jobs/kill-tree.js';
 import { isAlive, isSameProcess, processStartTime } from '../../../src-main/core/jobs/process-table.js';

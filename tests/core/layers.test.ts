@@ -1,0 +1,115 @@
+/**
+ * core's folders in layers (docs/ARCHITECTURE.md §9): the zones eslint.config.js builds from CORE_LAYERS refuse an
+ * import up the order, so no two folders of core import each other — what import-x/no-cycle, which sees files, misses.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
+import type { Linter } from 'eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+import { afterEach, describe, expect, it } from 'vitest';
+import { coreLayerZones } from '../../scripts/lint/core-layers.mjs';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RULE = 'import-x/no-restricted-paths';
+
+let dir: string | null = null;
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = null;
+});
+
+/** A core folder of `files` (path under core → source) in a fresh temporary folder; returns core's path. */
+async function coreOf(files: Record<string, string>): Promise<string> {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'ord-layers-'));
+  const core = path.join(dir, 'core');
+  for (const [file, source] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(core, file)), { recursive: true });
+    await writeFile(path.join(core, file), source);
+  }
+  return core;
+}
+
+/** Lints core's files with the zones alone, resolved as eslint.config.js resolves (.js specifiers find the .ts). */
+async function lintLayers(core: string, layers: string[]): Promise<Map<string, Linter.LintMessage[]>> {
+  const eslint = new ESLint({
+    cwd: path.dirname(core),
+    overrideConfigFile: true,
+    overrideConfig: [
+      {
+        files: ['**/*.ts'],
+        languageOptions: { parser: tseslint.parser },
+        plugins: { 'import-x': importX },
+        settings: { 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } })] },
+        rules: { [RULE]: ['error', { zones: coreLayerZones(core, layers) }] },
+      },
+    ],
+  });
+  const results = await eslint.lintFiles(['core/**/*.ts']);
+  return new Map(results.map((r) => [path.relative(core, r.filePath), r.messages]));
+}
+
+describe('core layers', () => {
+  it('refuses the import that makes two folders import each other, type imports too, naming both folders', async () => {
+    const core = await coreOf({
+      'gateway/gateway.ts': "import type { Job } from '../jobs/link.js';\nexport type Gateway = { job: Job };\n",
+      'jobs/link.ts': "import type { Gateway } from '../gateway/gateway.js';\nexport type Job = { gateway: Gateway | null };\n",
+    });
+    const messages = await lintLayers(core, ['gateway', 'jobs']);
+    expect(messages.get('jobs/link.ts')).toEqual([]);
+    expect(messages.get('gateway/gateway.ts')).toMatchObject([
+      { ruleId: RULE, line: 1, message: expect.stringContaining('core/gateway may not import core/jobs') },
+    ]);
+  });
+
+  it('lets imports go down the order and refuses the one that closes a cycle through a third folder', async () => {
+    const core = await coreOf({
+      'catalog/price.ts': "import { ask } from '../service/call.js';\nexport const price = () => ask();\n",
+      'jobs/cost.ts': "import { price } from '../catalog/price.js';\nexport const cost = () => price();\n",
+      'service/call.ts': "import { cost } from '../jobs/cost.js';\nexport const ask = () => 1;\nexport const total = () => cost();\n",
+    });
+    const messages = await lintLayers(core, ['catalog', 'jobs', 'service']);
+    expect(messages.get('jobs/cost.ts')).toEqual([]);
+    expect(messages.get('service/call.ts')).toEqual([]);
+    expect(messages.get('catalog/price.ts')).toMatchObject([{ ruleId: RULE, message: expect.stringContaining('core/catalog may not import core/service') }]);
+  });
+
+  it('refuses a folder the order does not place, a module outside every folder, and a folder that is gone', async () => {
+    const core = await coreOf({ 'jobs/a.ts': 'export {};\n', 'pricing/b.ts': 'export {};\n', 'loose.ts': 'export {};\n' });
+    expect(() => coreLayerZones(core, ['jobs', 'setup'])).toThrow(/core\/pricing is in no layer/);
+    expect(() => coreLayerZones(core, ['jobs', 'setup'])).toThrow(/core\/loose\.ts lies outside/);
+    expect(() => coreLayerZones(core, ['jobs', 'setup'])).toThrow(/lists core\/setup, which is not there/);
+  });
+
+  describe('in this repository (eslint.config.js)', () => {
+    const eslint = new ESLint({ cwd: ROOT, ruleFilter: ({ ruleId }) => ruleId === RULE });
+
+    /**
+     * The modules of core that import from outside their own folder within core (`'../jobs/…'`, or back in through
+     * `core/`): the only imports the zones judge. `npm run lint` lints every module; parsing only these keeps this test short.
+     */
+    async function crossFolderModules(): Promise<string[]> {
+      const core = path.join(ROOT, 'src-main/core');
+      const files = (await readdir(core, { recursive: true })).filter((file) => file.endsWith('.ts')).map((file) => path.join(core, file));
+      const crossing = /['"]\.\.\/(?!\.\.\/)|['"](?:\.\.\/)+core\//;
+      const texts = await Promise.all(files.map((file) => readFile(file, 'utf8')));
+      return files.filter((_, i) => crossing.test(texts[i] as string));
+    }
+
+    it('holds for every import between the folders of src-main/core', { timeout: 120_000 }, async () => {
+      const files = await crossFolderModules();
+      expect(files.length).toBeGreaterThan(10);
+      const results = await eslint.lintFiles(files);
+      expect(results.flatMap((r) => r.messages.map((m) => `${path.relative(ROOT, r.filePath)}:${m.line} ${m.message}`))).toEqual([]);
+    });
+
+    it('refuses the gateway importing the jobs, which import the gateway', { timeout: 120_000 }, async () => {
+      const probe = "import { fetchBilledCost } from '../jobs/billed-cost.js';\nexport const billed = fetchBilledCost;\n";
+      const [result] = await eslint.lintText(probe, { filePath: path.join(ROOT, 'src-main/core/gateway/layers-probe.ts') });
+      expect(result?.messages).toMatchObject([{ ruleId: RULE, line: 1, message: expect.stringContaining('core/gateway may not import core/jobs') }]);
+    });
+  });
+});
