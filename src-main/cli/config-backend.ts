@@ -17,7 +17,9 @@ import { SecretStore } from '../core/secrets/secret-store.js';
 import { removeSecret, storeSecret, validateSecret } from '../core/service/secret-ops.js';
 import { ATTRIBUTION, baseUrlFrom } from '../core/openrouter/endpoint.js';
 import { SettingsStore } from '../core/settings/store.js';
+import { settingsChecks } from '../core/settings/checks.js';
 import { updateSettings } from '../core/settings/update.js';
+import type { UpdatedSettings } from '../core/settings/update.js';
 
 /** The most rows `models.list` returns: the whole tool-capable catalog fits. */
 const CATALOG_LIMIT = 500;
@@ -41,7 +43,8 @@ export interface ConfigBackend {
   readonly via: 'service' | 'file';
   readonly servicePid: number | null;
   state(): Promise<SettingsState>;
-  update(patch: SettingsPatch): Promise<Settings>;
+  /** Saves a change, checked as the service checks it; `warnings` says what could not be checked. */
+  update(patch: SettingsPatch): Promise<UpdatedSettings>;
   secrets(): Promise<SecretsStatus>;
   /** Checks the key with OpenRouter, then stores it; a refused key is not stored. */
   setSecret(kind: SecretKind, value: string): Promise<SecretsStatus>;
@@ -83,8 +86,9 @@ class ServiceBackend implements ConfigBackend {
     return { settings, file: status.paths.settingsFile, home, ...(status.settingsProblem ? { problem: status.settingsProblem } : {}) };
   }
 
-  update(patch: SettingsPatch): Promise<Settings> {
-    return this.client.call('settings.update', { patch });
+  async update(patch: SettingsPatch): Promise<UpdatedSettings> {
+    const { warnings = [], ...settings } = await this.client.call('settings.update', { patch });
+    return { settings, warnings };
   }
 
   secrets(): Promise<SecretsStatus> {
@@ -120,6 +124,7 @@ class FileBackend implements ConfigBackend {
   private readonly store: SettingsStore;
   private readonly secretStore: SecretStore;
   private readonly openRouter: OpenRouterClient;
+  private modelsCache: ModelsCache | undefined;
 
   constructor(
     private readonly locations: Locations,
@@ -136,8 +141,9 @@ class FileBackend implements ConfigBackend {
     return { settings, file: this.locations.settingsFile, home: this.locations.home, ...(problem ? { problem } : {}) };
   }
 
-  update(patch: SettingsPatch): Promise<Settings> {
-    return updateSettings(this.store, patch);
+  update(patch: SettingsPatch): Promise<UpdatedSettings> {
+    // The cache is made when the check first asks, inside the update: by then the settings file has been read.
+    return updateSettings(this.store, patch, settingsChecks({ get: (options) => this.catalog().get(options) }));
   }
 
   async secrets(): Promise<SecretsStatus> {
@@ -154,14 +160,23 @@ class FileBackend implements ConfigBackend {
 
   async models(): Promise<ModelChoices> {
     const settings = await this.store.load();
-    const cache = new ModelsCache({ client: this.openRouter, file: this.locations.modelsCacheFile, ttlMs: settings.modelsCacheTtlMinutes * 60_000 });
-    const snapshot = await cache.get();
+    const snapshot = await this.catalog().get();
     const result = queryModels(snapshot.models, { sort: 'price', limit: CATALOG_LIMIT }, settings);
     return { rows: result.rows, ...(snapshot.warning ? { warning: snapshot.warning } : {}) };
   }
 
   sandbox(): Promise<SandboxAvailability> {
     return probeSandbox({ env: this.env });
+  }
+
+  /** The model list the service would use: its cache file, kept as long as the settings say. One per run, made once the settings are read. */
+  private catalog(): ModelsCache {
+    this.modelsCache ??= new ModelsCache({
+      client: this.openRouter,
+      file: this.locations.modelsCacheFile,
+      ttlMs: this.store.current.modelsCacheTtlMinutes * 60_000,
+    });
+    return this.modelsCache;
   }
 
   close(): void {}

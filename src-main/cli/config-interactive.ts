@@ -579,9 +579,10 @@ async function save(session: Session): Promise<boolean> {
   }
   if (describeChanges(before, after).length > 0) {
     try {
-      const saved = await backend.update(patchBetween(before, session.draft));
+      const { settings: saved, warnings } = await backend.update(patchBetween(before, session.draft));
       session.state = { ...session.state, settings: saved };
       session.draft = saved;
+      for (const warning of warnings) log.warn(warning);
     } catch (error) {
       log.error(`${errorMessage(error)}\nFix it, then save again.`);
       return false;

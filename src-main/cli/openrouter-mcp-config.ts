@@ -150,10 +150,12 @@ async function runFlags(request: ConfigRequest, backend: ConfigBackend): Promise
     const lines = describeChanges(planned.before, planned.after);
     if (lines.length === 0) out.say('Nothing to change: the settings already have these values.');
     else {
-      const saved = await backend.update(planned.patch);
+      const { settings: saved, warnings } = await backend.update(planned.patch);
       const applied = describeChanges(planned.before, saved);
       out.say(`Settings changed ${describeWhere(backend)}:`);
       for (const line of applied) out.say(`  ${line}`);
+      // Saved all the same, but the user should know what nobody could check (an id with OpenRouter out of reach).
+      for (const warning of warnings) print(process.stderr, `Warning: ${warning}`);
     }
   }
   if (request.show) {

@@ -198,6 +198,14 @@ export type ServiceStatus = z.infer<typeof ServiceStatusSchema>;
 
 const empty = z.object({}).strict();
 
+/**
+ * What `settings.update` answers: the settings now in force, and what could not be checked when they were made (a
+ * model id with OpenRouter out of reach …), one sentence each. `warnings` is absent when everything was checked, so
+ * the answer stays the settings an older caller expects.
+ */
+export const SettingsUpdateSchema = SettingsSchema.safeExtend({ warnings: z.array(z.string()).min(1).optional() });
+export type SettingsUpdate = z.infer<typeof SettingsUpdateSchema>;
+
 export const SettingsPageSchema = z.object({
   /** http://127.0.0.1:<port>/#token=…: the token rides in the fragment. Show it to the user, never log it. */
   url: z.string(),
@@ -225,7 +233,7 @@ export const CONTRACT = {
   'settings.get': method(empty, SettingsSchema, 'The current settings.'),
   'settings.update': method(
     z.object({ patch: SettingsPatchSchema }).strict(),
-    SettingsSchema,
+    SettingsUpdateSchema,
     "Change some settings (the user's: the CLI and the settings window call this, never the bridge).",
     true,
   ),

@@ -280,8 +280,11 @@ export function catalogAge(ageSeconds: number | null): string {
   return `fetched ${Math.round(hours / 24)} days ago`;
 }
 
-/** Sends a change through `settings.update`: null once the service took it, else why it did not. */
-export type SaveSettings = (patch: SettingsPatch) => Promise<string | null>;
+/**
+ * Sends a change through `settings.update`: null once the service took it, else why it did not. `onSaved` hears what
+ * the service could not check about a change it took (a model id with OpenRouter out of reach), joined; '' when nothing.
+ */
+export type SaveSettings = (patch: SettingsPatch, onSaved?: (warning: string) => void) => Promise<string | null>;
 
 /** The policy's reason ("is on your blocklist (x)", written to follow a model's id) as a phrase of its own. */
 export function refusalText(reason: string | undefined): string {

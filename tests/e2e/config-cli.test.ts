@@ -8,6 +8,8 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -18,6 +20,7 @@ import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
 import type { SandboxAvailability } from '../../src-main/platform/sandbox-probe.js';
 import { CLI, CONFIG_CLI, assertBuilt, runCli, runProcess, testEnv } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
+import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import { filesContaining, makeTempHome } from '../support/temp-home.js';
 
@@ -86,9 +89,9 @@ interface Home {
   close(): Promise<void>;
 }
 
-async function openHome(route: Route): Promise<Home> {
+async function openHome(route: Route, openRouter = fake.baseUrl): Promise<Home> {
   const { home, cleanup } = await makeTempHome('ord-config-');
-  const env = testEnv(home, fake.baseUrl);
+  const env = testEnv(home, openRouter);
   const service = route === 'through the running service' ? await serve(env) : null;
   return {
     home,
@@ -223,10 +226,11 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--fan-out-limit': { calls: [['--fan-out-limit', '4']], expected: { fanOutLimit: 4 } },
   '--max-retries': { calls: [['--max-retries', '0']], expected: { delegateMaxRetries: 0 } },
   '--models-cache-ttl': { calls: [['--models-cache-ttl', '15']], expected: { modelsCacheTtlMinutes: 15 } },
-  '--claude-path': { calls: [['--claude-path', '/opt/claude/bin/claude']], expected: { claudePath: '/opt/claude/bin/claude' } },
+  // A path that is no executable file is refused (below): this checkout's pinned `claude` is one.
+  '--claude-path': { calls: [['--claude-path', CLAUDE_CLI]], expected: { claudePath: CLAUDE_CLI } },
   '--claude-path none': {
     calls: [
-      ['--claude-path', '/opt/claude/bin/claude'],
+      ['--claude-path', CLAUDE_CLI],
       ['--claude-path', 'none'],
     ],
     expected: { claudePath: null },
@@ -543,6 +547,44 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
     expect((await show(h.env)).settings).toMatchObject({ allowlist: ['qwen/*'], defaultModel: 'qwen/qwen3-coder' });
   });
 
+  it('refuses a model OpenRouter does not list, naming it and the closest ids, and changes nothing', async () => {
+    expect((await config(['--mode', 'auto'], h.env)).code).toBe(0);
+    const before = await bytesOf(h.settingsFile);
+    const result = await config(['--budget-day', '2', '--default-model', 'deepseek/deepseek-v5'], h.env);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'openrouter-mcp-config: Settings not changed: defaultModel: OpenRouter has no model "deepseek/deepseek-v5". ' +
+        'Did you mean deepseek/deepseek-r1, deepseek/deepseek-v4-pro-0813, deepseek/deepseek-v4-flash-0731 or deepseek/deepseek-v4-pro?\n',
+    );
+    const fallback = await config(['--fallback-model', 'z-ai/glm-4.7', '--fallback-model', 'qwen/qwen3-codr'], h.env);
+    expect(fallback.code).toBe(1);
+    expect(fallback.stderr).toMatch(/fallbackModels: OpenRouter has no model "qwen\/qwen3-codr"\. Did you mean qwen\/qwen3-coder/);
+    expect(await bytesOf(h.settingsFile)).toEqual(before);
+    expect((await show(h.env)).settings).toEqual({ ...defaults, mode: 'auto' });
+  });
+
+  it('takes a model OpenRouter lists, with nothing to warn about', async () => {
+    const result = await config(['--default-model', 'deepseek/deepseek-v4-pro', '--fallback-model', 'z-ai/glm-4.7'], h.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Default model: deepseek/deepseek-v4-flash-0731 → deepseek/deepseek-v4-pro');
+    expect(result.stderr).toBe('');
+    expect((await show(h.env)).settings).toMatchObject({ defaultModel: 'deepseek/deepseek-v4-pro', fallbackModels: ['z-ai/glm-4.7'] });
+  });
+
+  it('refuses a claude path that is no executable file, and changes nothing', async () => {
+    expect((await config(['--mode', 'auto'], h.env)).code).toBe(0);
+    const before = await bytesOf(h.settingsFile);
+    const missing = await config(['--claude-path', '/nonexistent'], h.env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe(
+      'openrouter-mcp-config: Settings not changed: claudePath: /nonexistent does not exist: give the full path of `claude` (`command -v claude` prints it).\n',
+    );
+    const folder = await config(['--claude-path', h.home], h.env);
+    expect(folder.code).toBe(1);
+    expect(folder.stderr).toContain(`claudePath: ${h.home} is a folder, not a program`);
+    expect(await bytesOf(h.settingsFile)).toEqual(before);
+  });
+
   it('--set-key refuses a key OpenRouter rejects and stores nothing', async () => {
     const result = await config(['--set-key'], h.env, REFUSED_KEY);
     expect(result.code).toBe(1);
@@ -829,8 +871,8 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('Job history kept in days', `7${ENTER}`);
       await t.answer('Delegate retries: how often', `0${ENTER}`);
       await t.answer('Model list cache in minutes', `15${ENTER}`);
-      await t.answer('claude executable: the claude CLI', `/opt/claude/bin/claude${ENTER}`);
-      await t.answer('Other: history 7 days, retries 0, model list cache 15 min, claude /opt/claude/bin/claude (changed)', move('other', 'save') + ENTER);
+      await t.answer('claude executable: the claude CLI', `${CLAUDE_CLI}${ENTER}`);
+      await t.answer(`Other: history 7 days, retries 0, model list cache 15 min, claude ${CLAUDE_CLI} (changed)`, move('other', 'save') + ENTER);
       await t.waitFor("Fallback models: (empty: the job's own model only) → z-ai/glm-4.7, qwen/qwen3-coder");
       await t.waitFor('Isolation: worktree → none');
       await t.waitFor('Data collection: allow → deny');
@@ -863,7 +905,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
         retentionDays: 7,
         delegateMaxRetries: 0,
         modelsCacheTtlMinutes: 15,
-        claudePath: '/opt/claude/bin/claude',
+        claudePath: CLAUDE_CLI,
       };
       const saved = (await show(h.env)).settings;
       expect(saved).toEqual(expected);
@@ -889,6 +931,36 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       expect(await t.exited).toBe(0);
       expect((await show(h.env)).settings).toEqual({ ...defaults, isolation: 'none', fanOutLimit: 4 });
     });
+  });
+});
+
+/** A port that was free a moment ago: nothing listens there, so OpenRouter "cannot be reached" at once. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe.each(ROUTES)('openrouter-mcp-config %s, with OpenRouter out of reach', (route) => {
+  let h: Home;
+  let port: number;
+  beforeAll(async () => {
+    port = await closedPort();
+    h = await openHome(route, `http://127.0.0.1:${port}/api`);
+  });
+  afterAll(() => h.close());
+
+  it('takes a model it cannot check, and says which check could not be made and why', async () => {
+    const result = await config(['--default-model', 'deepseek/deepseek-v5'], h.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain('Default model: deepseek/deepseek-v4-flash-0731 → deepseek/deepseek-v5');
+    expect(result.stderr).toBe(
+      `Warning: deepseek/deepseek-v5 was not checked against OpenRouter's model list: Cannot reach OpenRouter at 127.0.0.1:${port} (connection refused). ` +
+        'Check your network connection, and OPENROUTER_BASE_URL if you set it.\n',
+    );
+    expect(JSON.parse(await readFile(h.settingsFile, 'utf8'))).toEqual({ ...defaults, defaultModel: 'deepseek/deepseek-v5' });
   });
 });
 

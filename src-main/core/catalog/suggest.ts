@@ -56,3 +56,17 @@ export function closestModels(id: string, rows: readonly ModelRow[], limit = 5):
     .slice(0, limit)
     .map((entry) => entry.row);
 }
+
+/**
+ * What to offer instead of an id OpenRouter lacks: the closest rows, topped up with the same vendor's newest. A new
+ * version (`deepseek/deepseek-v5`) is a few edits from no name at all, but its vendor still says what was meant.
+ */
+export function suggestedModels(id: string, rows: readonly ModelRow[], limit = 5): ModelRow[] {
+  const close = closestModels(id, rows, limit);
+  const { vendor } = partsOf(id);
+  if (close.length >= limit || vendor === null) return close;
+  const sameVendor = rows
+    .filter((row) => partsOf(row.id).vendor === vendor && !close.includes(row))
+    .sort((a, b) => (b.created ?? 0) - (a.created ?? 0) || a.id.localeCompare(b.id));
+  return [...close, ...sameVendor].slice(0, limit);
+}

@@ -36,6 +36,7 @@ import { scrubDeep, scrubError, scrubSecrets } from '../secrets/redact.js';
 import { SecretStore } from '../secrets/secret-store.js';
 import type { KeyringEntryFactory } from '../secrets/secret-store.js';
 import { SettingsStore } from '../settings/store.js';
+import { settingsChecks } from '../settings/checks.js';
 import { updateSettings } from '../settings/update.js';
 import { BalanceMonitor } from './balance.js';
 import { callerOf, createDispatcher } from './dispatcher.js';
@@ -376,7 +377,10 @@ export class Service {
         return { stopping: true as const, killedJobs };
       },
       'settings.get': async () => this.settings.current,
-      'settings.update': async ({ patch }) => updateSettings(this.settings, patch),
+      'settings.update': async ({ patch }) => {
+        const { settings, warnings } = await updateSettings(this.settings, patch, settingsChecks(this.models));
+        return warnings.length > 0 ? { ...settings, warnings } : settings;
+      },
       'secrets.status': async () => this.secrets.status(),
       'secrets.set': async ({ kind, value, validate }) => {
         const status = await storeSecret(secretDeps, kind, value, validate);

@@ -25,7 +25,8 @@ export interface SettingsStoreDeps {
   log?: (message: string) => void;
 }
 
-export type SettingsPatch = Partial<Settings> | ((current: Settings) => Settings);
+/** Values to merge in, or a function of the settings in force (it may be async: it runs in the store's queue). */
+export type SettingsPatch = Partial<Settings> | ((current: Settings) => Settings | Promise<Settings>);
 
 /** Editors write in bursts (truncate, write, rename, chmod); reload once after the burst. */
 const RELOAD_DEBOUNCE_MS = 50;
@@ -142,7 +143,7 @@ export class SettingsStore {
     if (this.problemDetail !== undefined) {
       throw new ServiceError('settings_invalid', `Settings not saved: ${this.problemDetail}. Fix or delete ${this.deps.file} first.`);
     }
-    const next = SettingsSchema.safeParse(applyPatch(this.settings, patch));
+    const next = SettingsSchema.safeParse(await applyPatch(this.settings, patch));
     if (!next.success) {
       throw new ServiceError('settings_invalid', `Settings not saved: ${describeFileIssues(next.error.issues)}.`);
     }

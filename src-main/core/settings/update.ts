@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { ServiceError, SettingsPatchSchema, applySettingsPatch } from '../../contract/index.js';
 import type { Settings, SettingsPatch } from '../../contract/index.js';
+import { checkChangedSettings } from './checks.js';
+import type { SettingsChecks } from './checks.js';
 import type { SettingsStore } from './store.js';
 
 function describe(error: z.ZodError): string {
@@ -23,6 +25,24 @@ export function patchedSettings(current: Settings, patch: unknown): Settings {
   }
 }
 
-export function updateSettings(store: Pick<SettingsStore, 'update'>, patch: SettingsPatch): Promise<Settings> {
-  return store.update((current) => patchedSettings(current, patch));
+export interface UpdatedSettings {
+  /** The settings in force now. */
+  settings: Settings;
+  /** What could not be checked (OpenRouter's model list out of reach …), one sentence each; empty when everything was. */
+  warnings: string[];
+}
+
+/**
+ * The patch, checked by the schema and then by `checks` (checks.ts: the models it names against OpenRouter's list,
+ * `claudePath` on disk) for what it changes, then saved. Both run inside the store's queue, on the settings the
+ * patch is applied to, so a change made meanwhile is neither lost nor checked against the wrong values.
+ */
+export async function updateSettings(store: Pick<SettingsStore, 'update'>, patch: SettingsPatch, checks: SettingsChecks): Promise<UpdatedSettings> {
+  let warnings: string[] = [];
+  const settings = await store.update(async (current) => {
+    const next = patchedSettings(current, patch);
+    warnings = await checkChangedSettings(current, next, checks);
+    return next;
+  });
+  return { settings, warnings };
 }
