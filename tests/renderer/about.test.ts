@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { ROOT } from '../support/built.js';
-import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
 
 const VERSION = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { version: string }).version;
 
@@ -31,6 +31,7 @@ describe('the About page', () => {
       expect(page.url()).not.toContain('token=');
       expect(page.url()).toMatch(/#about$/);
       await screenshot(page, 'about', theme);
+      await expectAccessible(page);
       expect(errors).toEqual([]);
       await context.close();
     });

@@ -11,7 +11,7 @@ import type { Balance, SecretsStatus } from '../../src-main/contract/index.js';
 import { balanceProblem, remainingText, saveProblem, testOutcome, textParts } from '../../src-renderer/lib/account.js';
 import { runCli } from '../support/built.js';
 import { KEY } from '../support/delegation.js';
-import { NO_ENV_KEY, UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
+import { NO_ENV_KEY, UiWorld, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
 
 /** Well-formed, but unknown to the fake OpenRouter: it answers 401 "User not found." like the real one. */
 const UNKNOWN_KEY = `sk-or-v1-${'ab'.repeat(32)}`;
@@ -124,8 +124,10 @@ describe('the Account page', () => {
     await expect.poll(() => page.getByTestId('balance-empty').isVisible(), { timeout: UI }).toBe(true);
     expect(await page.getByTestId('balance-problem').count()).toBe(0);
     await screenshot(page, 'account-nokey', 'light');
+    await expectAccessible(page);
     await page.emulateMedia({ colorScheme: 'dark' });
     await screenshot(page, 'account-nokey', 'dark');
+    await expectAccessible(page);
     await page.emulateMedia({ colorScheme: 'light' });
 
     const input = page.getByLabel('OpenRouter API key');
@@ -160,14 +162,16 @@ describe('the Account page', () => {
     expect(world.fake.requestsTo('/api/v1/key').some((r) => r.headers.authorization === `Bearer ${KEY}`)).toBe(true);
 
     await screenshot(page, 'account', 'light');
+    await expectAccessible(page);
     await page.emulateMedia({ colorScheme: 'dark' });
     await screenshot(page, 'account', 'dark');
+    await expectAccessible(page);
     await page.emulateMedia({ colorScheme: 'light' });
     await page.setViewportSize({ width: 560, height: 700 });
     await screenshot(page, 'account-narrow', 'light');
     expect(errors).toEqual([]);
     await close();
-  });
+  }, 60_000);
 
   it('refuses a key OpenRouter does not accept, says why next to the field, and stores nothing', async () => {
     await world.start({}, NO_ENV_KEY);

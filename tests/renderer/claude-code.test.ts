@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BRIDGE, runCli, runProcess } from '../support/built.js';
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
-import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
 import { CHECK_IDS } from '../../src-main/core/setup/doctor.js';
 
 const chrome = useBrowser();
@@ -28,7 +28,7 @@ const COMMAND = `${process.execPath} ${BRIDGE}`;
 const addCommand = () => `claude mcp add --scope user openrouter -e OPENROUTER_DELEGATE_HOME=${world.home} -- ${COMMAND}`;
 /** Connect / Disconnect run `claude`; the doctor runs it and asks OpenRouter: bounded, but not instant. */
 const SLOW = { timeout: 30_000 };
-/** For tests that also run `claude mcp get / list` (each starts the bridge to check its health) and take screenshots. */
+/** For tests that also run `claude mcp get / list` (each starts the bridge to check its health) or take screenshots (each checked by axe-core). */
 const LONG_TEST = 90_000;
 
 function claude(args: string[]) {
@@ -46,12 +46,13 @@ const verdictText = (page: Page) => page.getByTestId('doctor-verdict').textConte
 /** The text of the element that has the keyboard focus (page code as a string: tests compile without the DOM types). */
 const focusedText = (page: Page) => page.evaluate<string | null>('document.activeElement?.textContent ?? null');
 
-/** The page in both themes, once the doctor has answered (the media query switches in place). */
+/** The page in both themes, once the doctor has answered (the media query switches in place), each checked by axe-core. */
 async function screenshots(page: Page, name: string): Promise<void> {
   await expect.poll(() => verdictText(page), SLOW).toContain('Checked at');
   for (const theme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: theme });
     await screenshot(page, name, theme);
+    await expectAccessible(page);
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }
@@ -162,7 +163,7 @@ describe('the Claude Code page: registration', () => {
 });
 
 describe('the Claude Code page when Claude Code’s config is damaged', () => {
-  it('says it cannot tell, names the file and the problem, and recovers with Try again', async () => {
+  it('says it cannot tell, names the file and the problem, and recovers with Try again', { timeout: LONG_TEST }, async () => {
     const configFile = path.join(world.home, 'user', '.claude.json');
     await writeFile(configFile, '{ not json');
     const { page, context, errors } = await openClaudePage();
@@ -219,7 +220,7 @@ describe('the Claude Code page: doctor', () => {
 });
 
 describe('the Claude Code page without Claude Code', () => {
-  it('says Claude Code was not found and how to install it, and Connect fails with that message', async () => {
+  it('says Claude Code was not found and how to install it, and Connect fails with that message', { timeout: LONG_TEST }, async () => {
     const missing = path.join(world.home, 'no-such-claude');
     world.env.OPENROUTER_DELEGATE_CLAUDE = missing;
     const { page, context, errors } = await openClaudePage();

@@ -25,7 +25,7 @@ import {
 import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
 import { CONFIG_CLI, runProcess } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
-import { UiWorld, useBrowser, openPage, screenshot } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
 
 const DEFAULT_MODEL = 'deepseek/deepseek-v4-flash-0731';
 
@@ -158,7 +158,7 @@ describe("the Programs and sandbox card's notice", () => {
 
 describe('the Delegation page', () => {
   for (const theme of ['light', 'dark'] as const) {
-    it(`shows the saved policy, with what Claude Code sees in each mode (${theme})`, async () => {
+    it(`shows the saved policy, with what Claude Code sees in each mode (${theme})`, { timeout: 60_000 }, async () => {
       await startWith({ blocklist: ['anthropic/*'], maxPriceOutputPerM: 5, budgets: { perJobUsd: 0.25, perDayUsd: 4, reserveUsd: 1 } });
       const { page, context, errors } = await openDelegation({ theme });
       expect(await page.getByRole('radio', { name: 'On demand' }).isChecked()).toBe(true);
@@ -176,6 +176,7 @@ describe('the Delegation page', () => {
       await catalogLoaded(page);
       expect(await page.getByTestId('catalog-age').textContent()).toMatch(/Catalog fetched just now/);
       await screenshot(page, 'delegation', theme);
+      await expectAccessible(page);
       if (theme === 'light') {
         await page.setViewportSize({ width: 560, height: 700 });
         await screenshot(page, 'delegation-narrow', theme);

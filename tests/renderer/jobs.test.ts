@@ -31,7 +31,7 @@ import { countRequests, requestRow, requestsSummary } from '../../src-renderer/l
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import { MODEL, alive, processesRunning } from '../support/delegation.js';
 import { jobFields } from '../support/job-fields.js';
-import { UiWorld, useBrowser, openPage, screenshot, screenshotOf } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot, screenshotOf, expectAccessible } from '../support/ui.js';
 import { branches, makeRepo } from '../support/git-repo.js';
 
 const m = ScriptedModel.marker;
@@ -118,6 +118,7 @@ describe('the Jobs page', () => {
         expect(await page.getByTestId('daily-budget').textContent()).toContain('of $5.00 daily budget');
         expect(await page.getByRole('button', { name: 'Kill all…' }).isDisabled()).toBe(true);
         await screenshot(page, 'jobs-empty', theme);
+        await expectAccessible(page);
         expect(errors).toEqual([]);
         await context.close();
       });
@@ -151,7 +152,7 @@ describe('the Jobs page', () => {
   });
 
   describe('a running job', () => {
-    it('is listed under its conversation, and its detail shows the tail growing while it runs', async () => {
+    it('is listed under its conversation, and its detail shows the tail growing while it runs', { timeout: 90_000 }, async () => {
       await world.startService();
       world.model.script('first', [{ text: 'First turn done.' }]);
       world.model.script('grow', [
@@ -215,6 +216,7 @@ describe('the Jobs page', () => {
       await page.goto(world.pageUrl('jobs'));
       await expect.poll(() => jobRow(page, jobId).getByTestId('job-state').textContent()).toBe('Running');
       await screenshot(page, 'jobs', 'light');
+      await expectAccessible(page);
       expect(errors).toEqual([]);
       await context.close();
 
@@ -226,6 +228,7 @@ describe('the Jobs page', () => {
         const other = await openPage(chrome.browser, world.pageUrl('jobs'), options);
         await expect.poll(() => jobRow(other.page, jobId).count()).toBe(1);
         await screenshot(other.page, name, 'theme' in options ? options.theme : 'light');
+        await expectAccessible(other.page);
         expect(other.errors).toEqual([]);
         await other.context.close();
       }
@@ -484,53 +487,60 @@ describe('the Jobs page', () => {
   });
 
   describe("a worktree job's changes", () => {
-    it('shows each file with its added and removed lines in both themes, copies the merge command, and discards only after asking', async () => {
-      await makeRepo(world.project, { 'a.txt': 'one\ntwo\nthree\n', 'old.txt': 'to be deleted\n' });
-      await world.startService();
-      world.model.script('changes', [
-        { toolUse: { name: 'Bash', input: { command: "printf 'created\\n' > new.txt && sed -i s/two/TWO/ a.txt && rm old.txt", description: 'Edit' } } },
-        { text: 'Edited.' },
-      ]);
-      const started = await startJob('changes', 'Edit the files.', { waitSeconds: 90 });
-      expect(started.job.state).toBe('succeeded');
-      const branch = started.job.isolation?.branch ?? '';
-      const result = await (await contract()).call('jobs.result', { jobId: started.job.id });
-      const base = result.changes?.baseShort ?? '';
+    // Two themes, each checked by axe, and a real delegate: more than the default 30 s on a loaded machine.
+    it(
+      'shows each file with its added and removed lines in both themes, copies the merge command, and discards only after asking',
+      { timeout: 90_000 },
+      async () => {
+        await makeRepo(world.project, { 'a.txt': 'one\ntwo\nthree\n', 'old.txt': 'to be deleted\n' });
+        await world.startService();
+        world.model.script('changes', [
+          { toolUse: { name: 'Bash', input: { command: "printf 'created\\n' > new.txt && sed -i s/two/TWO/ a.txt && rm old.txt", description: 'Edit' } } },
+          { text: 'Edited.' },
+        ]);
+        const started = await startJob('changes', 'Edit the files.', { waitSeconds: 90 });
+        expect(started.job.state).toBe('succeeded');
+        const branch = started.job.isolation?.branch ?? '';
+        const result = await (await contract()).call('jobs.result', { jobId: started.job.id });
+        const base = result.changes?.baseShort ?? '';
 
-      for (const theme of ['light', 'dark'] as const) {
-        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { theme });
+        for (const theme of ['light', 'dark'] as const) {
+          const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { theme });
+          await expect.poll(() => page.getByTestId('diff-file').count(), JOB_WAIT).toBe(3);
+          expect(await page.getByTestId('changes-summary').textContent()).toBe(`Branch ${branch} (from ${base}): 3 files changed, +2 −2.`);
+          const a = page.getByTestId('diff-file').filter({ hasText: 'a.txt' });
+          expect(await a.locator('summary').textContent()).toMatch(/a\.txt\s*\+1\s*−1/);
+          expect(await a.locator('.line.del').allTextContents()).toEqual(['−two']);
+          expect(await a.locator('.line.add').allTextContents()).toEqual(['+TWO']);
+          expect(await a.locator('.line.ctx').allTextContents()).toEqual(['one', 'three']);
+          expect(await page.getByTestId('diff-file').filter({ hasText: 'old.txt' }).locator('.line.del').allTextContents()).toEqual(['−to be deleted']);
+          await screenshotOf(page.locator('section[aria-labelledby="job-changes"]'), 'jobs-changes', theme);
+          // A finished worktree job's whole page: its details, activity log, changes and actions.
+          await expectAccessible(page);
+          expect(errors).toEqual([]);
+          await context.close();
+        }
+
+        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
         await expect.poll(() => page.getByTestId('diff-file').count(), JOB_WAIT).toBe(3);
-        expect(await page.getByTestId('changes-summary').textContent()).toBe(`Branch ${branch} (from ${base}): 3 files changed, +2 −2.`);
-        const a = page.getByTestId('diff-file').filter({ hasText: 'a.txt' });
-        expect(await a.locator('summary').textContent()).toMatch(/a\.txt\s*\+1\s*−1/);
-        expect(await a.locator('.line.del').allTextContents()).toEqual(['−two']);
-        expect(await a.locator('.line.add').allTextContents()).toEqual(['+TWO']);
-        expect(await a.locator('.line.ctx').allTextContents()).toEqual(['one', 'three']);
-        expect(await page.getByTestId('diff-file').filter({ hasText: 'old.txt' }).locator('.line.del').allTextContents()).toEqual(['−to be deleted']);
-        await screenshotOf(page.locator('section[aria-labelledby="job-changes"]'), 'jobs-changes', theme);
+        expect(await page.getByTestId('command-merge').textContent()).toBe(`git merge ${branch}`);
+        await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+        await page.getByRole('button', { name: 'Copy the merge command' }).click();
+        await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(`git merge ${branch}`);
+
+        // Discard asks first; keeping it changes nothing.
+        await page.getByRole('button', { name: 'Discard…' }).click();
+        await page.getByRole('button', { name: 'Keep it' }).click();
+        expect(await branches(world.project)).toContain(branch);
+        await page.getByRole('button', { name: 'Discard…' }).click();
+        await page.getByRole('button', { name: 'Discard the work' }).click();
+        await expect.poll(() => page.getByTestId('changes-fate').textContent(), JOB_WAIT).toContain('was discarded');
+        expect(await branches(world.project)).toEqual(['main']);
+        expect((await jobRecord(started.job.id)).isolation?.worktreeState).toBe('discarded');
         expect(errors).toEqual([]);
         await context.close();
-      }
-
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
-      await expect.poll(() => page.getByTestId('diff-file').count(), JOB_WAIT).toBe(3);
-      expect(await page.getByTestId('command-merge').textContent()).toBe(`git merge ${branch}`);
-      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
-      await page.getByRole('button', { name: 'Copy the merge command' }).click();
-      await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(`git merge ${branch}`);
-
-      // Discard asks first; keeping it changes nothing.
-      await page.getByRole('button', { name: 'Discard…' }).click();
-      await page.getByRole('button', { name: 'Keep it' }).click();
-      expect(await branches(world.project)).toContain(branch);
-      await page.getByRole('button', { name: 'Discard…' }).click();
-      await page.getByRole('button', { name: 'Discard the work' }).click();
-      await expect.poll(() => page.getByTestId('changes-fate').textContent(), JOB_WAIT).toContain('was discarded');
-      expect(await branches(world.project)).toEqual(['main']);
-      expect((await jobRecord(started.job.id)).isolation?.worktreeState).toBe('discarded');
-      expect(errors).toEqual([]);
-      await context.close();
-    });
+      },
+    );
   });
 
   describe('a failed job', () => {

@@ -7,8 +7,9 @@ import type { ChildProcessByStdio } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { AxeBuilder } from '@axe-core/playwright';
 import { chromium } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { CLI, ROOT } from './built.js';
 import { DelegationWorld } from './delegation.js';
@@ -161,4 +162,22 @@ export async function screenshot(page: Page, name: string, theme: Theme): Promis
   const file = path.join(SCREENSHOTS, `${name}-${theme}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/** What axe-core checks: WCAG 2.0, 2.1 and 2.2 at levels A and AA, and its best practices; no rule is switched off. */
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
+
+/**
+ * Runs axe-core over the whole page as it is now and fails with one line per element that breaks a rule: the
+ * rule, its impact, the element's selector and what axe says of it (for contrast, the ratio and both colours).
+ */
+export async function expectAccessible(page: Page): Promise<void> {
+  const { violations } = await new AxeBuilder({ page }).withTags(AXE_TAGS).analyze();
+  const found = violations.flatMap((violation) =>
+    violation.nodes.map((node) => {
+      const said = [...node.any, ...node.all, ...node.none].map((check) => check.message).join('; ');
+      return `${violation.id} (${violation.impact ?? 'no impact'}) ${node.target.join(' ')}: ${said || violation.help}`;
+    }),
+  );
+  expect(found, `axe-core found ${found.length} violation(s) at ${page.url().replace(/token=[^&]*/, 'token=…')}`).toEqual([]);
 }
