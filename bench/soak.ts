@@ -278,7 +278,8 @@ class Soak {
       if (Date.now() > deadline) throw new Error(`${busy} job(s) still running or waiting for billing after 2 minutes.`);
       await sleep(500);
     }
-    // Keep-alive connections to OpenRouter close after a few idle seconds (undici's default is 4 s).
+    // The gateway's keep-alive sockets to the fake OpenRouter close once idle: a node:http server drops one after 5 s
+    // (its keepAliveTimeout).
     await sleep(6000);
     let last = '';
     for (let stable = 0, tries = 0; stable < 4 && tries < 40; tries++) {

@@ -3,15 +3,14 @@
  * (the tray app where it is installed and a display exists, else the headless service: see
  * service-launch.ts) and waits for it, bounded; reconnects after the service restarts.
  */
-import { closeSync } from 'node:fs';
-import path from 'node:path';
 import { APP_VERSION, CONTRACT, ServiceError } from '../src-main/contract/index.js';
 import type { EventName, EventOf, MethodName, RequestOf, ResponseOf } from '../src-main/contract/index.js';
 import { IpcClient } from '../src-main/ipc/client.js';
 import type { Locations } from '../src-main/platform/locations.js';
 import { TrayAppExitedError, waitForService } from '../src-main/ipc/wait-for-service.js';
 import { startHeadlessService } from '../src-main/platform/headless-service.js';
-import { openServiceLog, spawnTrayApp } from '../src-main/platform/tray-app.js';
+import { serviceLogFile } from '../src-main/platform/detached.js';
+import { spawnTrayApp } from '../src-main/platform/tray-app.js';
 import { DELEGATE_LIST_TOOL } from './mcp-names.js';
 import { detectServiceLaunch } from './service-launch.js';
 import type { HeadlessLaunch, ServiceLaunch, TrayAppLaunch } from './service-launch.js';
@@ -136,17 +135,15 @@ export class ServiceConnection {
 
   /** Starts the tray app detached and waits for its service to answer on the socket (bounded). */
   private async startTrayApp(launch: TrayAppLaunch): Promise<IpcClient> {
-    const log = openServiceLog(this.options.locations);
-    this.options.log(`no service answered; starting the tray app (${launch.command}; log: ${log.file})`);
-    const app = spawnTrayApp({ binary: launch.command, args: launch.args, env: this.options.env, logFd: log.fd });
-    closeSync(log.fd);
+    this.options.log(`no service answered; starting the tray app (${launch.command}; log: ${serviceLogFile(this.options.locations)})`);
+    const app = spawnTrayApp({ binary: launch.command, args: launch.args, env: this.options.env, locations: this.options.locations });
     try {
       return await waitForService({
         locations: this.options.locations,
         clientName: CLIENT_NAME,
         timeoutMs: this.options.startTimeoutMs ?? 30_000,
         exited: app.exited,
-        logFile: log.file,
+        logFile: app.logFile,
       });
     } finally {
       app.release();
@@ -155,7 +152,7 @@ export class ServiceConnection {
 
   /** Starts the headless service detached (it outlives this bridge), waits for its "ready" line, connects. */
   private async startHeadless(launch: HeadlessLaunch, announcement: string): Promise<IpcClient> {
-    this.options.log(`${announcement} (log: ${path.join(this.options.locations.logs, 'service.log')})`);
+    this.options.log(`${announcement} (log: ${serviceLogFile(this.options.locations)})`);
     await startHeadlessService({
       command: launch.command,
       args: launch.args,

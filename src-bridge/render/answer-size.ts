@@ -1,4 +1,5 @@
 import type { JobResult } from '../../src-main/contract/jobs.js';
+import { formatCount } from '../../src-main/common/format.js';
 
 /**
  * How long one tool answer may be, and how an answer that would be longer is cut: what is left out is named with
@@ -17,8 +18,6 @@ export const MAX_ANSWER_CHARS = 40_000;
 
 /** Room kept for the lines that say what was left out. */
 const NOTE_ROOM = 600;
-
-const count = (n: number): string => n.toLocaleString('en-US');
 
 /** Characters of `lines` joined by newlines. */
 export function joinedLength(lines: readonly string[]): number {
@@ -52,8 +51,8 @@ export function nextLineAfter(text: string, shown: number): number {
 
 /** What a cut answer says: its size, what is shown, and where the rest is, for the Read tool. */
 export function cutAnswerNote(cut: { totalChars: number; shownChars: number; exact: boolean; nextLine: number; file: string }): string {
-  const size = cut.exact ? `${count(cut.totalChars)} characters` : `more than ${count(cut.totalChars)} characters`;
-  return `(Cut to stay short: the answer is ${size}; shown are its first ${count(cut.shownChars)}. The whole answer is in ${cut.file}: Read it from line ${count(cut.nextLine)} (offset ${cut.nextLine}), a few hundred lines at a time.)`;
+  const size = cut.exact ? `${formatCount(cut.totalChars)} characters` : `more than ${formatCount(cut.totalChars)} characters`;
+  return `(Cut to stay short: the answer is ${size}; shown are its first ${formatCount(cut.shownChars)}. The whole answer is in ${cut.file}: Read it from line ${formatCount(cut.nextLine)} (offset ${cut.nextLine}), a few hundred lines at a time.)`;
 }
 
 /**
@@ -141,6 +140,6 @@ export function withRecord<R extends object>(
 ): { content: Array<{ type: 'text'; text: string }>; structuredContent?: R } {
   const size = JSON.stringify(record).length;
   if (size <= MAX_ANSWER_CHARS) return { content: [{ type: 'text', text }], structuredContent: record };
-  const note = `(The record is ${count(size)} characters as JSON, more than Claude Code takes whole, so only this text is given: ${narrower}.)`;
+  const note = `(The record is ${formatCount(size)} characters as JSON, more than Claude Code takes whole, so only this text is given: ${narrower}.)`;
   return { content: [{ type: 'text', text: `${text}\n${note}` }] };
 }

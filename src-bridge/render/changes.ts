@@ -1,6 +1,7 @@
 /**
  * What a worktree job's branch holds, as a model reads it (docs/ISOLATION.md): the branch and its base,
- * the files with their +/− counts (the first few), and the exact commands that show and take the work. Pure.
+ * the files with their +/− counts (the first few), and the exact commands that show and take the work (the user's
+ * `openrouter-delegate take`, which refuses what is not clean, or git's own merge). Pure.
  */
 import { isActive } from '../../src-main/contract/jobs.js';
 import type { FileChange, JobResult } from '../../src-main/contract/jobs.js';
@@ -37,6 +38,6 @@ export function renderChanges(result: JobResult): string[] {
     ...(more > 0 ? [`  …and ${more} more`] : []),
     ...problem,
     `Review (in ${c.repo}): ${c.commands.diff}`,
-    `Take: ${c.commands.merge} (or ${c.commands.cherryPick})`,
+    `Take: openrouter-delegate take ${result.job.id} [--squash|--rebase] (or ${c.commands.merge})`,
   ];
 }

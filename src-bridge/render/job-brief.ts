@@ -4,12 +4,12 @@
  * No paths, no nulls, no settings it did not ask for; `detail: true` adds the whole record (render/jobs.ts).
  * Pure functions of contract data.
  */
-import { formatDuration, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
+import { formatDuration, formatUsage, formatUsd, promptTokens, truncateEnd } from '../../src-main/common/format.js';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive, sandboxLine } from '../../src-main/contract/jobs.js';
 import { DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { renderChanges } from './changes.js';
-import { STATE_WORDS, formatJobCost, renderGroup } from './jobs.js';
+import { STATE_WORDS, formatJobCost, keptWorktreesLine, renderGroup } from './jobs.js';
 import { MAX_ANSWER_CHARS, answerLines, fitLines, joinedLength, listCutNote, newestWithin } from './answer-size.js';
 import { nextLines } from './next-steps.js';
 import type { Answered } from './next-steps.js';
@@ -41,7 +41,7 @@ function tailLine(entry: TailEntry): string {
         : entry.kind === 'text'
           ? `“${text}”`
           : `! ${text}`;
-  const cut = line.length > TAIL_CHARS ? `${line.slice(0, TAIL_CHARS - 1)}…` : line;
+  const cut = truncateEnd(line, TAIL_CHARS);
   return `${QUOTE}${entry.subagent ? '↳ ' : ''}${cut}`;
 }
 
@@ -120,11 +120,13 @@ const LIST_PROMPT_CHARS = 60;
 
 /**
  * delegate_list: the counts and today's spend, then each conversation (model, cost) with its jobs — id, turn,
- * state, money, the prompt's start. No session ids, paths or times: `detail: true` has them (render/jobs.ts).
+ * state, money, the prompt's start; last, the kept worktrees' disk, when any are kept (keptWorktreesLine). No session
+ * ids, paths or times: `detail: true` has them (render/jobs.ts).
  */
 export function renderListBrief(list: JobList): string {
   const counts = `${list.running} running, ${list.queued} queued; spent today ${formatUsd(list.spentTodayUsd)} of ${formatUsd(list.dailyBudgetUsd)}.`;
-  if (list.totalJobs === 0) return `No jobs to list. ${counts}`;
+  const footer = keptWorktreesLine(list);
+  if (list.totalJobs === 0) return footer ? `No jobs to list. ${counts}\n${footer}` : `No jobs to list. ${counts}`;
   const shown = list.shownJobs === list.totalJobs ? `${list.totalJobs} job${list.totalJobs === 1 ? '' : 's'}` : `${list.shownJobs} of ${list.totalJobs} jobs`;
   const lines = [`${shown}, ${counts}`];
   if (promptTokens(list.totalUsage) > 0) lines.push(`Tokens: ${formatUsage(list.totalUsage)}.`);
@@ -132,10 +134,11 @@ export function renderListBrief(list: JobList): string {
     lines.push(`${c.model} conversation${c.groupId ? ` (comparison ${c.groupId})` : ''}, ${formatUsd(c.costUsd)}:`);
     for (const j of c.jobs) {
       const prompt = j.promptPreview.replace(/\s+/g, ' ').trim();
-      const cut = prompt.length > LIST_PROMPT_CHARS ? `${prompt.slice(0, LIST_PROMPT_CHARS - 1).trimEnd()}…` : prompt;
+      const cut = truncateEnd(prompt, LIST_PROMPT_CHARS);
       lines.push(`  ${j.id} turn ${j.turn} ${STATE_WORDS[j.state]}, ${formatJobCost(j)}: “${cut}”`);
     }
   }
   if (list.unreadable.length > 0) lines.push(`${list.unreadable.length} job folder(s) unreadable; detail: true names them.`);
-  return fitLines(lines, listCutNote).join('\n');
+  if (footer) lines.push(footer);
+  return fitLines(lines, listCutNote, footer ? 1 : 0).join('\n');
 }

@@ -3,7 +3,7 @@
  * model table and how many more exist, then the delegate environment. Pure.
  */
 import type { Balance, EnvEntry, ModelsReport, PolicySummary } from '../../src-main/contract/index.js';
-import { formatPriceCapPerM, formatTokens, formatUsd } from '../../src-main/common/format.js';
+import { formatMinutes, formatPriceCapPerM, formatTokens, formatUsd } from '../../src-main/common/format.js';
 import { MAX_ANSWER_CHARS, largestFitting } from './answer-size.js';
 import { renderModelsTable } from './models-table.js';
 
@@ -67,7 +67,7 @@ function renderPolicy(p: PolicySummary): string[] {
     `  delegate profile: ${p.delegateProfile}, the default and the most a delegation may ask for (minimal < lean < full)`,
     `  isolation: ${p.isolation === 'worktree' ? 'worktree (in a git repository each delegation works on a branch in a worktree of its own; elsewhere in place)' : 'none (delegates edit cwd in place unless a delegation asks for "worktree")'}`,
     `  allowed_tools a caller may pass: ${p.approvableTools.length === 0 ? 'none' : p.approvableTools.join(', ')}`,
-    `  budgets: ${formatUsd(p.budgets.perJobUsd)} per job, ${formatUsd(p.budgets.perDayUsd)} per day, keep ${formatUsd(p.budgets.reserveUsd)} in reserve; ${p.concurrency} at a time, ${p.jobTimeoutMinutes} min timeout`,
+    `  budgets: ${formatUsd(p.budgets.perJobUsd)} per job, ${formatUsd(p.budgets.perDayUsd)} per day, keep ${formatUsd(p.budgets.reserveUsd)} in reserve; ${p.concurrency} at a time, ${formatMinutes(p.jobTimeoutMinutes)} timeout`,
     ...optional(renderProviderPolicy(p.provider)),
   ];
 }

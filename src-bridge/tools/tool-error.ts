@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { formatDuration } from '../../src-main/common/format.js';
 import { ServiceError } from '../../src-main/contract/index.js';
 import { nextToolCall } from '../render/tool-call.js';
 
@@ -7,7 +8,7 @@ export function toolError(error: unknown): CallToolResult {
   if (!(error instanceof ServiceError)) {
     return { isError: true, content: [{ type: 'text', text: 'The OpenRouter Delegate bridge hit an unexpected error; see its log on stderr.' }] };
   }
-  const retry = error.retryAfterSeconds !== undefined ? ` (retry after ${error.retryAfterSeconds} s)` : '';
+  const retry = error.retryAfterSeconds !== undefined ? ` (retry after ${formatDuration(error.retryAfterSeconds)})` : '';
   const call = error.next === undefined ? null : nextToolCall(error.next);
   return { isError: true, content: [{ type: 'text', text: `${error.message}${retry}${call === null ? '' : ` Next: ${call}.`}` }] };
 }

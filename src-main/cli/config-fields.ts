@@ -4,7 +4,7 @@
  * list of changes and the error messages always name the same flag for the same setting.
  * Pure: the interactive flow and the flags both use it.
  */
-import { formatPriceCapPerM, formatTokens, formatUsd } from '../common/format.js';
+import { formatDuration, formatMinutes, formatPriceCapPerM, formatTokens, formatUsd } from '../common/format.js';
 import { settingHelpLine } from '../common/setting-help.js';
 import {
   DATA_COLLECTION,
@@ -246,9 +246,9 @@ export function formatSetting(path: SettingPath | ListField, value: unknown): st
       return `${formatTokens(value as number)} tokens`;
     case 'jobTimeoutMinutes':
     case 'modelsCacheTtlMinutes':
-      return `${String(value)} min`;
+      return formatMinutes(value as number);
     case 'retentionDays':
-      return `${String(value)} days`;
+      return formatDuration((value as number) * 86_400);
     case 'mode':
       return `${String(value)} (${MODE_EXPLANATIONS[value as Settings['mode']].replace(/\.$/, '')})`;
     default:

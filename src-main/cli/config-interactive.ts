@@ -147,7 +147,7 @@ function menuOptions(session: Session): Array<{ value: MenuItem; label: string }
       `Programs and sandbox: programs ${d.sandbox.programs}, sandbox ${d.sandbox.use}, domains ${briefList(d.sandbox.allowedDomains)}, ` +
         `also unreadable ${briefList(d.sandbox.denyRead)}`,
     ),
-    entry('limits', `Limits: prices, context, concurrency ${d.concurrency}, timeout ${d.jobTimeoutMinutes} min`),
+    entry('limits', `Limits: prices, context, concurrency ${d.concurrency}, timeout ${formatSetting('jobTimeoutMinutes', d.jobTimeoutMinutes)}`),
     entry(
       'other',
       `Other: history ${formatSetting('retentionDays', d.retentionDays)}, retries ${d.delegateMaxRetries}, ` +

@@ -27,6 +27,8 @@ import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
 import { runKeeper } from '../host/keeper.js';
 import { readSecret } from './read-secret.js';
 import { worktreesCommand } from './worktrees-command.js';
+import { takeCommand } from './take-command.js';
+import type { TakeWay } from '../contract/index.js';
 import { startHeadlessService } from '../platform/headless-service.js';
 import { bridgeSetupFor } from '../platform/tray-app.js';
 import type { BridgeSetup } from '../platform/tray-app.js';
@@ -58,6 +60,12 @@ Usage:
   openrouter-delegate discard <job-id> [--yes]
                                         throw away a delegated job's work: remove its worktree and delete its
                                         branch (every turn of its conversation); asks first unless --yes
+  openrouter-delegate take <job-id> [--merge|--squash|--rebase] [--dry-run] [--json]
+                                        take a finished job's branch into your repository's current branch, only
+                                        when it can be done cleanly (else it says why and changes nothing): merge
+                                        (the default; a fast-forward when possible), squash (one commit of yours)
+                                        or rebase (its commits replayed onto your branch); --dry-run (or
+                                        --preview) says what each way would do; exit 1 when refused
   openrouter-delegate worktrees [--remove-taken] [--json]
                                         the kept worktrees: job, branch, taken/untaken/orphan, disk, total;
                                         --remove-taken removes those whose work is in another branch (merged,
@@ -379,6 +387,18 @@ async function discard(locations: Locations, jobId: string | undefined, yes: boo
   }
 }
 
+async function take(locations: Locations, jobId: string | undefined, ways: Record<TakeWay, boolean>, options: { preview: boolean; json: boolean }) {
+  if (!jobId) throw new UsageError('Name the job whose work to take: `openrouter-delegate take <job-id>` (the job list shows the ids).');
+  const asked = (Object.keys(ways) as TakeWay[]).filter((how) => ways[how]);
+  if (asked.length > 1) throw new UsageError(`Take one way at a time: --${asked.join(' or --')}.`);
+  const client = await connectOrStart(locations);
+  try {
+    return await takeCommand(client, jobId, { how: asked[0] ?? null, ...options }, out, err);
+  } finally {
+    client.close();
+  }
+}
+
 async function worktrees(locations: Locations, options: { removeTaken: boolean; json: boolean }): Promise<number> {
   const client = await connectOrStart(locations);
   try {
@@ -411,6 +431,11 @@ export async function main(argv: string[]): Promise<number> {
       'ui-port': { type: 'string' },
       print: { type: 'boolean', default: false },
       'remove-taken': { type: 'boolean', default: false },
+      merge: { type: 'boolean', default: false },
+      squash: { type: 'boolean', default: false },
+      rebase: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      preview: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -452,6 +477,13 @@ export async function main(argv: string[]): Promise<number> {
       });
     case 'discard':
       return discard(locations, action, values.yes);
+    case 'take':
+      return take(
+        locations,
+        action,
+        { merge: values.merge, squash: values.squash, rebase: values.rebase },
+        { preview: values['dry-run'] || values.preview, json: values.json },
+      );
     case 'worktrees':
       return worktrees(locations, { removeTaken: values['remove-taken'], json: values.json });
     case 'key':

@@ -5,7 +5,7 @@
  */
 import type { KeptWorktree, WorktreeCleanup, WorktreeReport } from '../contract/index.js';
 import type { IpcClient } from '../ipc/client.js';
-import { formatBytes } from '../core/jobs/worktree-cleanup.js';
+import { formatBytes } from '../common/format.js';
 
 const REMOVE = 'openrouter-delegate worktrees --remove-taken';
 

@@ -1,8 +1,9 @@
 /**
- * The one formatting module for money, tokens, durations and prices (house style rule 5): the bridge's
- * tool texts, the CLI, the tray and notifications, the settings page and core's error messages all
- * print numbers through these, so "$0.27/M", "12.3k" and "1h 4m" read the same on every surface.
- * Pure TypeScript, no Node built-ins: the renderer bundles it too.
+ * The one formatting module (house style rule 5): money, prices, tokens, bytes, durations, ages and cut text. The
+ * bridge's tool texts, the CLI and the doctor, the tray and notifications, the settings page and core's messages all
+ * print through these, so "$0.27/M", "12.3k", "1 h 4 min" and "12 min ago" read the same on every surface
+ * (tests/common/one-format-everywhere.test.ts holds each surface to it). Pure TypeScript with no imports: the
+ * renderer bundles it, and the bridge loads it at start.
  */
 
 /** What a missing or non-finite figure reads as. */
@@ -39,6 +40,18 @@ export function formatUsd(usd: number | null | undefined): string {
   const digits = Math.min(12, 1 - Math.floor(Math.log10(abs)));
   const fixed = trimDecimals(abs.toFixed(digits), 2);
   return Number(fixed) === 0 ? '$0.00' : `${sign}$${fixed}`;
+}
+
+/**
+ * Money beside a cap it nears: like formatUsd, but three significant figures below a dollar, so a refusal near a
+ * small cap shows the two figures apart ("$0.0168 of $0.02", where formatUsd says "$0.02 of $0.02"); never negative.
+ */
+export function formatUsdPrecise(usd: number): string {
+  const v = Math.max(0, usd);
+  if (!isFigure(v)) return NO_FIGURE;
+  if (v >= 1 || v === 0) return formatUsd(v);
+  const figures = Number(v.toPrecision(3)).toString();
+  return `$${(figures.split('.')[1]?.length ?? 0) < 2 ? v.toFixed(2) : figures}`;
 }
 
 /**
@@ -95,25 +108,67 @@ export function formatTokens(tokens: number | null | undefined): string {
   return `${scaledTokens(tokens, size)}${name}`;
 }
 
-/** Durations as people say them: "45s", "3m 12s", "1h 4m", "2d 3h". */
+/** "30 min", or "3 min 12 s" when the smaller unit has something to say. */
+function twoUnits(whole: string, rest: number, unit: string): string {
+  return rest > 0 ? `${whole} ${rest} ${unit}` : whole;
+}
+
+/**
+ * Durations, one style everywhere (an elapsed time, a time limit, a setting's range): "45 s", "3 min 12 s",
+ * "30 min", "1 h 4 min", "2 h", "2 days 3 h". Short enough for a tray label and a table cell alike.
+ */
 export function formatDuration(seconds: number | null | undefined): string {
   if (!isFigure(seconds) || seconds < 0) return NO_FIGURE;
   const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
+  if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
+  if (m < 60) return twoUnits(`${m} min`, s % 60, 's');
   const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h ${m % 60}m`;
-  return `${Math.floor(h / 24)}d ${h % 24}h`;
+  if (h < 24) return twoUnits(`${h} h`, m % 60, 'min');
+  const d = Math.floor(h / 24);
+  return twoUnits(`${d} day${d === 1 ? '' : 's'}`, h % 24, 'h');
 }
 
-/** Short spans measured in milliseconds (a request's first byte, its duration): "850ms", "1.2s", "45s", then as formatDuration. */
+/** A duration the settings and a job's record keep in minutes (a timeout, a cache's life): "30 min", "1 h 30 min", "6 s". */
+export function formatMinutes(minutes: number | null | undefined): string {
+  return isFigure(minutes) ? formatDuration(minutes * 60) : NO_FIGURE;
+}
+
+/** Short spans measured in milliseconds (a request's first byte, a round trip): "850 ms", "1.2 s", "45 s", then as formatDuration. */
 export function formatMs(ms: number | null | undefined): string {
   if (!isFigure(ms) || ms < 0) return NO_FIGURE;
-  // 999.6 ms would read "1000ms": from a rounded second on, say seconds.
-  if (Math.round(ms) < 1000) return `${Math.round(ms)}ms`;
-  if (ms < 9950) return `${Number((ms / 1000).toFixed(1))}s`;
+  // 999.6 ms would read "1000 ms": from a rounded second on, say seconds.
+  if (Math.round(ms) < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 9950) return `${Number((ms / 1000).toFixed(1))} s`;
   return formatDuration(ms / 1000);
+}
+
+/**
+ * How long ago something happened, one style everywhere: "just now" (under a minute), "12 min ago", "3 h ago"
+ * (under two days), "5 days ago". Whole units, rounded down: "12 min ago" is at least 12 minutes. A time in the
+ * future (another machine's clock) reads "just now".
+ */
+export function formatAge(seconds: number | null | undefined): string {
+  if (!isFigure(seconds)) return NO_FIGURE;
+  const m = Math.floor(Math.max(0, seconds) / 60);
+  if (m < 1) return 'just now';
+  if (m < 60) return `${m} min ago`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h} h ago`;
+  return `${Math.floor(h / 24)} days ago`;
+}
+
+/** Bytes as a person reads them: "512 B", "12.3 kB", "340 MB", "1.5 GB" (powers of 1000, as `du -h --si`). */
+export function formatBytes(bytes: number | null | undefined): string {
+  if (!isFigure(bytes)) return NO_FIGURE;
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (Math.abs(value) >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return unit === 0 ? `${Math.round(bytes)} B` : `${Math.abs(value) >= 100 ? Math.round(value) : value.toFixed(1).replace(/\.0$/, '')} ${units[unit] ?? ''}`;
 }
 
 /** A job's tokens as its stream reported them; `inputTokens` is the prompt sent uncached (Anthropic's `input_tokens`). */
@@ -154,23 +209,45 @@ export function formatUsage(usage: TokenUsage): string {
   return `${base}; ${share} of input from cache (${formatTokens(usage.cacheReadTokens)} read, ${formatTokens(usage.cacheWriteTokens)} written)`;
 }
 
-function counted(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
-}
-
-/** A span in minutes as people say a limit: "1 minute", "24 hours", "7 days". */
-function minutesAsLimit(minutes: number): string {
-  if (minutes > 24 * 60 && minutes % (24 * 60) === 0) return counted(minutes / (24 * 60), 'day');
-  if (minutes >= 60 && minutes % 60 === 0) return counted(minutes / 60, 'hour');
-  return counted(minutes, 'minute');
-}
-
 /**
- * A setting's allowed range as its help shows it: "1–32", "1–3650 days", "1 minute to 24 hours";
+ * A setting's allowed range as its help shows it: "1–32", "1–3650 days", "1 min to 1 day";
  * null when there is no upper bound (a lower bound of 0 or 1 goes without saying).
  */
 export function formatBounds(bounds: { min: number; max?: number } | undefined, unit?: string): string | null {
   if (bounds?.max === undefined) return null;
-  if (unit === 'minutes') return `${minutesAsLimit(bounds.min)} to ${minutesAsLimit(bounds.max)}`;
+  if (unit === 'minutes') return `${formatMinutes(bounds.min)} to ${formatMinutes(bounds.max)}`;
   return `${bounds.min}–${bounds.max}${unit === 'days' ? ' days' : ''}`;
+}
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
+
+/** The first `count` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair (an emoji). */
+function headOf(text: string, count: number): string {
+  return text.slice(0, count > 0 && isHighSurrogate(text.charCodeAt(count - 1)) ? count - 1 : count);
+}
+
+/** The last `count` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair. */
+function tailOf(text: string, count: number): string {
+  if (count <= 0) return '';
+  const start = text.length - count;
+  return text.slice(isLowSurrogate(text.charCodeAt(start)) ? start + 1 : start);
+}
+
+/**
+ * Text cut to at most `max` characters, the ellipsis included: "a very long sentence th…". Characters are UTF-16
+ * units, as `length`, zod's bounds, the answer caps and Windows' tooltip limit count them; an emoji is never split.
+ * Reads no further into the text than the cut, so a 5 MB string costs what a short one does.
+ */
+export function truncateEnd(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${headOf(text, max - 1).trimEnd()}…`;
+}
+
+/** Text cut in the middle to at most `max` characters: "qwen/qwen3-coder-…-instruct-2507" keeps the vendor and the variant, which tell models apart. */
+export function shortenMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const keep = Math.max(0, max - 1);
+  const head = Math.ceil(keep / 2);
+  return `${headOf(text, head)}…${tailOf(text, keep - head)}`;
 }

@@ -7,3 +7,5 @@ export * from './jobs.js';
 export * from './model-patterns.js';
 export * from './setup.js';
 export * from './worktrees.js';
+export * from './take.js';
+export * from './spend.js';

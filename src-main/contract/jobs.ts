@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DelegateProfileSchema, IsolationModeSchema, PermissionModeSchema, SETTING_BOUNDS } from './settings.js';
+import { WorktreeSummarySchema } from './worktrees.js';
 
 export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'budget_exceeded', 'lost'] as const;
 export const JobStateSchema = z.enum(JOB_STATES);
@@ -384,6 +385,8 @@ export const JobListSchema = z.object({
   queued: z.number(),
   /** Job folders that could not be read, with the reason (nothing else is lost). */
   unreadable: z.array(z.object({ dir: z.string(), problem: z.string() })),
+  /** The kept worktrees, as last surveyed; absent before the first survey (and from a service older than it). */
+  worktrees: WorktreeSummarySchema.optional(),
 });
 export type JobList = z.infer<typeof JobListSchema>;
 

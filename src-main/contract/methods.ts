@@ -24,6 +24,8 @@ import {
 } from './jobs.js';
 import { ErrorCodeSchema } from './protocol.js';
 import { WorktreeCleanupSchema, WorktreeReportSchema } from './worktrees.js';
+import { SpendReportSchema, SpendRequestSchema } from './spend.js';
+import { TakePreviewRequestSchema, TakePreviewSchema, TakeRequestSchema, TakeResultSchema } from './take.js';
 import type { NextCall } from './protocol.js';
 import {
   DelegateProfileSchema,
@@ -281,6 +283,18 @@ export const CONTRACT = {
     "Throw away a finished worktree job's work: remove its worktree and delete its branch (every turn of its conversation).",
     true,
   ),
+  // The user's, like discard: no bridge tool calls these (tests/security/bridge-surface.test.ts).
+  'jobs.takePreview': method(
+    TakePreviewRequestSchema,
+    TakePreviewSchema,
+    "What taking a finished worktree job's branch into the repository's current branch would do, by merge, squash and rebase, or why each would be refused. Changes nothing.",
+  ),
+  'jobs.take': method(
+    TakeRequestSchema,
+    TakeResultSchema,
+    "Take a finished worktree job's branch into the repository's current branch (merge, squash or rebase), only when it can be done cleanly; else refused, nothing touched.",
+    true,
+  ),
   'jobs.requests': method(RequestsRequestSchema, JobRequestsSchema, "A job's request log: each request its delegate made through the gateway."),
   'jobs.list': method(ListRequestSchema, JobListSchema, 'Jobs newest first, grouped by conversation, with costs.'),
   'worktrees.list': method(empty, WorktreeReportSchema, "The worktrees kept under the service's data folder: job, branch, taken or not, orphans, disk."),
@@ -291,6 +305,11 @@ export const CONTRACT = {
     true,
   ),
   'jobs.killAll': method(z.object({}).strict(), z.object({ killed: z.number() }), 'Cancel every queued and running job.', true),
+  'spend.report': method(
+    SpendRequestSchema,
+    SpendReportSchema,
+    'What jobs cost over the last 30 local days, per day and model (billed where OpenRouter reported it, else estimated), and per model with its success rate and cache share.',
+  ),
   'setup.status': method(empty, SetupStatusSchema, "Whether Claude Code starts this installation's bridge, and the exact command."),
   'setup.connect': method(empty, SetupActionSchema, 'Register the bridge with Claude Code (`claude mcp add --scope user`), as `install` does.', true),
   'setup.disconnect': method(empty, SetupActionSchema, "Remove the bridge's registration from Claude Code, as `uninstall` does.", true),

@@ -6,7 +6,12 @@
 import { z } from 'zod';
 
 export const WORKTREE_KINDS = ['taken', 'untaken', 'discarded', 'orphan'] as const;
-export const TAKEN_ROUTES = ['merged', 'picked', 'squashed'] as const;
+/**
+ * merged: its last commit is in that branch; picked: each commit's patch is (cherry-pick, rebase); squashed: its whole
+ * diff is one commit's patch there; applied: none of these, but merging it there would change nothing (its changes are
+ * all in that branch: a cherry-pick, rebase or squash onto lines that had moved).
+ */
+export const TAKEN_ROUTES = ['merged', 'picked', 'squashed', 'applied'] as const;
 
 export const KeptWorktreeSchema = z.object({
   worktree: z.string(),
@@ -39,3 +44,18 @@ export const WorktreeCleanupSchema = z.object({
   freedBytes: z.number(),
 });
 export type WorktreeCleanup = z.infer<typeof WorktreeCleanupSchema>;
+
+/**
+ * The kept worktrees in a few numbers, from the service's last survey (it walks folders, so it is not made for every
+ * list): what `jobs.list` carries for the bridge's list footer and the Jobs page.
+ */
+export const WorktreeSummarySchema = z.object({
+  count: z.number(),
+  bytes: z.number(),
+  /** Those `worktrees.removeTaken` would remove: taken, discarded, or orphans whose work is in another branch. */
+  taken: z.number(),
+  takenBytes: z.number(),
+  /** False when a folder's walk stopped at its bound: `bytes` is then at least that. */
+  complete: z.boolean(),
+});
+export type WorktreeSummary = z.infer<typeof WorktreeSummarySchema>;

@@ -23,6 +23,7 @@ import { isAlive } from '../core/jobs/process-table.js';
 import { startHeadlessService } from '../platform/headless-service.js';
 import type { Locations } from '../platform/locations.js';
 import { errorCode, errorMessage } from '../common/errors.js';
+import { formatMs } from '../common/format.js';
 
 export interface KeeperOptions {
   locations: Locations;
@@ -65,7 +66,7 @@ export async function runKeeper(options: KeeperOptions): Promise<number> {
       const now = Date.now();
       while (restarts.length > 0 && now - (restarts[0] ?? 0) > RESTART_WINDOW_MS) restarts.shift();
       if (restarts.length >= MAX_RESTARTS) {
-        log(`keeper: the service died ${MAX_RESTARTS} times in ${RESTART_WINDOW_MS / 60_000} minutes; not starting it again (see the service log)`);
+        log(`keeper: the service died ${MAX_RESTARTS} times in ${formatMs(RESTART_WINDOW_MS)}; not starting it again (see the service log)`);
         return 1;
       }
       restarts.push(now);

@@ -4,11 +4,9 @@
  * constructs a transport and neither host reaches into the core: they get one route to the service, its
  * dispatcher and its events.
  */
-import { spawn } from 'node:child_process';
-import { closeSync } from 'node:fs';
 import { APP_VERSION, ENV } from '../contract/index.js';
 import type { EventName, JobRecord } from '../contract/index.js';
-import { openServiceLog } from '../platform/tray-app.js';
+import { spawnDetached } from '../platform/detached.js';
 import { isAlive } from '../core/jobs/process-table.js';
 import { keeperRunning } from './keeper.js';
 import { GatewayServer } from '../ipc/gateway-server.js';
@@ -44,7 +42,7 @@ export interface HostedService {
   onStopped(listener: () => void): void;
 }
 
-/** How the host starts the keeper (src-main/cli/keeper.ts): `openrouter-delegate keeper`. */
+/** How the host starts the keeper (src-main/host/keeper.ts, run by the CLI as `openrouter-delegate keeper`). */
 export interface KeeperLaunch {
   command: string;
   args: string[];
@@ -149,15 +147,10 @@ export class ServiceHost implements HostedService {
     const launch = this.options.keeper;
     if (!launch || this.options.env[ENV.keeper] === 'off') return;
     if ((this.keeperPid !== null && isAlive(this.keeperPid)) || keeperRunning(this.locations.keeperFile)) return;
-    const log = openServiceLog(this.locations);
-    try {
-      const child = spawn(launch.command, launch.args, { detached: true, stdio: ['ignore', log.fd, log.fd], env: this.options.env, windowsHide: true });
-      child.on('error', (error) => this.service.log(`keeper: cannot start it: ${error.message}`));
-      child.unref();
-      this.keeperPid = child.pid ?? null;
-    } finally {
-      closeSync(log.fd);
-    }
+    const { child } = spawnDetached({ command: launch.command, args: launch.args, env: this.options.env, locations: this.locations });
+    child.on('error', (error) => this.service.log(`keeper: cannot start it: ${error.message}`));
+    child.unref();
+    this.keeperPid = child.pid ?? null;
   }
 
   onStopped(listener: () => void): void {

@@ -8,6 +8,7 @@ import { CONTRACT, EVENTS } from '../contract/methods.js';
 import type { EventName, EventOf, MethodName, RequestOf, ResponseOf } from '../contract/methods.js';
 import { EventFrameSchema, PROTOCOL_VERSION, ResponseFrameSchema, ServerHelloSchema, ServiceError } from '../contract/protocol.js';
 import type { ClientHello, ServerHello } from '../contract/protocol.js';
+import { formatMs } from '../common/format.js';
 import { encodeFrame, FrameDecoder } from './framing.js';
 import type { DecodedFrame } from './framing.js';
 import type { Locations } from '../platform/locations.js';
@@ -90,7 +91,7 @@ export class IpcClient {
       const client = new IpcClient(socket);
       const timer = setTimeout(() => {
         client.handshakeDone?.(
-          new ServiceError('unavailable', `The OpenRouter Delegate service at ${endpoint} did not answer within ${timeoutMs} ms. ${START_HINT}`),
+          new ServiceError('unavailable', `The OpenRouter Delegate service at ${endpoint} did not answer within ${formatMs(timeoutMs)}. ${START_HINT}`),
         );
       }, timeoutMs);
       client.handshakeDone = (result) => {

@@ -2,6 +2,7 @@
  * Waits for a service someone just started (the tray app, detached) to answer on the local socket.
  */
 import { ServiceError } from '../contract/protocol.js';
+import { formatMs } from '../common/format.js';
 import type { Locations } from '../platform/locations.js';
 import { IpcClient } from './client.js';
 
@@ -39,7 +40,7 @@ export async function waitForService(input: {
     if (exitedBefore !== null) throw new TrayAppExitedError(exitedBefore);
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
-      throw new ServiceError('unavailable', `The tray app did not answer within ${Number((input.timeoutMs / 1000).toFixed(1))} s. See ${input.logFile}.`);
+      throw new ServiceError('unavailable', `The tray app did not answer within ${formatMs(input.timeoutMs)}. See ${input.logFile}.`);
     }
     await pause(Math.min(50 * 2 ** Math.min(attempt, 4), 500, remaining), input.exited);
   }

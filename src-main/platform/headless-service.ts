@@ -4,11 +4,10 @@
  * --notify-ready`, detached so it outlives its starter, its log appended to the service log; resolves once it
  * says `ready` (or `already-running`: someone else was quicker, which is just as good).
  */
-import { spawn } from 'node:child_process';
-import { closeSync } from 'node:fs';
 import { ServiceError } from '../contract/protocol.js';
+import { formatMs } from '../common/format.js';
+import { spawnDetached } from './detached.js';
 import type { Locations } from './locations.js';
-import { openServiceLog } from './tray-app.js';
 
 export interface HeadlessStart {
   command: string;
@@ -19,9 +18,7 @@ export interface HeadlessStart {
 }
 
 export function startHeadlessService(input: HeadlessStart): Promise<'ready' | 'already-running'> {
-  const log = openServiceLog(input.locations);
-  const child = spawn(input.command, input.args, { detached: true, stdio: ['ignore', 'pipe', log.fd], env: input.env, windowsHide: true });
-  closeSync(log.fd);
+  const { child, logFile } = spawnDetached({ command: input.command, args: input.args, env: input.env, locations: input.locations, stdout: 'pipe' });
   const timeoutMs = input.timeoutMs ?? 15_000;
   return new Promise((resolve, reject) => {
     let output = '';
@@ -41,14 +38,11 @@ export function startHeadlessService(input: HeadlessStart): Promise<'ready' | 'a
       if (said) finish(said[1] as 'ready' | 'already-running');
     };
     const onExit = (code: number | null) =>
-      finish(new ServiceError('unavailable', `The OpenRouter Delegate service exited (code ${code ?? 'signal'}) before it was ready. See ${log.file}.`));
+      finish(new ServiceError('unavailable', `The OpenRouter Delegate service exited (code ${code ?? 'signal'}) before it was ready. See ${logFile}.`));
     const onError = (error: Error) =>
       finish(new ServiceError('unavailable', `Could not start the OpenRouter Delegate service (${input.command}): ${error.message}`));
     const timer = setTimeout(
-      () =>
-        finish(
-          new ServiceError('unavailable', `The OpenRouter Delegate service did not become ready within ${Math.round(timeoutMs / 1000)} s. See ${log.file}.`),
-        ),
+      () => finish(new ServiceError('unavailable', `The OpenRouter Delegate service did not become ready within ${formatMs(timeoutMs)}. See ${logFile}.`)),
       timeoutMs,
     );
     child.stdout?.on('data', onData);

@@ -13,9 +13,9 @@
  *   `<resources>/app.asar.unpacked/dist/{cli,bridge}` so a plain Node can run them, and the Electron
  *   executable is the app's own, named APP_EXECUTABLE_NAME, which loads `<resources>/app.asar` by itself.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { spawnDetached } from './detached.js';
 import type { Locations } from './locations.js';
 
 /** The packaged app's executable (electron-builder.yml `executableName`; tests/packaging checks they agree). */
@@ -156,15 +156,10 @@ export function locateTrayApp(input: { bundleDir: string; platform: string; prob
   return { found: true, binary, args: [root] };
 }
 
-/** The log every service host writes to (the bridge and the CLI point the user at it). */
-export function openServiceLog(locations: Pick<Locations, 'logs'>): { file: string; fd: number } {
-  mkdirSync(locations.logs, { recursive: true, mode: 0o700 });
-  const file = path.join(locations.logs, 'service.log');
-  return { file, fd: openSync(file, 'a', 0o600) };
-}
-
 export interface TrayAppProcess {
   pid: number | undefined;
+  /** The service log, where the app's output goes. */
+  logFile: string;
   /** Resolves, with what happened, if the app ends (or cannot start) while we still watch it. */
   exited: Promise<string>;
   /** Stops watching: the app runs on by itself. */
@@ -175,12 +170,12 @@ export interface TrayAppProcess {
  * Starts the tray app detached, its output appended to the service log. The app outlives its starter
  * (the bridge, the CLI): it is the user's, quit from its tray menu.
  */
-export function spawnTrayApp(input: { binary: string; args: string[]; env: NodeJS.ProcessEnv; logFd: number }): TrayAppProcess {
+export function spawnTrayApp(input: { binary: string; args: string[]; env: NodeJS.ProcessEnv; locations: Pick<Locations, 'logs'> }): TrayAppProcess {
   const env = { ...input.env };
   // Inherited from an Electron-hosted parent (an editor's extension host sets it), it would make a
   // development Electron run as plain Node instead of as the app.
   delete env.ELECTRON_RUN_AS_NODE;
-  const child = spawn(input.binary, input.args, { detached: true, stdio: ['ignore', input.logFd, input.logFd], env });
+  const { child, logFile } = spawnDetached({ command: input.binary, args: input.args, env, locations: input.locations, windowsHide: false });
   let settle: (what: string) => void = () => undefined;
   const exited = new Promise<string>((resolve) => (settle = resolve));
   const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
@@ -190,6 +185,7 @@ export function spawnTrayApp(input: { binary: string; args: string[]; env: NodeJ
   child.once('error', onError);
   return {
     pid: child.pid,
+    logFile,
     exited,
     release: () => {
       child.off('exit', onExit);

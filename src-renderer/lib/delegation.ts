@@ -40,6 +40,7 @@ import type {
   SettingsPatch,
 } from '../../src-main/contract/settings.js';
 import type { SandboxAvailabilityStatus } from '../../src-main/contract/methods.js';
+import { formatAge } from './format.js';
 
 const MODE_LABELS: Record<DelegationMode, string> = { off: 'Off', ondemand: 'On demand', auto: 'Automatic' };
 
@@ -269,15 +270,9 @@ export function serviceMessage(message: string): string {
   return message.replace(/^Settings not (changed|saved): /, '').replace(/^Invalid parameters for settings\.update: /, '');
 }
 
-/** "The model list was fetched 3 minutes ago" — how old the catalog the search runs on is. */
+/** "fetched 3 min ago" — how old the catalog the search runs on is, in the one age style (formatAge). */
 export function catalogAge(ageSeconds: number | null): string {
-  if (ageSeconds === null) return 'never fetched';
-  if (ageSeconds < 60) return 'fetched just now';
-  const minutes = Math.round(ageSeconds / 60);
-  if (minutes < 60) return `fetched ${minutes} minute${minutes === 1 ? '' : 's'} ago`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 48) return `fetched ${hours} hour${hours === 1 ? '' : 's'} ago`;
-  return `fetched ${Math.round(hours / 24)} days ago`;
+  return ageSeconds === null ? 'never fetched' : `fetched ${formatAge(ageSeconds)}`;
 }
 
 /**

@@ -1,11 +1,18 @@
 /**
- * Numbers for people. Money, tokens, durations and prices come from the one formatting module every surface
- * uses (src-main/common/format.ts), so the page reads "$0.27/M", "12.3k", "1h 4m" like the tray and the bridge;
- * the page's own times ("2 minutes ago", dates) are here. Pure, tested in tests/renderer.
+ * Numbers for people. Money, tokens, bytes, durations, ages and prices come from the one formatting module every
+ * surface uses (src-main/common/format.ts, which imports nothing: the page's bundle gains no zod by it), so the page
+ * reads "$0.27/M", "12.3k", "1 h 4 min" and "12 min ago" like the tray and the bridge; what is the page's own (an ISO
+ * time as an age, dates) is here. Pure, tested in tests/renderer.
  */
+import { formatAge } from '../../src-main/common/format.js';
+
 export {
   cacheShare,
+  formatAge,
+  formatBytes,
+  formatCount,
   formatDuration,
+  formatMinutes,
   formatMs,
   formatPricePerM,
   formatShare,
@@ -15,19 +22,11 @@ export {
   promptTokens,
 } from '../../src-main/common/format.js';
 
-/** "just now", "5 minutes ago", "3 hours ago", else the local date and time. */
+/** How long ago an ISO time was, as every surface says it (formatAge): "just now", "12 min ago"; "never" without one. */
 export function formatAgo(iso: string | null | undefined, now: number = Date.now()): string {
   if (!iso) return 'never';
   const then = Date.parse(iso);
-  if (Number.isNaN(then)) return '—';
-  const seconds = Math.round((now - then) / 1000);
-  if (seconds < 10) return 'just now';
-  if (seconds < 60) return `${seconds} seconds ago`;
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `${minutes} minute${minutes === 1 ? '' : 's'} ago`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 24) return `${hours} hour${hours === 1 ? '' : 's'} ago`;
-  return formatDateTime(iso);
+  return Number.isNaN(then) ? '—' : formatAge((now - then) / 1000);
 }
 
 /** Local date and time, e.g. "30 Nov 2026, 11:24". */

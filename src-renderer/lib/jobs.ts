@@ -172,15 +172,6 @@ export function startedText(iso: string | null, now: number): string {
   return date.toDateString() === new Date(now).toDateString() ? formatTime(iso) : formatDateTime(iso);
 }
 
-/** A time limit in minutes: "30 min", "2 h", "1 h 30 min". */
-export function minutesText(minutes: number): string {
-  if (minutes < 1) return `${Math.round(minutes * 60)} s`;
-  if (minutes < 60) return `${Number(minutes.toFixed(1))} min`;
-  const h = Math.floor(minutes / 60);
-  const rest = Math.round(minutes % 60);
-  return rest ? `${h} h ${rest} min` : `${h} h`;
-}
-
 type Conversation = JobList['conversations'][number];
 
 /**

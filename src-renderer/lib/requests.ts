@@ -3,7 +3,7 @@
  * tests/renderer/jobs.test.ts. Numbers through the one formatting module, like every other figure on the page.
  */
 import type { GatewayRequest, RequestCounts } from '../../src-main/contract/index.js';
-import { cacheShare, formatMs, formatShare, formatTime, formatTokens, formatUsd, promptTokens } from './format.js';
+import { cacheShare, formatCount, formatMs, formatShare, formatTime, formatTokens, formatUsd, promptTokens } from './format.js';
 import { plural } from './jobs.js';
 
 export type RequestTone = 'ok' | 'warn' | 'fail';
@@ -46,8 +46,6 @@ function outcomeOf(request: GatewayRequest): { label: string; tone: RequestTone 
   return OUTCOMES[request.outcome];
 }
 
-const exact = (n: number): string => n.toLocaleString('en-US');
-
 export function requestRow(request: GatewayRequest, jobModel: string): RequestRow {
   const { usage } = request;
   const { label, tone } = outcomeOf(request);
@@ -64,7 +62,7 @@ export function requestRow(request: GatewayRequest, jobModel: string): RequestRo
     lowered:
       request.maxTokensAsked === null
         ? null
-        : `max_tokens lowered from ${exact(request.maxTokensAsked)}${request.maxTokens === null ? '' : ` to ${exact(request.maxTokens)}`}`,
+        : `max_tokens lowered from ${formatCount(request.maxTokensAsked)}${request.maxTokens === null ? '' : ` to ${formatCount(request.maxTokens)}`}`,
     tokens: sent ? `${formatTokens(promptTokens(usage))} / ${formatTokens(usage.outputTokens)}` : '—',
     cache: cached && share !== null ? formatShare(share) : '—',
     cacheDetail: cached ? `${formatTokens(usage.cacheReadTokens)} read, ${formatTokens(usage.cacheWriteTokens)} written` : null,

@@ -6,6 +6,7 @@ export const PAGES = [
   { id: 'account', title: 'Account' },
   { id: 'delegation', title: 'Delegation' },
   { id: 'jobs', title: 'Jobs' },
+  { id: 'spend', title: 'Spend' },
   { id: 'claude', title: 'Claude Code' },
   { id: 'about', title: 'About' },
 ] as const;

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import {
   cacheShare,
   formatCount,
+  formatAge,
+  formatBytes,
   formatDuration,
+  formatMinutes,
   formatMs,
   formatPriceCapPerM,
   formatPricePerM,
@@ -11,7 +14,10 @@ import {
   formatTokens,
   formatUsage,
   formatUsd,
+  formatUsdPrecise,
   promptTokens,
+  shortenMiddle,
+  truncateEnd,
 } from '../../src-main/common/format.js';
 
 describe('formatCount', () => {
@@ -85,12 +91,19 @@ describe('formatTokens', () => {
 });
 
 describe('formatDuration', () => {
-  it('reads like a person would say it', () => {
-    expect(formatDuration(0)).toBe('0s');
-    expect(formatDuration(45)).toBe('45s');
-    expect(formatDuration(192)).toBe('3m 12s');
-    expect(formatDuration(3840)).toBe('1h 4m');
-    expect(formatDuration(2 * 86400 + 3 * 3600)).toBe('2d 3h');
+  it('says a duration with short units, the larger first, a zero smaller unit left out', () => {
+    expect(formatDuration(0)).toBe('0 s');
+    expect(formatDuration(45)).toBe('45 s');
+    expect(formatDuration(192)).toBe('3 min 12 s');
+    expect(formatDuration(1800)).toBe('30 min');
+    expect(formatDuration(3840)).toBe('1 h 4 min');
+    expect(formatDuration(7200)).toBe('2 h');
+    expect(formatDuration(86400)).toBe('1 day');
+    expect(formatDuration(2 * 86400 + 3 * 3600)).toBe('2 days 3 h');
+  });
+  it('rounds to whole seconds and never reads "60 s"', () => {
+    expect(formatDuration(59.6)).toBe('1 min');
+    expect(formatDuration(3599.6)).toBe('1 h');
   });
   it('shows a dash for a negative or unknown duration', () => {
     expect(formatDuration(-1)).toBe('—');
@@ -98,22 +111,75 @@ describe('formatDuration', () => {
   });
 });
 
+describe('formatMinutes', () => {
+  it('says a duration kept in minutes (a timeout, a setting) as formatDuration does', () => {
+    expect(formatMinutes(30)).toBe('30 min');
+    expect(formatMinutes(90)).toBe('1 h 30 min');
+    expect(formatMinutes(120)).toBe('2 h');
+    expect(formatMinutes(1.5)).toBe('1 min 30 s');
+    expect(formatMinutes(0.1)).toBe('6 s');
+    expect(formatMinutes(Number.NaN)).toBe('—');
+  });
+});
+
 describe('formatMs', () => {
   it('gives milliseconds under a second, tenths up to ten seconds, then reads like formatDuration', () => {
-    expect(formatMs(0)).toBe('0ms');
-    expect(formatMs(42.4)).toBe('42ms');
-    expect(formatMs(999.4)).toBe('999ms');
-    // Rounded to a whole second it is a second, never "1000ms".
-    expect(formatMs(999.6)).toBe('1s');
-    expect(formatMs(1234)).toBe('1.2s');
-    expect(formatMs(9949)).toBe('9.9s');
-    expect(formatMs(9950)).toBe('10s');
-    expect(formatMs(192_000)).toBe('3m 12s');
+    expect(formatMs(0)).toBe('0 ms');
+    expect(formatMs(42.4)).toBe('42 ms');
+    expect(formatMs(999.4)).toBe('999 ms');
+    // Rounded to a whole second it is a second, never "1000 ms".
+    expect(formatMs(999.6)).toBe('1 s');
+    expect(formatMs(1234)).toBe('1.2 s');
+    expect(formatMs(9949)).toBe('9.9 s');
+    expect(formatMs(9950)).toBe('10 s');
+    expect(formatMs(192_000)).toBe('3 min 12 s');
   });
   it('shows a dash for a negative or unknown span (no first byte yet)', () => {
     expect(formatMs(null)).toBe('—');
     expect(formatMs(-5)).toBe('—');
     expect(formatMs(Number.NaN)).toBe('—');
+  });
+});
+
+describe('formatAge', () => {
+  it('says how long ago in whole units, rounded down', () => {
+    expect(formatAge(0)).toBe('just now');
+    expect(formatAge(59.9)).toBe('just now');
+    expect(formatAge(60)).toBe('1 min ago');
+    expect(formatAge(12 * 60 + 59)).toBe('12 min ago');
+    expect(formatAge(3 * 3600 + 1800)).toBe('3 h ago');
+    expect(formatAge(47 * 3600)).toBe('47 h ago');
+    expect(formatAge(5 * 86400)).toBe('5 days ago');
+  });
+  it('reads a time in the future (another clock) as just now, and an unknown age as a dash', () => {
+    expect(formatAge(-30)).toBe('just now');
+    expect(formatAge(null)).toBe('—');
+  });
+});
+
+describe('formatBytes', () => {
+  it('reads bytes as a person does, in powers of 1000', () => {
+    expect([formatBytes(512), formatBytes(12_345), formatBytes(340_000_000), formatBytes(5_600_000_000), formatBytes(5e9)]).toEqual([
+      '512 B',
+      '12.3 kB',
+      '340 MB',
+      '5.6 GB',
+      '5 GB',
+    ]);
+  });
+  it('shows a dash for an unknown size', () => {
+    expect(formatBytes(undefined)).toBe('—');
+  });
+});
+
+describe('formatUsdPrecise', () => {
+  it('keeps three significant figures below a dollar, so sums near a small cap read apart', () => {
+    expect(formatUsdPrecise(0.0168)).toBe('$0.0168');
+    expect(formatUsd(0.0168)).toBe('$0.02');
+    expect(formatUsdPrecise(0.02)).toBe('$0.02');
+    expect(formatUsdPrecise(0.5)).toBe('$0.50');
+    expect(formatUsdPrecise(1.2345)).toBe('$1.23');
+    expect(formatUsdPrecise(-1)).toBe('$0.00');
   });
 });
 
@@ -196,5 +262,42 @@ describe('usage and the prompt cache', () => {
     [1, '100%'],
   ])('reads a share of %s as %s', (share, text) => {
     expect(formatShare(share)).toBe(text);
+  });
+});
+
+describe('truncateEnd', () => {
+  it('keeps text that fits', () => {
+    expect(truncateEnd('short', 5)).toBe('short');
+  });
+
+  it('cuts text that does not fit to the limit, ellipsis included', () => {
+    expect(truncateEnd('abcdefghij', 5)).toBe('abcd…');
+  });
+
+  it('counts UTF-16 units, as length and every cap do, and never splits an emoji', () => {
+    expect(truncateEnd('ab😀😀😀', 5)).toBe('ab😀…');
+    expect(truncateEnd('ab😀😀😀', 4)).toBe('ab…');
+  });
+
+  it('leaves no space before the ellipsis', () => {
+    expect(truncateEnd('abc   defgh', 6)).toBe('abc…');
+  });
+});
+
+describe('shortenMiddle', () => {
+  it('keeps text that fits', () => {
+    expect(shortenMiddle('qwen/qwen3-coder', 40)).toBe('qwen/qwen3-coder');
+  });
+
+  it('keeps both ends of text that does not fit', () => {
+    expect(shortenMiddle('vendor/a-very-long-model-name-2507', 15)).toBe('vendor/…me-2507');
+  });
+
+  it('returns exactly the limit', () => {
+    expect(shortenMiddle('x'.repeat(100), 40)).toHaveLength(40);
+  });
+
+  it('never splits an emoji at either cut', () => {
+    expect(shortenMiddle('a😀bcdefgh😀z', 6)).toBe('a😀…z');
   });
 });

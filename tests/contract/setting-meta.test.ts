@@ -78,13 +78,13 @@ describe('SETTING_META', () => {
 });
 
 describe('formatBounds', () => {
-  it('says a range of counts with an en dash, days with their unit, minutes as people say a limit', () => {
+  it('says a range of counts with an en dash, days with their unit, minutes as every duration reads (formatDuration)', () => {
     expect(formatBounds({ min: 1, max: 32 })).toBe('1–32');
     expect(formatBounds({ min: 0, max: 10 }, 'retries')).toBe('0–10');
     expect(formatBounds({ min: 1, max: 3650 }, 'days')).toBe('1–3650 days');
-    expect(formatBounds({ min: 1, max: 24 * 60 }, 'minutes')).toBe('1 minute to 24 hours');
-    expect(formatBounds({ min: 1, max: 7 * 24 * 60 }, 'minutes')).toBe('1 minute to 7 days');
-    expect(formatBounds({ min: 5, max: 90 }, 'minutes')).toBe('5 minutes to 90 minutes');
+    expect(formatBounds({ min: 1, max: 24 * 60 }, 'minutes')).toBe('1 min to 1 day');
+    expect(formatBounds({ min: 1, max: 7 * 24 * 60 }, 'minutes')).toBe('1 min to 7 days');
+    expect(formatBounds({ min: 5, max: 90 }, 'minutes')).toBe('5 min to 1 h 30 min');
   });
   it('says nothing without an upper bound', () => {
     expect(formatBounds({ min: 0 }, 'usd')).toBeNull();
@@ -98,7 +98,7 @@ describe('setting help', () => {
     expect(settingHelpLine('claudePath')).toBe('the claude CLI delegates run (none: OPENROUTER_DELEGATE_CLAUDE, then PATH)');
   });
   it('makes sentences for the page, where an empty field means none', () => {
-    expect(settingHelpSentences('jobTimeoutMinutes')).toBe('The longest a job may run (1 minute to 24 hours).');
+    expect(settingHelpSentences('jobTimeoutMinutes')).toBe('The longest a job may run (1 min to 1 day).');
     expect(settingHelpSentences('maxPriceInputPerM')).toBe('Refuse models whose input costs more than this. Empty: no cap.');
   });
 });

@@ -867,7 +867,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('Minimum context in tokens', `64000${ENTER}`);
       await t.answer('Concurrency: jobs at once', `8${ENTER}`);
       await t.answer('Job timeout in minutes', `90${ENTER}`);
-      await t.answer('Limits: prices, context, concurrency 8, timeout 90 min (changed)', move('limits', 'other') + ENTER);
+      await t.answer('Limits: prices, context, concurrency 8, timeout 1 h 30 min (changed)', move('limits', 'other') + ENTER);
       await t.answer('Job history kept in days', `7${ENTER}`);
       await t.answer('Delegate retries: how often', `0${ENTER}`);
       await t.answer('Model list cache in minutes', `15${ENTER}`);

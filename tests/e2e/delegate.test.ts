@@ -302,7 +302,7 @@ describe('supervision', () => {
     );
     expect((result.structuredContent as { resultText: string }).resultText).toBe('worked');
     expect(progress.length).toBeGreaterThan(0);
-    expect(progress[0]).toMatch(/^running \d+s, \d+ tool calls/);
+    expect(progress[0]).toMatch(/^running \d+ s, \d+ tool calls/);
   });
 
   it('on start, jobs whose process is gone are finished from their stream, or marked lost with the reason', async () => {

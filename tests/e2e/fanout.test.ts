@@ -89,7 +89,7 @@ describe('a fan-out to several models', { timeout: 120_000 }, () => {
       expect(line).toMatch(/ in \/ .* out, /);
       expect(line).toContain(`1 file +1 −0, ${r.job.isolation?.branch ?? ''}`);
     }
-    expect(lines[at + 4]).toContain('Take one: git merge <its branch>');
+    expect(lines[at + 4]).toContain('Take one: openrouter-delegate take <job id> (or git merge <its branch>)');
 
     // delegate_list keeps the three side by side, each marked as the comparison's.
     const list = await callOk(bridge, 'delegate_list', { detail: false });

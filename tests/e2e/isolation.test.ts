@@ -145,7 +145,7 @@ describe('a delegate in its worktree', { timeout: 120_000 }, () => {
     expect(brief.text).toContain(`Branch ${branch} (from ${short}): 3 files changed, +2 −2; uncommitted changes in your tree were not included`);
     expect(brief.text).toContain('  a.txt +1 −1\n  new.txt +1 −0\n  old.txt +0 −1');
     expect(brief.text).toContain(`Review (in ${world.project}): git diff ${short}..${branch}`);
-    expect(brief.text).toContain(`Take: git merge ${branch} (or git cherry-pick ${short}..${branch})`);
+    expect(brief.text).toContain(`Take: openrouter-delegate take ${jobId} [--squash|--rebase] (or git merge ${branch})`);
     expect(await gitIn(world.project, ['diff', '--stat', `${short}..${branch}`])).toContain('3 files changed');
     await gitIn(world.project, ['stash', '--include-untracked']);
     await gitIn(world.project, ['merge', '--quiet', '--no-edit', branch]);

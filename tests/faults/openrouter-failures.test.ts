@@ -135,7 +135,7 @@ describe('OpenRouter failing around a job', { timeout: 90_000 }, () => {
     const running = await world.waitForRunning(client, started.job.id);
     const end = await world.waitForEnd(client, started.job.id);
     expect(end.job.state).toBe('timed_out');
-    expect(end.job.endReason).toBe('Stopped: the job ran longer than its timeout of 0.1 minutes.');
+    expect(end.job.endReason).toBe('Stopped: the job ran longer than its timeout of 6 s.');
     expect(world.model.requestsFor('slow')).toHaveLength(2);
     expect(alive(running.job.pid ?? 0)).toBe(false);
   });

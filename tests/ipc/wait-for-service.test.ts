@@ -41,7 +41,7 @@ describe.runIf(POSIX)('waitForService', () => {
     const at = await locations();
     const started = Date.now();
     await expect(waitForService({ locations: at, clientName: 'test/1', timeoutMs: 400, exited: never, logFile: '/logs/service.log' })).rejects.toThrow(
-      new ServiceError('unavailable', 'The tray app did not answer within 0.4 s. See /logs/service.log.'),
+      new ServiceError('unavailable', 'The tray app did not answer within 400 ms. See /logs/service.log.'),
     );
     expect(Date.now() - started).toBeLessThan(3_000);
   });

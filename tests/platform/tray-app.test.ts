@@ -1,4 +1,3 @@
-import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -184,31 +183,28 @@ describe.runIf(POSIX)('spawnTrayApp', () => {
     while (cleanups.length) await cleanups.pop()?.();
   });
 
-  async function logFile(): Promise<{ file: string; fd: number }> {
+  async function logsFolder(): Promise<{ logs: string }> {
     const { home, cleanup } = await makeTempHome();
     cleanups.push(cleanup);
-    const file = path.join(home, 'app.log');
-    return { file, fd: openSync(file, 'a') };
+    return { logs: path.join(home, 'logs') };
   }
 
-  it('starts the app without ELECTRON_RUN_AS_NODE (which would make Electron plain Node), output to the log', async () => {
-    const log = await logFile();
+  it('starts the app without ELECTRON_RUN_AS_NODE (which would make Electron plain Node), output to the service log', async () => {
+    const locations = await logsFolder();
     const app = spawnTrayApp({
       binary: '/bin/sh',
       args: ['-c', 'echo "run-as-node=${ELECTRON_RUN_AS_NODE-unset} other=$OTHER"; exit 3'],
       env: { ELECTRON_RUN_AS_NODE: '1', OTHER: 'kept' },
-      logFd: log.fd,
+      locations,
     });
-    closeSync(log.fd);
     expect(await app.exited).toBe('exited with code 3');
     app.release();
-    expect(await readFile(log.file, 'utf8')).toBe('run-as-node=unset other=kept\n');
+    expect(app.logFile).toBe(path.join(locations.logs, 'service.log'));
+    expect(await readFile(app.logFile, 'utf8')).toBe('run-as-node=unset other=kept\n');
   });
 
   it('reports an executable that cannot be started', async () => {
-    const log = await logFile();
-    const app = spawnTrayApp({ binary: '/nonexistent/electron', args: [], env: {}, logFd: log.fd });
-    closeSync(log.fd);
+    const app = spawnTrayApp({ binary: '/nonexistent/electron', args: [], env: {}, locations: await logsFolder() });
     expect(await app.exited).toMatch(/^could not be started \(.*ENOENT/);
   });
 });

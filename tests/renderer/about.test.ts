@@ -42,7 +42,7 @@ describe('the page shell', () => {
   it('lists every section, marks the current one, and moves between them by keyboard', async () => {
     const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('about'));
     const nav = page.getByRole('navigation', { name: 'Settings sections' });
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['Account', 'Delegation', 'Jobs', 'Claude Code', 'About']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Account', 'Delegation', 'Jobs', 'Spend', 'Claude Code', 'About']);
     expect(await nav.getByRole('link', { name: 'About' }).getAttribute('aria-current')).toBe('page');
     await nav.getByRole('link', { name: 'Claude Code' }).focus();
     await page.keyboard.press('Enter');

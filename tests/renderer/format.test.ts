@@ -42,22 +42,26 @@ describe('formatTokens', () => {
 });
 
 describe('formatDuration', () => {
-  it('reads like a person would say it', () => {
-    expect(formatDuration(45)).toBe('45s');
-    expect(formatDuration(192)).toBe('3m 12s');
-    expect(formatDuration(3840)).toBe('1h 4m');
-    expect(formatDuration(2 * 86400 + 3 * 3600)).toBe('2d 3h');
+  it('reads as on every other surface (src-main/common/format.ts)', () => {
+    expect(formatDuration(45)).toBe('45 s');
+    expect(formatDuration(192)).toBe('3 min 12 s');
+    expect(formatDuration(3840)).toBe('1 h 4 min');
+    expect(formatDuration(2 * 86400 + 3 * 3600)).toBe('2 days 3 h');
     expect(formatDuration(-1)).toBe('—');
   });
 });
 
 describe('formatAgo', () => {
   const now = Date.parse('2026-11-30T12:00:00Z');
-  it('counts back from now', () => {
+  it('counts back from now, in the one age style', () => {
     expect(formatAgo('2026-11-30T11:59:58Z', now)).toBe('just now');
-    expect(formatAgo('2026-11-30T11:59:30Z', now)).toBe('30 seconds ago');
-    expect(formatAgo('2026-11-30T11:55:00Z', now)).toBe('5 minutes ago');
-    expect(formatAgo('2026-11-30T09:00:00Z', now)).toBe('3 hours ago');
+    expect(formatAgo('2026-11-30T11:59:30Z', now)).toBe('just now');
+    expect(formatAgo('2026-11-30T11:55:00Z', now)).toBe('5 min ago');
+    expect(formatAgo('2026-11-30T09:00:00Z', now)).toBe('3 h ago');
+    expect(formatAgo('2026-11-25T12:00:00Z', now)).toBe('5 days ago');
+  });
+  it('says never without a time, and a dash for one it cannot read', () => {
     expect(formatAgo(null, now)).toBe('never');
+    expect(formatAgo('yesterday', now)).toBe('—');
   });
 });

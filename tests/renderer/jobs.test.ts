@@ -885,8 +885,8 @@ describe('how a job is presented (pure)', () => {
       cache: '92%',
       cacheDetail: '38.1k read, 2k written',
       cost: '$0.0042',
-      firstByte: '850ms',
-      duration: '12s',
+      firstByte: '850 ms',
+      duration: '12 s',
     });
     expect(requestRow({ ...request, model: 'other/model', provider: 'DeepInfra' }, MODEL)).toMatchObject({ model: 'other/model', provider: 'DeepInfra' });
     const plain = { ...request, usage: { ...request.usage, cacheReadTokens: 0, cacheWriteTokens: 0 } };

@@ -238,7 +238,7 @@ describe('what a caller may ask for', () => {
     }
     expect(resolveTimeout(undefined, settings)).toBe(20);
     expect(resolveTimeout(5, settings)).toBe(5);
-    expect(() => resolveTimeout(21, settings)).toThrow(/above the user's limit of 20 minutes/);
+    expect(() => resolveTimeout(21, settings)).toThrow(/above the user's limit of 20 min\./);
   });
 
   it('is refused a model without list prices (a router): its cost could not be capped', async () => {

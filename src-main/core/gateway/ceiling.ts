@@ -13,18 +13,10 @@
  * lowered to what it can pay for; when it cannot pay for a useful answer, it is refused and the job ends
  * `budget_exceeded`.
  */
-import { formatUsd } from '../../common/format.js';
+import { formatCount, formatUsdPrecise } from '../../common/format.js';
 import type { CatalogPricing } from '../catalog/parse.js';
 import { IMAGE_TOKENS_BOUND } from './prompt-measure.js';
 import type { PromptMeasure } from './prompt-measure.js';
-
-/** Three significant figures below a dollar: a refusal near a small cap must show the figures apart ($0.0168 of $0.02). */
-function usd(value: number): string {
-  const v = Math.max(0, value);
-  if (v >= 1 || v === 0) return formatUsd(v);
-  const figures = Number(v.toPrecision(3)).toString();
-  return `$${(figures.split('.')[1]?.length ?? 0) < 2 ? v.toFixed(2) : figures}`;
-}
 
 /** Tokens per byte of text before OpenRouter has reported on any of the job's requests. */
 export const FIRST_TOKENS_PER_TEXT_BYTE = 1 / 3;
@@ -133,11 +125,11 @@ export function decide(input: { standing: Standing; prices: Prices; promptTokens
   // Words only for a refusal: most requests go, and a message is not free.
   const which = (): string =>
     jobLeft <= dayLeft
-      ? `budget reached: ${usd(standing.jobCommittedUsd)} of the job's ${usd(standing.jobCapUsd)} spent or committed`
-      : `daily budget reached: ${usd(standing.dayCommittedUsd)} of ${usd(standing.dayCapUsd)} spent or committed today`;
+      ? `budget reached: ${formatUsdPrecise(standing.jobCommittedUsd)} of the job's ${formatUsdPrecise(standing.jobCapUsd)} spent or committed`
+      : `daily budget reached: ${formatUsdPrecise(standing.dayCommittedUsd)} of ${formatUsdPrecise(standing.dayCapUsd)} spent or committed today`;
   if (maxTokens === null) {
     if (promptUsd <= left + 1e-12) return { go: true, ceilingUsd: 0, maxTokens: null, maxTokensAsked: null };
-    return { go: false, ceilingUsd: promptUsd, reason: `${which()}; this request could cost up to ${usd(promptUsd)}.` };
+    return { go: false, ceilingUsd: promptUsd, reason: `${which()}; this request could cost up to ${formatUsdPrecise(promptUsd)}.` };
   }
   const full = promptUsd + maxTokens * prices.output;
   if (full <= left + 1e-12) return { go: true, ceilingUsd: full, maxTokens, maxTokensAsked: null };
@@ -150,7 +142,7 @@ export function decide(input: { standing: Standing; prices: Prices; promptTokens
   return {
     go: false,
     ceilingUsd: promptUsd + useful * prices.output,
-    reason: `${which()}; the next request (about ${promptTokens.toLocaleString('en-US')} prompt tokens) could cost up to ${usd(promptUsd + useful * prices.output)}, more than the ${usd(left)} left.`,
+    reason: `${which()}; the next request (about ${formatCount(promptTokens)} prompt tokens) could cost up to ${formatUsdPrecise(promptUsd + useful * prices.output)}, more than the ${formatUsdPrecise(left)} left.`,
   };
 }
 

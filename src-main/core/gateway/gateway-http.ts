@@ -4,7 +4,8 @@
  * around them. Nothing here knows about jobs or money; gateway.ts does.
  */
 import type http from 'node:http';
-import { errorMessage, isRecord } from '../../common/errors.js';
+import { errorCode, errorMessage, isRecord } from '../../common/errors.js';
+import { truncateEnd } from '../../common/format.js';
 import { anthropicError } from './anthropic-error.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
 import type { UpstreamAnswer } from './upstream.js';
@@ -68,22 +69,18 @@ export async function readCapped(body: http.IncomingMessage, limit: number): Pro
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Why OpenRouter could not be reached, in words and with the system's code. */
+const NETWORK_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'timed out',
+};
+
+/** Why OpenRouter could not be reached (postUpstream's node:http error), in words and with the system's code. */
 export function unreachable(error: unknown): string {
-  const cause =
-    (error as { cause?: { code?: unknown; message?: unknown }; code?: unknown } | null)?.code !== undefined
-      ? (error as { code?: unknown; message?: unknown })
-      : (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
-  const code = typeof cause?.code === 'string' ? cause.code : null;
-  const words: Record<string, string> = {
-    ECONNREFUSED: 'connection refused',
-    ENOTFOUND: 'host not found',
-    ECONNRESET: 'connection reset',
-    ETIMEDOUT: 'timed out',
-    UND_ERR_CONNECT_TIMEOUT: 'timed out connecting',
-  };
-  if (code) return `${words[code] ?? (typeof cause?.message === 'string' ? cause.message.slice(0, 200) : 'network error')} (${code})`;
-  return errorMessage(error).slice(0, 200);
+  const code = errorCode(error);
+  const said = truncateEnd(errorMessage(error), 200);
+  return code === undefined ? said : `${NETWORK_WORDS[code] ?? said} (${code})`;
 }
 
 export function bearerOf(req: http.IncomingMessage): string | null {

@@ -56,7 +56,8 @@ const DROPPED_REQUEST_HEADERS = new Set([
   'http-referer',
   'x-title',
   'x-session-id',
-  // node:http has answered it (100 Continue); undici refuses to send it.
+  // Our listener answered it (100 Continue) before reading the body; the body then goes upstream whole, so OpenRouter has
+  // nothing to say to it.
   'expect',
 ]);
 /** An error answer from OpenRouter is read whole (to scrub it) up to this; the rest is dropped. */

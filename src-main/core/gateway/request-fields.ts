@@ -30,6 +30,7 @@
  * pages, as the default); the gateway would have to pin a free engine to close it.
  */
 import { isRecord } from '../../common/errors.js';
+import { truncateEnd } from '../../common/format.js';
 import { SETTING_META } from '../../contract/index.js';
 
 export interface RequestFieldOptions {
@@ -141,7 +142,7 @@ function toolsRefusal(tools: unknown, options: RequestFieldOptions): FieldRefusa
   if (!Array.isArray(tools)) return refusal('tools', `tools: not a list; ${REFUSED_BY}.`);
   for (const [index, tool] of tools.entries()) {
     const at = `tools[${index}]`;
-    if (!isObject(tool)) return refusal(at, `${at}: not a tool definition; ${REFUSED_BY}.`);
+    if (!isRecord(tool)) return refusal(at, `${at}: not a tool definition; ${REFUSED_BY}.`);
     const type = own(tool, 'type');
     if (type !== undefined && type !== 'custom') {
       if (options.allow.serverTools) continue;
@@ -164,7 +165,7 @@ function systemRefusal(system: unknown): FieldRefusal | null {
   if (!Array.isArray(system)) return refusal('system', `system: neither text nor a list of text blocks; ${REFUSED_BY}.`);
   for (const [index, block] of system.entries()) {
     const at = `system[${index}]`;
-    if (!isObject(block) || own(block, 'type') !== 'text')
+    if (!isRecord(block) || own(block, 'type') !== 'text')
       return refusal(at, `${at}: only text blocks are sent by Claude Code in the system prompt; anything else ${REFUSED_BY}.`);
     const extra = unknownKey(block, SYSTEM_BLOCK_KEYS);
     if (extra !== null) return refusal(`${at}.${extra}`, `${at}: field ${quoted(extra)} of a system block is not sent by Claude Code and ${REFUSED_BY}.`);
@@ -179,7 +180,7 @@ function messagesRefusal(messages: unknown, options: RequestFieldOptions): Field
   if (!Array.isArray(messages)) return refusal('messages', `messages: not a list; ${REFUSED_BY}.`);
   for (const [index, message] of messages.entries()) {
     const at = `messages[${index}]`;
-    if (!isObject(message)) return refusal(at, `${at}: not a message; ${REFUSED_BY}.`);
+    if (!isRecord(message)) return refusal(at, `${at}: not a message; ${REFUSED_BY}.`);
     const extra = unknownKey(message, MESSAGE_KEYS);
     if (extra !== null) return refusal(`${at}.${extra}`, `${at}: field ${quoted(extra)} of a message is not sent by Claude Code and ${REFUSED_BY}.`);
     const found = contentRefusal(own(message, 'content'), `${at}.content`, 'message', options);
@@ -200,7 +201,7 @@ function contentRefusal(content: unknown, at: string, place: Place, options: Req
 }
 
 function blockRefusal(block: unknown, at: string, place: Place, options: RequestFieldOptions): FieldRefusal | null {
-  if (!isObject(block)) return refusal(at, `${at}: not a content block; ${REFUSED_BY}.`);
+  if (!isRecord(block)) return refusal(at, `${at}: not a content block; ${REFUSED_BY}.`);
   const given = own(block, 'type');
   if (typeof given !== 'string') return refusal(`${at}.type`, `${at}: a content block without a type (a string) ${REFUSED_BY}.`);
   const type = given;
@@ -228,7 +229,7 @@ function isServerToolBlock(type: string): boolean {
 
 function sourceRefusal(source: unknown, kind: 'image' | 'document', at: string, options: RequestFieldOptions): FieldRefusal | null {
   const where = `${at}.source`;
-  if (!isObject(source)) return refusal(where, `${where}: ${kind === 'image' ? 'an image' : 'a document'} without a source ${REFUSED_BY}.`);
+  if (!isRecord(source)) return refusal(where, `${where}: ${kind === 'image' ? 'an image' : 'a document'} without a source ${REFUSED_BY}.`);
   const type = String(own(source, 'type'));
   const a = kind === 'image' ? 'an image' : 'a document';
   if (type === 'url') {
@@ -250,7 +251,7 @@ function cacheRefusal(holder: Record<string, unknown>, at: string): FieldRefusal
   const cache = own(holder, 'cache_control');
   if (cache === undefined) return null;
   const where = `${at}.cache_control`;
-  if (!isObject(cache) || own(cache, 'type') !== 'ephemeral' || unknownKey(cache, CACHE_KEYS) !== null) {
+  if (!isRecord(cache) || own(cache, 'type') !== 'ephemeral' || unknownKey(cache, CACHE_KEYS) !== null) {
     return refusal(where, `${where}: only { type: "ephemeral" } is sent by Claude Code; anything else ${REFUSED_BY}.`);
   }
   const ttl = own(cache, 'ttl');
@@ -266,7 +267,7 @@ const CACHE_KEYS = new Set(['type', 'ttl']);
 
 function contextRefusal(context: unknown): FieldRefusal | null {
   if (context === undefined) return null;
-  if (!isObject(context)) return refusal('context_management', `context_management: not an object; ${REFUSED_BY}.`);
+  if (!isRecord(context)) return refusal('context_management', `context_management: not an object; ${REFUSED_BY}.`);
   const extra = unknownKey(context, CONTEXT_KEYS);
   if (extra !== null) return refusal(`context_management.${extra}`, `context_management: field ${quoted(extra)} is not sent by Claude Code and ${REFUSED_BY}.`);
   const edits = own(context, 'edits');
@@ -274,7 +275,7 @@ function contextRefusal(context: unknown): FieldRefusal | null {
   if (!Array.isArray(edits)) return refusal('context_management.edits', `context_management.edits: not a list; ${REFUSED_BY}.`);
   for (const [index, edit] of edits.entries()) {
     const at = `context_management.edits[${index}]`;
-    const type = isObject(edit) ? own(edit, 'type') : undefined;
+    const type = isRecord(edit) ? own(edit, 'type') : undefined;
     if (typeof type !== 'string' || !CONTEXT_EDITS.has(type)) {
       return refusal(
         at,
@@ -302,7 +303,5 @@ function own(value: Record<string, unknown>, key: string): unknown {
 
 /** A name from the body as a message shows it: quoted, cut short, control characters escaped. */
 function quoted(name: string): string {
-  return JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}…` : name);
+  return JSON.stringify(truncateEnd(name, 101));
 }
-
-const isObject = isRecord;

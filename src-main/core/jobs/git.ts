@@ -37,6 +37,8 @@ export interface GitOptions {
   env?: NodeJS.ProcessEnv;
   /** Written to git's stdin (`git patch-id` reads a patch there); without it, stdin is closed at once. */
   input?: string;
+  /** GIT_* variables of the service's own choosing (a replayed commit's author), set after the inherited ones are dropped. */
+  vars?: Readonly<Record<`GIT_${string}`, string>>;
 }
 
 /** Runs `git <args>` in `cwd`; resolves with its stdout and exit code, rejects with a GitError naming the command. */
@@ -46,7 +48,13 @@ export function git(args: readonly string[], options: GitOptions): Promise<{ std
     const child = execFile(
       'git',
       [...FIXED_CONFIG, ...args],
-      { cwd: options.cwd, env: gitEnv(options.env), timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024, windowsHide: true },
+      {
+        cwd: options.cwd,
+        env: { ...gitEnv(options.env), ...options.vars },
+        timeout: options.timeoutMs ?? 120_000,
+        maxBuffer: 64 * 1024 * 1024,
+        windowsHide: true,
+      },
       (error, stdout, stderr) => {
         const code = error ? ((error as NodeJS.ErrnoException & { code?: number | string }).code ?? null) : 0;
         if (typeof code === 'number' && okCodes.includes(code)) {

@@ -7,12 +7,13 @@
  */
 import { mkdir, realpath } from 'node:fs/promises';
 import { ServiceError, isActive } from '../../contract/index.js';
-import type { IsolationMode, JobIsolation, JobRecord, Settings, WorktreeCleanup, WorktreeReport } from '../../contract/index.js';
+import type { IsolationMode, JobIsolation, JobRecord, Settings, WorktreeCleanup } from '../../contract/index.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
-import { intoWorktree, isInside, moveRulePath } from './worktrees.js';
+import { isInside } from '../fs/paths.js';
+import { intoWorktree, moveRulePath } from './worktrees.js';
 import type { Worktrees } from './worktrees.js';
 import { asKept, removeTaken, reportOf, surveyWorktrees } from './worktree-cleanup.js';
-import type { NamedWorktree } from './worktree-cleanup.js';
+import type { NamedWorktree, SurveyedWorktree } from './worktree-cleanup.js';
 
 /** What a first turn will get: a worktree made from `base` in `repo`, or the folder in place and why. */
 export type IsolationPlan =
@@ -184,10 +185,13 @@ function namedWorktrees(jobs: readonly LiveJob[]): Map<string, NamedWorktree> {
   return named;
 }
 
-/** The kept worktrees under the data folder: job, branch, taken or not, orphans, disk (`worktrees.list`). */
-export async function surveyKept(registry: JobRegistry): Promise<WorktreeReport> {
+/**
+ * The kept worktrees under the data folder, each with what removing it needs: job, branch, taken or not, orphans, disk
+ * (`worktrees.list`, through kept-survey.ts, which keeps the numbers for the job list).
+ */
+export function surveyAll(registry: JobRegistry): Promise<SurveyedWorktree[]> {
   const { worktrees } = registry;
-  return reportOf(worktrees.dir, await surveyWorktrees(worktrees.dir, namedWorktrees([...registry.jobs.values()]), worktrees.env));
+  return surveyWorktrees(worktrees.dir, namedWorktrees([...registry.jobs.values()]), worktrees.env);
 }
 
 /**

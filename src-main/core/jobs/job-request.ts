@@ -8,13 +8,14 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { DELEGATE_PROFILES, PERMISSION_MODES, PROFILE_TOOLS, ServiceError, isApprovableTool } from '../../contract/index.js';
 import type { DelegateProfile, ModelRow, PermissionMode, Settings } from '../../contract/index.js';
-import { formatPricePerM } from '../../common/format.js';
+import { formatMinutes, formatPricePerM, truncateEnd } from '../../common/format.js';
 import type { CatalogModel } from '../catalog/parse.js';
 import { evaluateModel } from '../catalog/policy.js';
 import { queryModels } from '../catalog/query.js';
 import { closestModels } from '../catalog/suggest.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { scrubSecrets } from '../secrets/redact.js';
+import { isInside } from '../fs/paths.js';
 
 export const MAX_PROMPT_BYTES = 1024 * 1024;
 
@@ -32,11 +33,6 @@ const SYSTEM_TREES = ['/proc', '/sys', '/dev'];
 const PROMPT_FILE_RULE =
   "prompt_file must be a regular file inside the job's folder (cwd or add_dirs), reached without symlinks, with no other hard link; " +
   "never under /proc, /sys, /dev or the service's own folders. Give a path relative to this project, or put the task in prompt.";
-
-function isInside(file: string, dir: string): boolean {
-  const relative = path.relative(dir, file);
-  return relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative));
-}
 
 async function realOrSame(dir: string): Promise<string> {
   return realpath(dir).catch(() => dir);
@@ -344,7 +340,7 @@ export function resolveMaxCost(requested: number | undefined, settings: Settings
 export function resolveTimeout(requested: number | undefined, settings: Settings): number {
   const timeout = requested ?? settings.jobTimeoutMinutes;
   if (timeout > settings.jobTimeoutMinutes) {
-    throw new ServiceError('policy_refused', `timeout_minutes ${timeout} is above the user's limit of ${settings.jobTimeoutMinutes} minutes.`);
+    throw new ServiceError('policy_refused', `timeout_minutes ${timeout} is above the user's limit of ${formatMinutes(settings.jobTimeoutMinutes)}.`);
   }
   return timeout;
 }
@@ -355,5 +351,5 @@ export function resolveTimeout(requested: number | undefined, settings: Settings
  */
 export function promptPreview(prompt: string, key?: string | null): string {
   const line = scrubSecrets(prompt.trim().split('\n', 1)[0] ?? '', key);
-  return line.length > 120 ? `${line.slice(0, 117)}…` : line;
+  return truncateEnd(line, 118);
 }

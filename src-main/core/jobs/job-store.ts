@@ -16,6 +16,7 @@ import { nextCall } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { readFileIfExists, writeFileAtomic } from '../fs/atomic-write.js';
 import { describeIssues, errorCode, errorMessage } from '../../common/errors.js';
+import { truncateEnd } from '../../common/format.js';
 
 export interface JobPaths {
   dir: string;
@@ -445,5 +446,5 @@ function encodeBase32(value: number): string {
 }
 
 function quote(text: string): string {
-  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+  return JSON.stringify(truncateEnd(text, 81));
 }

@@ -31,7 +31,7 @@ import { presentSecretStores, sandboxSettings } from './sandbox.js';
 import type { ProgramsArgs } from './claude-args.js';
 import type { SandboxPolicy } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
-import { formatUsd } from '../../common/format.js';
+import { formatMinutes, formatUsd } from '../../common/format.js';
 
 const PROGRESS_PERSIST_THROTTLE_MS = 2000;
 
@@ -268,7 +268,7 @@ export class JobLifecycle {
     const remaining = Math.max(0, started + job.record.timeoutMinutes * 60_000 - registry.now());
     const cancel = registry.setDeadline(() => {
       job.timers.delete(cancel);
-      registry.track(this.terminate(job, 'timed_out', `Stopped: the job ran longer than its timeout of ${job.record.timeoutMinutes} minutes.`));
+      registry.track(this.terminate(job, 'timed_out', `Stopped: the job ran longer than its timeout of ${formatMinutes(job.record.timeoutMinutes)}.`));
     }, remaining);
     job.timers.add(cancel);
   }

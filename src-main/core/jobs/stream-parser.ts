@@ -33,6 +33,7 @@
 import { ZERO_USAGE, maxUsage } from '../../contract/jobs.js';
 import type { TailEntry, Usage } from '../../contract/jobs.js';
 import { isRecord } from '../../common/errors.js';
+import { truncateEnd } from '../../common/format.js';
 
 /** Most tail entries kept in memory; status asks for 15 by default, 100 at most. */
 export const TAIL_CAPACITY = 200;
@@ -162,15 +163,9 @@ export function shorten(text: string, max: number): string {
   // A copy, not a slice: V8 slices share the memory of the string they were cut from, so a tail entry
   // cut from a 5 MB tool result would keep all 5 MB alive for as long as it stays in the ring.
   const head = text.length > max * 2 ? copyString(text.slice(0, max * 2)) : text;
-  let flat = head.replace(/\s+/g, ' ').trim();
-  if (flat.length <= max && head.length === text.length) return flat;
-  if (flat.length > max - 1) {
-    flat = flat.slice(0, max - 1);
-    // Never leave half of a surrogate pair (an emoji) at the cut.
-    const last = flat.charCodeAt(flat.length - 1);
-    if (last >= 0xd800 && last <= 0xdbff) flat = flat.slice(0, -1);
-  }
-  return `${flat.trimEnd()}…`;
+  const flat = head.replace(/\s+/g, ' ').trim();
+  // A head cut from a longer text says so, even when its words fit once their whitespace is folded.
+  return truncateEnd(head.length < text.length ? `${flat}…` : flat, max);
 }
 
 /**

@@ -17,6 +17,9 @@ import type {
   JobResult,
   JobView,
   ParsedRequestOf,
+  TakePreview,
+  TakeResult,
+  TakeWay,
   WorktreeCleanup,
   WorktreeReport,
 } from '../../contract/index.js';
@@ -28,8 +31,12 @@ import { JobRegistry } from './job-registry.js';
 import type { SupervisorDeps } from './job-registry.js';
 import { JobLifecycle } from './lifecycle.js';
 import { JobRecovery } from './recovery.js';
-import { noticeMissingWorktrees, removeTakenWorktrees, spareFromPrune, surveyKept } from './isolation.js';
+import { noticeMissingWorktrees, removeTakenWorktrees, spareFromPrune, surveyAll } from './isolation.js';
+import { KeptWorktreeSurvey } from './kept-survey.js';
+import { reportOf } from './worktree-cleanup.js';
 import { JobViews, TAIL_LIMIT_DEFAULT } from './views.js';
+import { previewTake, takeJob } from './take.js';
+import type { SpendReport } from '../../contract/index.js';
 
 export type { SupervisorDeps } from './job-registry.js';
 
@@ -42,6 +49,8 @@ export class Supervisor {
   private readonly lifecycle: JobLifecycle;
   private readonly recovery: JobRecovery;
   private readonly views: JobViews;
+  /** The kept worktrees' last survey, in numbers, for the job list. */
+  private readonly kept: KeptWorktreeSurvey;
   /** What the metering gateway asks of the jobs. */
   readonly gateway: GatewayLink;
   private started: Promise<void> | null = null;
@@ -55,6 +64,7 @@ export class Supervisor {
       ...deps,
       onChange: (record) => {
         if (!isActive(record.state)) this.gateway.release(record.id);
+        this.kept.jobChanged(record);
         deps.onChange?.(record);
       },
     });
@@ -62,6 +72,13 @@ export class Supervisor {
     this.lifecycle = new JobLifecycle(this.registry, this.billing);
     this.recovery = new JobRecovery(this.registry, this.lifecycle, this.billing);
     this.views = new JobViews(this.registry);
+    const registry = this.registry;
+    this.kept = new KeptWorktreeSurvey({
+      survey: () => surveyAll(registry),
+      now: registry.now,
+      track: (work) => registry.track(work),
+      log: registry.log,
+    });
     this.gateway = new GatewayLink(this.registry, this.lifecycle, this.billing, () => this.ready());
     this.startedAt = this.registry.now();
   }
@@ -101,6 +118,7 @@ export class Supervisor {
       spare: (doomed, all) => spareFromPrune(registry.worktrees, doomed, all),
     });
     for (const id of removed) registry.jobs.delete(id);
+    void this.kept.refresh();
   }
 
   /** Stops following jobs. Their processes keep running and are re-adopted by the next start. */
@@ -109,6 +127,7 @@ export class Supervisor {
     registry.stopped = true;
     this.billing.stop();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.kept.stop();
     const tails: Array<Promise<void>> = [];
     for (const job of registry.jobs.values()) {
       if (job.tail) tails.push(job.tail.stop());
@@ -233,20 +252,37 @@ export class Supervisor {
       await registry.persist(turn);
       registry.emit(turn);
     }
+    void this.kept.refresh();
     registry.log(`jobs: ${job.record.id}: discarded ${isolation.worktree} and branch ${isolation.branch} (last commit ${outcome.lastCommit ?? 'none'})`);
     return { jobId: job.record.id, repo: isolation.repo, branch: isolation.branch, worktree: isolation.worktree, ...outcome };
+  }
+
+  /** What taking a worktree job's branch into the repository's current branch would do, each way, or why not. */
+  async takePreview(jobId: string): Promise<TakePreview> {
+    await this.ready();
+    return previewTake(this.registry, jobId);
+  }
+
+  /** Takes a worktree job's branch into the repository's current branch, on the user's word, only when it is clean. */
+  async take(jobId: string, how: TakeWay): Promise<TakeResult> {
+    await this.ready();
+    const taken = await takeJob(this.registry, jobId, how);
+    void this.kept.refresh();
+    return taken;
   }
 
   /** The worktrees kept under the data folder: whose, taken or not, orphans, disk. */
   async keptWorktrees(): Promise<WorktreeReport> {
     await this.ready();
-    return surveyKept(this.registry);
+    return reportOf(this.registry.worktrees.dir, await this.kept.surveyNow());
   }
 
   /** Removes every kept worktree whose work is taken or discarded (orphans too); never one with work in no other branch. */
   async removeTakenWorktrees(): Promise<WorktreeCleanup> {
     await this.ready();
-    return removeTakenWorktrees(this.registry);
+    const done = await removeTakenWorktrees(this.registry);
+    void this.kept.refresh();
+    return done;
   }
 
   /** Cancels every queued and running job; resolves once their trees are gone. */
@@ -274,7 +310,13 @@ export class Supervisor {
   }
 
   list(request: ParsedRequestOf<'jobs.list'>): JobList {
-    return this.views.list(request);
+    return this.views.list(request, this.kept.summary());
+  }
+
+  /** What the jobs cost over the last 30 local days (spend.ts), once the history is loaded. */
+  async spend(): Promise<SpendReport> {
+    await this.ready();
+    return this.views.spend();
   }
 
   /** Active jobs, for the tray and kill-all confirmations. */

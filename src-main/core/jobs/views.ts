@@ -4,13 +4,15 @@
  * for the job to end first; a wait that runs out says so instead of failing.
  */
 import { ZERO_USAGE, addUsage, isActive, withoutStderrNoise } from '../../contract/index.js';
-import type { JobGroup, JobList, JobRecord, JobResult, JobView, ParsedRequestOf } from '../../contract/index.js';
+import type { JobGroup, JobList, JobRecord, JobResult, JobView, ParsedRequestOf, WorktreeSummary } from '../../contract/index.js';
 import { budgetStopOf, jobCostUsd } from './budget.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { streamParserFor } from './stream-parser.js';
 import { readStreamFile } from './stream-tail.js';
 import { noticeMissingWorktrees } from './isolation.js';
 import { errorMessage } from '../../common/errors.js';
+import { spendReport } from './spend.js';
+import type { SpendReport } from '../../contract/index.js';
 
 export const TAIL_LIMIT_DEFAULT = 15;
 
@@ -112,7 +114,8 @@ export class JobViews {
     return { changes };
   }
 
-  list(request: ParsedRequestOf<'jobs.list'>): JobList {
+  /** `worktrees`: the kept worktrees' last survey (kept-survey.ts), told by the supervisor. */
+  list(request: ParsedRequestOf<'jobs.list'>, worktrees?: WorktreeSummary): JobList {
     const { registry } = this;
     const all = [...registry.jobs.values()].map((j) => j.record).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
     const matching = request.state ? all.filter((r) => r.state === request.state) : all;
@@ -145,7 +148,16 @@ export class JobViews {
       running: all.filter((r) => r.state === 'running').length,
       queued: all.filter((r) => r.state === 'queued').length,
       unreadable: registry.unreadable,
+      ...(worktrees ? { worktrees } : {}),
     };
+  }
+
+  /** What the jobs cost over the last 30 local days, by day and model and by model (spend.ts), on the registry's clock. */
+  spend(): SpendReport {
+    return spendReport(
+      [...this.registry.jobs.values()].map((j) => j.record),
+      this.registry.now(),
+    );
   }
 
   /** True when the wait ran out with the job still active. */

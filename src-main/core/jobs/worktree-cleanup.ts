@@ -6,12 +6,12 @@
  */
 import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobIsolation, KeptWorktree, WorktreeReport } from '../../contract/index.js';
+import type { JobIsolation, KeptWorktree, TAKEN_ROUTES, WorktreeReport } from '../../contract/index.js';
 import { git } from './git.js';
 import type { Worktrees } from './worktrees.js';
 
-/** How a branch's work reached another branch, or `null`: some of it is in no other branch. */
-export type TakenRoute = 'merged' | 'picked' | 'squashed';
+/** How a branch's work reached another branch (TAKEN_ROUTES), or `null`: some of it is in no other branch. */
+export type TakenRoute = (typeof TAKEN_ROUTES)[number];
 export interface Taken {
   route: TakenRoute | null;
   /** The branch holding it. */
@@ -49,8 +49,9 @@ function patchIds(output: string): string[] {
 /**
  * Whether every change of `branch` (its commits since `base`; without a base, since where it meets each other branch)
  * is in another local branch: its last commit is in one (merge, fast-forward), or each of its commits' patches is
- * (`git cherry`: cherry-pick, rebase), or its whole diff is one commit's patch there (a squash). Other branches are
- * tried a bounded number of times; whatever cannot be shown taken is not.
+ * (`git cherry`: cherry-pick, rebase), or its whole diff is one commit's patch there (a squash), or else merging it
+ * there would change nothing (its changes are all there, applied where the lines around them had moved, which
+ * changes their patch ids). Other branches are tried a bounded number of times; whatever cannot be shown taken is not.
  */
 export async function findTaken(repo: string, branch: string, base: string | null, env?: NodeJS.ProcessEnv): Promise<Taken> {
   const run = gitIn(repo, env);
@@ -83,6 +84,7 @@ export async function findTaken(repo: string, branch: string, base: string | nul
     if (!from) continue;
     if (await allPicked(run, other, tip, from)) return { route: 'picked', into: short(other), tip };
     if (await squashedInto(run, other, from, await wholeFrom(from))) return { route: 'squashed', into: short(other), tip };
+    if (await appliedIn(run, other, tip, from)) return { route: 'applied', into: short(other), tip };
   }
   return { route: null, into: null, tip };
 }
@@ -104,6 +106,23 @@ async function squashedInto(run: Git, other: string, base: string, whole: string
   const log = await run(['log', '-p', ...PATCH_OPTIONS, '--no-merges', `--max-count=${CLEANUP_LIMITS.commitsSinceBase}`, `${base}..${other}`]);
   if (!log.stdout) return false;
   return patchIds((await run(['patch-id', '--stable'], log.stdout)).stdout).includes(whole);
+}
+
+/**
+ * Merging `tip` into `other` would change nothing: `git merge-tree --write-tree` (git ≥ 2.38; older, never) merges
+ * cleanly to `other`'s own tree. Only for a branch that holds the base: one from before it cannot have taken the work.
+ */
+async function appliedIn(run: Git, other: string, tip: string, base: string): Promise<boolean> {
+  const holdsBase = await run(['merge-base', '--is-ancestor', base, other]).then(
+    () => true,
+    () => false,
+  );
+  if (!holdsBase) return false;
+  const merged = await run(['merge-tree', '--write-tree', '--no-messages', other, tip]).catch(() => null);
+  const tree = merged?.stdout.split('\n')[0]?.trim();
+  if (!tree) return false;
+  const own = await run(['rev-parse', '--verify', '--quiet', `${other}^{tree}`]).catch(() => null);
+  return own?.stdout.trim() === tree;
 }
 
 /** A folder's apparent size: files' sizes, symlinks not followed, `.git` entries skipped, at most `limit` entries read. */
@@ -160,18 +179,6 @@ export async function findOrphans(dir: string, named: ReadonlySet<string>): Prom
     .map((entry) => path.join(dir, entry.name))
     .filter((folder) => !named.has(folder))
     .sort();
-}
-
-/** Bytes as a person reads them: 1.5 GB, 340 MB, 12 kB (powers of 1000, as `du -h --si`). */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return unit === 0 ? `${bytes} B` : `${value >= 100 ? Math.round(value) : value.toFixed(1).replace(/\.0$/, '')} ${units[unit] ?? ''}`;
 }
 
 /** What the survey needs of a conversation's worktree: its latest turn's isolation, and whether a turn is queued or running. */

@@ -10,6 +10,8 @@ import path from 'node:path';
 import type { ChangeCounts, DiffLine, FileChange, FileDiff, JobChanges, JobIsolation } from '../../contract/index.js';
 import { MAX_CHANGED_FILES } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
+import { truncateEnd } from '../../common/format.js';
+import { isInside } from '../fs/paths.js';
 import { GitError, git } from './git.js';
 import { branchCommands } from '../../common/git-commands.js';
 import { isSandboxPlaceholder } from './sandbox.js';
@@ -18,11 +20,6 @@ import { findTaken } from './worktree-cleanup.js';
 /** Who the service's own commits are by: no git config is needed, and nobody mistakes them for the user's. */
 export const SERVICE_AUTHOR = { name: 'OpenRouter Delegate', email: 'delegate@openrouter-delegate.invalid' } as const;
 export const BRANCH_PREFIX = 'delegate/';
-
-export function isInside(file: string, dir: string): boolean {
-  const relative = path.relative(dir, file);
-  return relative === '' || (!relative.startsWith(`..${path.sep}`) && relative !== '..' && !path.isAbsolute(relative));
-}
 
 /** A path in the user's repository as the same path in the worktree; a path outside the repository stays as it is. */
 export function intoWorktree(file: string, repo: string, worktree: string): string {
@@ -99,7 +96,7 @@ export function parsePatch(patch: string, files: readonly FileChange[]): FileDif
               ? 'ctx'
               : 'note';
       const text = kind === 'hunk' || kind === 'note' ? raw : raw.slice(1);
-      lines.push({ kind, text: text.length > DIFF_LIMITS.lineChars ? `${text.slice(0, DIFF_LIMITS.lineChars - 1)}…` : text });
+      lines.push({ kind, text: truncateEnd(text, DIFF_LIMITS.lineChars) });
       budget--;
     }
     return { ...file, lines, cut };
@@ -184,6 +181,11 @@ export class Worktrees {
 
   private git(args: readonly string[], cwd: string, okCodes?: readonly number[]) {
     return git(args, { cwd, ...(okCodes ? { okCodes } : {}), ...(this.env ? { env: this.env } : {}) });
+  }
+
+  /** `work` on the repository, while no other change to its worktrees or branches of ours runs (a take: take.ts). */
+  exclusive<T>(repo: string, work: () => Promise<T>): Promise<T> {
+    return this.locked(repo, work);
   }
 
   private locked<T>(repo: string, work: () => Promise<T>): Promise<T> {

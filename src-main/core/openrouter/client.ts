@@ -9,6 +9,7 @@ import type { KeyBalance } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { scrubSecrets } from '../secrets/redact.js';
 import { isRecord } from '../../common/errors.js';
+import { formatDuration, formatMs, truncateEnd } from '../../common/format.js';
 
 // The CLI's errors are scrubbed with the same function; it lives with the secrets.
 export { scrubSecrets };
@@ -97,7 +98,7 @@ function openRouterMessage(body: unknown, key: string | undefined): string | nul
   const message = isRecord(error) ? error.message : undefined;
   if (typeof message !== 'string' || message.trim() === '') return null;
   const clean = scrubSecrets(message.trim(), key);
-  return clean.length > 300 ? `${clean.slice(0, 300)}…` : clean;
+  return truncateEnd(clean, 301);
 }
 
 function withOpenRouterSays(message: string, said: string | null): string {
@@ -255,7 +256,7 @@ export class OpenRouterClient {
     if (isTimeout(error)) {
       return new ServiceError(
         'openrouter_timeout',
-        `OpenRouter did not answer GET ${path} within ${formatSeconds(this.timeoutMs)}. It may be slow or overloaded; try again in a minute.`,
+        `OpenRouter did not answer GET ${path} within ${formatMs(this.timeoutMs)}. It may be slow or overloaded; try again in a minute.`,
       );
     }
     return new ServiceError(
@@ -283,7 +284,7 @@ export class OpenRouterClient {
     if (status === 403) return forbidden(path, said);
     if (status === 429) {
       const seconds = parseRetryAfter(retryAfter, this.now());
-      const wait = seconds === undefined ? 'Wait a little' : `Wait ${seconds} s`;
+      const wait = seconds === undefined ? 'Wait a little' : `Wait ${formatDuration(seconds)}`;
       return new ServiceError(
         'openrouter_rate_limited',
         withOpenRouterSays(`OpenRouter is rate-limiting requests (429). ${wait}, then try again.`, said),
@@ -326,10 +327,6 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function formatSeconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 function badResponse(path: string, what: string): ServiceError {

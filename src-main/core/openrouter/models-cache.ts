@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ServiceError } from '../../contract/protocol.js';
+import { formatAge } from '../../common/format.js';
 import { parseModelsBody } from '../catalog/parse.js';
 import type { CatalogModel } from '../catalog/parse.js';
 import type { OpenRouterClient } from './client.js';
@@ -37,14 +38,6 @@ interface FetchOutcome {
   entry: CacheEntry;
   /** Set when the fresh list could not be saved to disk. */
   warning?: string;
-}
-
-/** "45 s", "12 min", "3 h", "2 days". */
-export function describeAge(seconds: number): string {
-  if (seconds < 90) return `${Math.max(0, Math.round(seconds))} s`;
-  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 36 * 3600) return `${Math.round(seconds / 3600)} h`;
-  return `${Math.round(seconds / 86400)} days`;
 }
 
 function withoutFinalPeriod(text: string): string {
@@ -127,7 +120,7 @@ export class ModelsCache {
   }
 
   private staleWarning(entry: CacheEntry, error: ServiceError): string {
-    return `Could not refresh the model list (${withoutFinalPeriod(error.message)}); showing the copy from ${describeAge(this.ageSeconds(entry))} ago.`;
+    return `Could not refresh the model list (${withoutFinalPeriod(error.message)}); showing the copy fetched ${formatAge(this.ageSeconds(entry))}.`;
   }
 
   /** The disk copy, or null when there is none or it cannot be used (it is only a cache). */

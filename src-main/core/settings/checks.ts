@@ -11,11 +11,11 @@ import path from 'node:path';
 import { ServiceError } from '../../contract/index.js';
 import type { Settings } from '../../contract/index.js';
 import { errorCode, errorMessage } from '../../common/errors.js';
+import { formatAge } from '../../common/format.js';
 import { isExecutableFile } from '../../platform/executables.js';
 import type { CatalogModel } from '../catalog/parse.js';
 import { queryModels } from '../catalog/query.js';
 import { suggestedModels } from '../catalog/suggest.js';
-import { describeAge } from '../openrouter/models-cache.js';
 import type { CatalogSnapshot } from '../openrouter/models-cache.js';
 
 export interface SettingsChecks {
@@ -88,7 +88,7 @@ async function checkNewModels(named: readonly NamedModel[], next: Settings, cata
   }
   if (missing.length === 0) return { refusals: [], warnings: [] };
   if (snapshot.stale) {
-    const age = snapshot.ageSeconds === null ? '' : ` from ${describeAge(snapshot.ageSeconds)} ago`;
+    const age = snapshot.ageSeconds === null ? '' : ` fetched ${formatAge(snapshot.ageSeconds)}`;
     const them = missing.length === 1 ? 'it' : 'them';
     return {
       refusals: [],

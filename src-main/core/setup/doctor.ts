@@ -21,8 +21,8 @@ import type { SecretStore } from '../secrets/secret-store.js';
 import { formatCommand, parseClaudeVersion } from './claude-registration.js';
 import type { ClaudeRunner, RegistrationState, StdioCommand } from './claude-registration.js';
 import { errorMessage } from '../../common/errors.js';
-import { formatUsd } from '../../common/format.js';
-import { folderSize, formatBytes } from '../jobs/worktree-cleanup.js';
+import { formatBytes, formatMs, formatUsd } from '../../common/format.js';
+import { folderSize } from '../jobs/worktree-cleanup.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -429,10 +429,10 @@ function checkOpenRouter(deps: DoctorDeps): Promise<Verdict> {
       const durationMs = Math.round(now() - started);
       const data = typeof body === 'object' && body !== null ? (body as { data?: unknown }).data : undefined;
       const count = Array.isArray(data) ? `${data.length} models` : 'answered';
-      return ok(`GET /v1/models at ${hostOf(deps.baseUrl)}: ${count} in ${durationMs} ms.`, { durationMs });
+      return ok(`GET /v1/models at ${hostOf(deps.baseUrl)}: ${count} in ${formatMs(durationMs)}.`, { durationMs });
     } catch (error) {
       const durationMs = Math.round(now() - started);
-      return { ...fail(`${errorMessage(error)} (after ${durationMs} ms)`), durationMs };
+      return { ...fail(`${errorMessage(error)} (after ${formatMs(durationMs)})`), durationMs };
     }
   });
 }

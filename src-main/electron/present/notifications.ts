@@ -5,9 +5,9 @@
  */
 import type { JobRecord, JobState } from '../../contract/jobs.js';
 import type { AlertMemory, NotificationModel } from './desktop-types.js';
-import { formatDuration, formatUsd } from '../../common/format.js';
+import { formatDuration, formatUsd, truncateEnd } from '../../common/format.js';
 import { isLowBalance, modelLabel } from './tray.js';
-import { oneLine, truncateEnd } from './text.js';
+import { oneLine } from './text.js';
 
 /** Notification bodies stay short: platforms cut long ones, and a notification is not a log. */
 export const MAX_NOTIFICATION_BODY_CHARS = 200;

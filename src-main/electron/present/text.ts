@@ -1,12 +1,8 @@
 /**
- * Small text helpers for the desktop presenters: data (model ids, prompts, answers) becomes a
- * menu label or a notification line only through these, so lengths and escapes are the same everywhere.
+ * Small text helpers for the desktop presenters: data (model ids, prompts, answers) becomes a menu label or a
+ * notification line only through these and the cuts of common/format.ts (truncateEnd, shortenMiddle), so lengths
+ * and escapes are the same everywhere.
  */
-
-/** Counts and cuts by code point, so an emoji is never split in half. */
-function codePoints(text: string): string[] {
-  return Array.from(text);
-}
 
 /** One line: control characters and runs of whitespace become single spaces. */
 export function oneLine(text: string): string {
@@ -17,25 +13,6 @@ export function oneLine(text: string): string {
       .replace(/\s+/g, ' ')
       .trim()
   );
-}
-
-/** "a very long sentence th…" (at most `max` characters, the ellipsis included). */
-export function truncateEnd(text: string, max: number): string {
-  const chars = codePoints(text);
-  if (chars.length <= max) return text;
-  return `${chars
-    .slice(0, Math.max(0, max - 1))
-    .join('')
-    .trimEnd()}…`;
-}
-
-/** "qwen/qwen3-coder-…-instruct-2507": keeps the vendor and the variant, which tell models apart. */
-export function shortenMiddle(text: string, max: number): string {
-  const chars = codePoints(text);
-  if (chars.length <= max) return text;
-  const keep = Math.max(0, max - 1);
-  const head = Math.ceil(keep / 2);
-  return `${chars.slice(0, head).join('')}…${chars.slice(chars.length - (keep - head)).join('')}`;
 }
 
 /**

@@ -7,8 +7,8 @@ import type { Balance } from '../../contract/methods.js';
 import type { JobRecord, JobState } from '../../contract/jobs.js';
 import type { DelegationMode } from '../../contract/settings.js';
 import type { MenuItemModel, TrayIconState, TrayState, TrayView } from './desktop-types.js';
-import { formatDuration, formatUsd } from '../../common/format.js';
-import { escapeMenuLabel, oneLine, shortenMiddle, truncateEnd } from './text.js';
+import { formatAge, formatDuration, formatUsd, shortenMiddle, truncateEnd } from '../../common/format.js';
+import { escapeMenuLabel, oneLine } from './text.js';
 
 export const APP_NAME = 'OpenRouter Delegate';
 /** Jobs listed in the menu; the rest are one "… and N more" item that opens the jobs page. */
@@ -81,15 +81,6 @@ function shortProblem(balance: Balance): string {
   return truncateEnd(firstSentence.replace(/[.!?]$/, ''), MAX_PROBLEM_CHARS);
 }
 
-/** "12 min ago", "3 h ago", "2 days ago". */
-export function formatAge(ms: number): string {
-  const minutes = Math.max(0, Math.floor(ms / 60_000));
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours} h ago`;
-  return `${Math.floor(hours / 24)} days ago`;
-}
-
 export const modelLabel = (model: string): string => shortenMiddle(oneLine(model), MAX_MODEL_LABEL_CHARS);
 
 const msOf = (iso: string | null): number | null => {
@@ -152,7 +143,7 @@ function balanceLines(state: TrayState): BalanceLines {
 function staleAge(state: TrayState): string | null {
   if (state.balanceAt === null) return null;
   const age = state.now - state.balanceAt;
-  return age > STALE_BALANCE_MS ? formatAge(age) : null;
+  return age > STALE_BALANCE_MS ? formatAge(age / 1000) : null;
 }
 
 function jobItem(job: ActiveJob, now: number): MenuItemModel {

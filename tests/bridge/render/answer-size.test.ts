@@ -115,6 +115,15 @@ describe('delegate_list with 500 jobs', () => {
       expect(left).toBe(500 - (text.match(/^ {2}job_/gm) ?? []).length);
     }
   });
+
+  it("keeps the kept worktrees' footer last when older jobs are left out", () => {
+    const kept = { ...list, worktrees: { count: 3, bytes: 2_500_000, taken: 1, takenBytes: 1_000_000, complete: true } };
+    for (const text of [renderListBrief(kept), renderJobList(kept)]) {
+      expect(text.length).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+      expect(text).toMatch(/older jobs left out/);
+      expect(text.split('\n').at(-1)).toBe('Kept worktrees: 3, 2.5 MB (1 taken: `openrouter-delegate worktrees --remove-taken`)');
+    }
+  });
 });
 
 describe('openrouter_models with a big limit', () => {

@@ -161,7 +161,7 @@ describe('renderResultBrief: a worktree job', () => {
       '  src/a.ts +10 −3',
       '  logo.png (binary)',
       'Review (in /home/user/project): git diff 1a2b3c4..delegate/abc123',
-      'Take: git merge delegate/abc123 (or git cherry-pick 1a2b3c4..delegate/abc123)',
+      'Take: openrouter-delegate take job_20261130T120000Z_abc123 [--squash|--rebase] (or git merge delegate/abc123)',
       'Next, to continue: delegate_followup {"job_id":"job_20261130T120000Z_abc123","prompt":"…"}',
     ]);
   });
@@ -227,5 +227,48 @@ describe('renderListBrief', () => {
       'No jobs to list. 2 running, 0 queued; spent today $0.0022 of $5.00.',
     );
     expect(renderListBrief({ ...list, shownJobs: 2, totalJobs: 9 }).split('\n')[0]).toBe('2 of 9 jobs, 0 running, 0 queued; spent today $0.0022 of $5.00.');
+  });
+
+  describe("the kept worktrees' footer", () => {
+    const kept = { count: 7, bytes: 1_234_000_000, taken: 3, takenBytes: 800_000_000, complete: true };
+
+    it('ends the list with one line: how many are kept, their disk, how many are taken and the command that removes them', () => {
+      const lines = renderListBrief({ ...list, worktrees: kept }).split('\n');
+      expect(lines.at(-1)).toBe('Kept worktrees: 7, 1.2 GB (3 taken: `openrouter-delegate worktrees --remove-taken`)');
+      expect(lines.slice(0, -1)).toEqual(renderListBrief(list).split('\n'));
+      expect(
+        renderJobList({ ...list, worktrees: kept })
+          .split('\n')
+          .at(-1),
+      ).toBe(lines.at(-1));
+    });
+
+    it('names no command when none is taken, and says "at least" (≥) when a walk stopped at its bound', () => {
+      expect(
+        renderListBrief({ ...list, worktrees: { ...kept, count: 2, bytes: 340_000_000, taken: 0, takenBytes: 0 } })
+          .split('\n')
+          .at(-1),
+      ).toBe('Kept worktrees: 2, 340 MB');
+      expect(
+        renderListBrief({ ...list, worktrees: { ...kept, complete: false } })
+          .split('\n')
+          .at(-1),
+      ).toBe('Kept worktrees: 7, ≥ 1.2 GB (3 taken: `openrouter-delegate worktrees --remove-taken`)');
+    });
+
+    it('is absent when no worktree is kept, or before the service has surveyed them', () => {
+      for (const without of [{ ...list, worktrees: { count: 0, bytes: 0, taken: 0, takenBytes: 0, complete: true } }, list]) {
+        expect(renderListBrief(without)).toBe(renderListBrief(list));
+        expect(renderListBrief(without)).not.toContain('worktree');
+        expect(renderJobList(without)).not.toContain('Kept worktrees');
+      }
+    });
+
+    it('follows the counts when there is no job to list (orphaned worktrees)', () => {
+      const none = { ...list, conversations: [], shownJobs: 0, totalJobs: 0, unreadable: [], worktrees: { ...kept, count: 1, taken: 1 } };
+      expect(renderListBrief(none)).toBe(
+        'No jobs to list. 0 running, 0 queued; spent today $0.0022 of $5.00.\nKept worktrees: 1, 1.2 GB (1 taken: `openrouter-delegate worktrees --remove-taken`)',
+      );
+    });
   });
 });

@@ -452,7 +452,10 @@ describe('the metering gateway', () => {
     await fake.stop();
     const response = await post(token, body());
     expect(response.status).toBe(502);
-    expect(((await response.json()) as { error: { type: string } }).error.type).toBe('api_error');
+    const { error } = (await response.json()) as { error: { type: string; message: string } };
+    expect(error.type).toBe('api_error');
+    // node:http's own error code, in words: what the delegate's log and the request log show.
+    expect(error.message).toContain('connection refused (ECONNREFUSED)');
     expect(jobs.log[0]?.entry).toMatchObject({ outcome: 'upstream_error', status: 502 });
   });
 
@@ -542,7 +545,7 @@ describe('the metering gateway', () => {
     }
   });
 
-  it('forwards a request sent with Expect: 100-continue, without that header (node:http answered it; undici will not send it)', async () => {
+  it('forwards a request sent with Expect: 100-continue, without that header (our listener answered it; the body goes upstream whole)', async () => {
     fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
     const { token } = jobs.add();
     const payload = JSON.stringify(body());

@@ -22,6 +22,7 @@ import { isAlive, isSameProcess, processStartTime } from '../../../src-main/core
 import { spawnDetached } from '../../../src-main/core/jobs/spawn-detached.js';
 import type { DetachedProcess, SpawnDetachedOptions } from '../../../src-main/core/jobs/spawn-detached.js';
 import { Supervisor } from '../../../src-main/core/jobs/supervisor.js';
+import { SURVEY_MAX_AGE_MS } from '../../../src-main/core/jobs/kept-survey.js';
 import type { SupervisorDeps } from '../../../src-main/core/jobs/supervisor.js';
 import { readJsonFixture } from '../../support/fake-openrouter.js';
 import { makeTempHome } from '../../support/temp-home.js';
@@ -354,7 +355,7 @@ describe('limits', () => {
     h.clock.advance(1_000);
     const job = await finalState(h, id);
     expect(job.state).toBe('timed_out');
-    expect(job.endReason).toMatch(/timeout of 1 minutes/);
+    expect(job.endReason).toMatch(/timeout of 1 min\./);
     expect(await isSameProcess(job.pid ?? 0, job.pidStartTime)).toBe(false);
   });
 
@@ -617,6 +618,33 @@ describe('isolation', () => {
     expect(discarded).toMatchObject({ branch: kept.isolation?.branch, removedWorktree: true, deletedBranch: true, lastCommit: kept.isolation?.headCommit });
     expect(await branches(repo)).toEqual(['main']);
     expect((await later.supervisor.status({ jobId: kept.id, waitSeconds: 0, progressLimit: 1 })).job.isolation?.worktreeState).toBe('discarded');
+  });
+
+  it("lists the kept worktrees' disk from its last survey: made when a job ends, again a few minutes on, and after a removal", async () => {
+    const repo = path.join(home.home, 'repo');
+    await makeRepo(repo, { 'a.txt': 'one\n' });
+    const h = isolated({
+      scripts: [
+        { ...succeeds, files: { 'kept.txt': 'x\n' } },
+        { ...succeeds, files: { 'taken.txt': 'yy\n' } },
+      ],
+    });
+    const list = () => h.supervisor.list({ limit: 20 }).worktrees;
+    await finalState(h, await h.start({ caller: { cwd: repo } }));
+    const taken = await finalState(h, await h.start({ caller: { cwd: repo } }));
+    // Each worktree: a.txt (4 bytes) and the file its delegate wrote.
+    await vi.waitFor(() => expect(list()).toEqual({ count: 2, bytes: 4 + 2 + 4 + 3, taken: 0, takenBytes: 0, complete: true }));
+
+    // Taken by hand: no job changes, so the list keeps the last survey's numbers until it is a few minutes old.
+    await gitIn(repo, ['merge', '--quiet', '--no-edit', taken.isolation?.branch ?? '']);
+    h.clock.advance(60_000);
+    expect(list()).toMatchObject({ count: 2, taken: 0 });
+    h.clock.advance(SURVEY_MAX_AGE_MS);
+    await vi.waitFor(() => expect(list()).toMatchObject({ count: 2, taken: 1, takenBytes: 4 + 3 }));
+
+    const done = await h.supervisor.removeTakenWorktrees();
+    expect(done.removed.map((w) => w.jobId)).toEqual([taken.id]);
+    await vi.waitFor(() => expect(list()).toEqual({ count: 1, bytes: 4 + 2, taken: 0, takenBytes: 0, complete: true }));
   });
 });
 

@@ -8,16 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobIsolation } from '../../../src-main/contract/index.js';
-import {
-  findOrphans,
-  findTaken,
-  folderSize,
-  formatBytes,
-  removeTaken,
-  reportOf,
-  surveyWorktrees,
-  worktreeOrigin,
-} from '../../../src-main/core/jobs/worktree-cleanup.js';
+import { findOrphans, findTaken, folderSize, removeTaken, reportOf, surveyWorktrees, worktreeOrigin } from '../../../src-main/core/jobs/worktree-cleanup.js';
 import type { NamedWorktree } from '../../../src-main/core/jobs/worktree-cleanup.js';
 import { Worktrees } from '../../../src-main/core/jobs/worktrees.js';
 import { branches, gitIn, makeRepo, writeFiles } from '../../support/git-repo.js';
@@ -104,6 +95,25 @@ describe('taken by any route', () => {
     expect(await findTaken(repo, 'delegate/r', base)).toMatchObject({ route: 'picked', into: 'main' });
   });
 
+  it('counts a branch whose changes all landed next to lines that moved (other patch ids) as taken: merging it would change nothing', async () => {
+    await writeFiles(repo, { 'lines.txt': 'one\ntwo\nthree\nfour\n' });
+    await gitIn(repo, ['add', '--all']);
+    await gitIn(repo, ['commit', '--quiet', '-m', 'lines']);
+    const from = (await gitIn(repo, ['rev-parse', 'HEAD'])).trim();
+    await gitIn(repo, ['checkout', '--quiet', '-b', 'delegate/n']);
+    await writeFiles(repo, { 'lines.txt': 'one\ntwo\nTHREE\nfour\n' });
+    await gitIn(repo, ['commit', '--quiet', '-am', 'delegate change']);
+    await gitIn(repo, ['checkout', '--quiet', 'main']);
+    // Main changes a line two above it: the picked commit's context, so its patch id, differs from the branch's.
+    await writeFiles(repo, { 'lines.txt': 'ONE\ntwo\nthree\nfour\n' });
+    await gitIn(repo, ['commit', '--quiet', '-am', 'one moved']);
+    await gitIn(repo, ['cherry-pick', 'delegate/n']);
+    expect(await findTaken(repo, 'delegate/n', from)).toMatchObject({ route: 'applied', into: 'main' });
+    // Taken back out again: its change is no longer there, so neither is the branch's work.
+    await gitIn(repo, ['revert', '--no-edit', 'HEAD']);
+    expect(await findTaken(repo, 'delegate/n', from)).toMatchObject({ route: null });
+  });
+
   it('keeps a branch with a commit whose change is in no other branch', async () => {
     await delegateBranch('delegate/u', [{ 'src/app.ts': 'export const a = 42;\n' }]);
     await moveMain();
@@ -153,10 +163,6 @@ describe('disk', () => {
     const dir = path.join(root, 'many');
     await writeFiles(dir, Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`f${i}.txt`, 'abc'])));
     expect(await folderSize(dir, 4)).toEqual({ bytes: 12, complete: false });
-  });
-
-  it('reads bytes as a person does', () => {
-    expect([formatBytes(512), formatBytes(12_345), formatBytes(5_600_000_000), formatBytes(5e9)]).toEqual(['512 B', '12.3 kB', '5.6 GB', '5 GB']);
   });
 });
 

@@ -273,7 +273,7 @@ describe('OpenRouterClient failures', () => {
 
   it('says how long it waited', async () => {
     fake.hang('/api/v1/models');
-    expect((await failure(client({ timeoutMs: 200 }).listModels())).message).toContain('within 0.2 s');
+    expect((await failure(client({ timeoutMs: 200 }).listModels())).message).toContain('within 200 ms');
   });
 
   it('turns a closed port into openrouter_unreachable naming the host and OPENROUTER_BASE_URL', async () => {

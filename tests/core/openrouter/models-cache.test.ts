@@ -125,7 +125,7 @@ describe('ModelsCache', () => {
     await fake.stop();
     clock += 3 * HOUR;
     expect((await models.get()).warning).toMatch(
-      /^Could not refresh the model list \(Cannot reach OpenRouter at 127\.0\.0\.1:\d+ \([^)]+\)\..*\); showing the copy from 3 h ago\.$/,
+      /^Could not refresh the model list \(Cannot reach OpenRouter at 127\.0\.0\.1:\d+ \([^)]+\)\..*\); showing the copy fetched 3 h ago\.$/,
     );
   });
 

@@ -145,7 +145,7 @@ describe("a model a change names, against OpenRouter's list", () => {
     const store = await storeWith();
     const catalog = new TestCatalog(() => snapshot(MODELS, { ageSeconds: 3 * 3600, stale: true }));
     expect((await updateSettings(store, { defaultModel: 'deepseek/deepseek-v5' }, checksWith(catalog))).warnings).toEqual([
-      "deepseek/deepseek-v5 was not checked against OpenRouter's current model list: it could not be had, and the copy from 3 h ago lacks it. Check the id.",
+      "deepseek/deepseek-v5 was not checked against OpenRouter's current model list: it could not be had, and the copy fetched 3 h ago lacks it. Check the id.",
     ]);
     expect((await onDisk()).defaultModel).toBe('deepseek/deepseek-v5');
   });

@@ -70,7 +70,7 @@ describe('presentJobEnded', () => {
   });
 
   it('names the model, the duration and the estimated cost while the bill is pending', () => {
-    expect(firstLine(presentJobEnded(ended('succeeded'), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04');
+    expect(firstLine(presentJobEnded(ended('succeeded'), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3 min 12 s · est. $0.04');
   });
 
   it("says how many files a worktree job's branch changed, and nothing of files for a job that ran in place", () => {
@@ -90,27 +90,27 @@ describe('presentJobEnded', () => {
       problem: null,
     };
     const changed = (files: number) => ended('cancelled', { isolation: { ...isolation, changes: { files, added: files, removed: 0 } } });
-    expect(firstLine(presentJobEnded(changed(3), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04 · 3 files changed');
+    expect(firstLine(presentJobEnded(changed(3), null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3 min 12 s · est. $0.04 · 3 files changed');
     expect(firstLine(presentJobEnded(changed(1), null, NOW)?.body)).toContain('· 1 file changed');
     expect(firstLine(presentJobEnded(changed(0), null, NOW)?.body)).toContain('· no files changed');
     const inPlace = ended('succeeded', { isolation: { ...isolation, mode: 'none', note: 'not inside a git repository' } });
-    expect(firstLine(presentJobEnded(inPlace, null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · est. $0.04');
+    expect(firstLine(presentJobEnded(inPlace, null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3 min 12 s · est. $0.04');
   });
 
   it('shows the billed cost once OpenRouter has said', () => {
     const job = ended('succeeded', { billedCostUsd: 0.0391, billing: 'complete' });
-    expect(firstLine(presentJobEnded(job, null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3m 12s · billed $0.04');
+    expect(firstLine(presentJobEnded(job, null, NOW)?.body)).toBe('deepseek/deepseek-v4-flash · 3 min 12 s · billed $0.04');
   });
 
   it('shows the cap beside the cost of a job stopped at its budget', () => {
     const job = ended('budget_exceeded', { estimatedCostUsd: 0.52, endReason: 'Stopped: the estimated cost $0.52 passed the job budget of $0.50.' });
     expect(presentJobEnded(job, null, NOW)?.body).toBe(
-      'deepseek/deepseek-v4-flash · 3m 12s · est. $0.52 of $0.50 cap\nStopped: the estimated cost $0.52 passed the job budget of $0.50.',
+      'deepseek/deepseek-v4-flash · 3 min 12 s · est. $0.52 of $0.50 cap\nStopped: the estimated cost $0.52 passed the job budget of $0.50.',
     );
   });
 
   it('counts a job still missing its end time up to now', () => {
-    expect(firstLine(presentJobEnded(ended('lost', { endedAt: null }), null, NOW)?.body)).toContain(' · 4m 12s · ');
+    expect(firstLine(presentJobEnded(ended('lost', { endedAt: null }), null, NOW)?.body)).toContain(' · 4 min 12 s · ');
   });
 
   it('says a job cancelled in the queue never started', () => {
@@ -252,8 +252,11 @@ describe('balanceAlerts: daily budget', () => {
 });
 
 describe('balanceAlerts: memory', () => {
-  it('starts with nothing shown', () => {
-    expect(NO_ALERTS_SHOWN).toEqual({ lowBalance: false, dailyBudget: false, dayKey: null });
+  it('starts with nothing shown: the first poll alerts on every threshold already crossed, whatever the day', () => {
+    for (const dayKey of [DAY, '2027-01-01']) {
+      const first = balanceAlerts(NO_ALERTS_SHOWN, input({ remainingUsd: 0.1, spentTodayUsd: 4.5, dayKey }));
+      expect(first.notifications.map((n) => n.title)).toEqual(['OpenRouter balance is low', 'Daily budget 90% used']);
+    }
   });
 
   it('remembers both alerts and the day', () => {

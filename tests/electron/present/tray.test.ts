@@ -270,12 +270,12 @@ describe('the jobs in the menu', () => {
   });
 
   it('label a running job with its model, elapsed time and estimated cost', () => {
-    expect(jobItems(presentTray(state({ activeJobs: [job('a')] })).menu)[0]?.label).toBe('deepseek/deepseek-v4-flash — 3m 12s, est. $0.04');
+    expect(jobItems(presentTray(state({ activeJobs: [job('a')] })).menu)[0]?.label).toBe('deepseek/deepseek-v4-flash — 3 min 12 s, est. $0.04');
   });
 
   it('label a queued job with how long it has waited', () => {
     const queued = job('q', { state: 'queued', startedAt: null, createdAt: new Date(NOW - 12_000).toISOString() });
-    expect(jobItems(presentTray(state({ activeJobs: [queued] })).menu)[0]?.label).toBe('deepseek/deepseek-v4-flash — queued 12s');
+    expect(jobItems(presentTray(state({ activeJobs: [queued] })).menu)[0]?.label).toBe('deepseek/deepseek-v4-flash — queued 12 s');
   });
 
   it('give each job Cancel and Show in Settings', () => {
