@@ -35,6 +35,14 @@ class ServiceState {
   private readonly jobListeners = new Set<(job: JobRecord) => void>();
   private jobsTimer: ReturnType<typeof setTimeout> | null = null;
   private started = false;
+  /**
+   * Events counted as they arrive, so that a read answered before one of them cannot undo it: the answer and the event
+   * come by different connections, and on a loaded machine the older answer can be handled last (a settings file
+   * broken by hand while the page loaded stayed unshown: tests/renderer/delegation.test.ts).
+   */
+  private settingsEvents = 0;
+  private problemEvents = 0;
+  private problemNow: string | undefined;
 
   /** Loads everything and follows events; safe to call more than once. */
   start(): void {
@@ -54,9 +62,12 @@ class ServiceState {
   }
 
   async reload(): Promise<void> {
+    const [settingsBefore, problemsBefore] = [this.settingsEvents, this.problemEvents];
     const results = await Promise.allSettled([
-      api['service.status']().then((v) => (this.status = v)),
-      api['settings.get']().then((v) => (this.settings = v)),
+      api['service.status']().then((v) => (this.status = this.problemEvents === problemsBefore ? v : { ...v, settingsProblem: this.problemNow })),
+      api['settings.get']().then((v) => {
+        if (this.settingsEvents === settingsBefore) this.settings = v;
+      }),
       api['secrets.status']().then((v) => (this.secrets = v)),
       api['balance.get']({ refresh: false }).then((v) => (this.balance = v)),
       this.reloadJobs(),
@@ -86,13 +97,17 @@ class ServiceState {
   private onEvent(event: ContractEvent): void {
     switch (event.event) {
       case 'settings.changed':
+        this.settingsEvents += 1;
         this.settings = event.data;
         break;
       case 'balance.changed':
         this.balance = event.data;
         break;
       case 'settings.problem':
-        // The status holds it for every page (the file was broken by hand, or fixed, while the page is open).
+        // The status holds it for every page (the file was broken by hand, or fixed, while the page is open); a status
+        // still on its way takes it when it comes.
+        this.problemEvents += 1;
+        this.problemNow = event.data.problem ?? undefined;
         if (this.status) this.status = { ...this.status, settingsProblem: event.data.problem ?? undefined };
         break;
       case 'secrets.changed':
