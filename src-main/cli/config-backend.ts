@@ -142,7 +142,7 @@ class FileBackend implements ConfigBackend {
   }
 
   update(patch: SettingsPatch): Promise<UpdatedSettings> {
-    // The cache is made when the check first asks, inside the update: by then the settings file has been read.
+    // The cache is made when the check first asks: by then updateSettings has read the settings file.
     return updateSettings(this.store, patch, settingsChecks({ get: (options) => this.catalog().get(options) }));
   }
 

@@ -491,9 +491,15 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
     h = await openHome(route);
   });
   afterAll(() => h.close());
+  /** Set by a test that may store a key: the keys go after it (a run of the CLI, which most tests need not pay). */
+  let storesKeys = false;
   beforeEach(async () => {
-    // Each test starts from the defaults and no keys (the service re-reads the file before every update).
+    // Each test starts from the defaults (the service re-reads the file before every update) and no keys.
     await rm(h.settingsFile, { force: true });
+  });
+  afterEach(async () => {
+    if (!storesKeys) return;
+    storesKeys = false;
     expect((await config(['--remove-key', '--remove-management-key'], h.env)).code).toBe(0);
   });
 
@@ -586,6 +592,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
   });
 
   it('--set-key refuses a key OpenRouter rejects and stores nothing', async () => {
+    storesKeys = true;
     const result = await config(['--set-key'], h.env, REFUSED_KEY);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('OpenRouter rejected the key (401)');
@@ -597,6 +604,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
   });
 
   it('--set-key stores an accepted key in the keychain, --remove-key removes it, and the key is nowhere else', async () => {
+    storesKeys = true;
     const set = await config(['--set-key'], h.env, `${KEY}\n`);
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toContain('accepted by OpenRouter and stored in the OS keychain');
@@ -615,6 +623,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
   });
 
   it('--set-management-key checks the key with /credits; --remove-management-key removes it', async () => {
+    storesKeys = true;
     const normal = await config(['--set-management-key'], h.env, KEY);
     expect(normal.code).toBe(1);
     expect(normal.stderr).toContain('not a management key');
@@ -630,6 +639,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
   });
 
   it('a key and settings in one call: all or nothing', async () => {
+    storesKeys = true;
     expect((await config(['--budget-job', '0.2'], h.env)).code).toBe(0);
     const before = await bytesOf(h.settingsFile);
     // A refused key stops the settings change too.
@@ -750,6 +760,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
     });
 
     it('takes the key hidden, checks it with OpenRouter, and stores it only on save', async () => {
+      storesKeys = true;
       const t = terminal(h.env);
       await t.answer('What would you like to change?', ENTER); // OpenRouter key
       await t.answer('Set the OpenRouter key', ENTER);

@@ -28,7 +28,7 @@ import {
   tailLine,
 } from '../../src-renderer/lib/jobs.js';
 import { countRequests, requestRow, requestsSummary } from '../../src-renderer/lib/requests.js';
-import { ScriptedModel } from '../support/fake-anthropic.js';
+import { ScriptedModel, toolResults, type ModelRequest, type TextStep, type ToolUseStep } from '../support/fake-anthropic.js';
 import { MODEL, alive, processesRunning } from '../support/delegation.js';
 import { jobFields } from '../support/job-fields.js';
 import { UiWorld, useBrowser, openPage, screenshot, screenshotOf, expectAccessible } from '../support/ui.js';
@@ -400,15 +400,17 @@ describe('the Jobs page', () => {
       await makeRepo(world.project, { 'a.txt': 'one\n' });
       await world.startService();
       // Held at the gate, so the page sees them running first: the comparison must follow their job.changed events.
-      world.model.script('fan', [
-        {
-          toolUse: {
-            name: 'Bash',
-            input: { command: `sh -c 'while [ ! -e ${fanGate()} ]; do sleep 0.1; done; printf "by\\n" > by.txt'`, description: 'Write' },
-          },
+      const write: ToolUseStep = {
+        toolUse: {
+          name: 'Bash',
+          input: { command: `sh -c 'while [ ! -e ${fanGate()} ]; do sleep 0.1; done; printf "by\\n" > by.txt'`, description: 'Write' },
         },
-        { text: 'Wrote by.txt.' },
-      ]);
+      };
+      // Three sandboxes over one repository's .git can trip over each other's empty mount files, and a command then
+      // fails to start (docs/ISOLATION.md, "The sandbox"); the delegate sees bwrap's error and runs it again, as a model would.
+      const again = (request: ModelRequest): TextStep | ToolUseStep =>
+        toolResults(request).at(-1)?.text.includes('bwrap: ') ? write : { text: 'Wrote by.txt.' };
+      world.model.script('fan', [write, { dynamic: again }, { dynamic: again }, { text: 'Wrote by.txt.' }]);
       const started = await (
         await contract()
       ).call('jobs.start', { prompt: `${m('fan')} Write by.txt.`, cwd: world.project, models: MODELS, allowedTools: ['Bash'], caller: { cwd: world.project } });

@@ -34,14 +34,23 @@ export interface UpdatedSettings {
 
 /**
  * The patch, checked by the schema and then by `checks` (checks.ts: the models it names against OpenRouter's list,
- * `claudePath` on disk) for what it changes, then saved. Both run inside the store's queue, on the settings the
- * patch is applied to, so a change made meanwhile is neither lost nor checked against the wrong values.
+ * `claudePath` on disk) for what it changes, then saved.
+ *
+ * The checks can wait on OpenRouter, so they run before the store's queue, on the settings as just read: a slow
+ * OpenRouter never holds up a reload of the file or another change. Inside the queue the patch is applied to the
+ * settings in force then; only when those differ (a change made meanwhile) are the checks run again, on them, so
+ * nothing is checked against the wrong values. A settings file broken by hand is reported before any check.
  */
-export async function updateSettings(store: Pick<SettingsStore, 'update'>, patch: SettingsPatch, checks: SettingsChecks): Promise<UpdatedSettings> {
-  let warnings: string[] = [];
+export async function updateSettings(
+  store: Pick<SettingsStore, 'load' | 'update' | 'problem'>,
+  patch: SettingsPatch,
+  checks: SettingsChecks,
+): Promise<UpdatedSettings> {
+  const seen = await store.load();
+  let warnings = store.problem === undefined ? await checkChangedSettings(seen, patchedSettings(seen, patch), checks) : [];
   const settings = await store.update(async (current) => {
     const next = patchedSettings(current, patch);
-    warnings = await checkChangedSettings(current, next, checks);
+    if (JSON.stringify(current) !== JSON.stringify(seen)) warnings = await checkChangedSettings(current, next, checks);
     return next;
   });
   return { settings, warnings };

@@ -171,6 +171,65 @@ describe("a model a change names, against OpenRouter's list", () => {
   });
 });
 
+describe('a check that waits on OpenRouter', () => {
+  /** A catalog whose answer waits until `release()`; `asked` resolves when it is first asked. */
+  function heldCatalog(models: CatalogModel[] = MODELS) {
+    let release = () => {};
+    let asked = () => {};
+    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const catalog = new TestCatalog(() => snapshot(models));
+    const get = catalog.get.bind(catalog);
+    catalog.get = async (options) => {
+      asked();
+      await released;
+      return get(options);
+    };
+    return { catalog, askedOnce, release: () => release() };
+  }
+
+  it('does not hold up another change while OpenRouter is slow to answer', async () => {
+    const store = await storeWith();
+    const held = heldCatalog();
+    const slow = updateSettings(store, { defaultModel: 'qwen/qwen3-coder' }, checksWith(held.catalog));
+    await held.askedOnce;
+    // A change that needs no check goes through while the other waits on OpenRouter.
+    await updateSettings(store, { concurrency: 5 }, checksWith(listing()));
+    expect((await onDisk()).concurrency).toBe(5);
+    held.release();
+    const updated = await slow;
+    // The slow change lands on top of the quick one, and was checked again on the settings it was applied to.
+    expect(updated.settings).toMatchObject({ concurrency: 5, defaultModel: 'qwen/qwen3-coder' });
+    expect(held.catalog.asked).toHaveLength(2);
+    expect(await onDisk()).toMatchObject({ concurrency: 5, defaultModel: 'qwen/qwen3-coder' });
+  });
+
+  it('applies the change to what changed meanwhile: a default model an allowlist set meanwhile refuses is refused, and nothing is saved', async () => {
+    const store = await storeWith();
+    const held = heldCatalog();
+    const slow = updateSettings(store, { defaultModel: 'qwen/qwen3-coder' }, checksWith(held.catalog)).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    await held.askedOnce;
+    await updateSettings(store, { allowlist: ['deepseek/*'] }, checksWith(listing()));
+    const before = await readFile(file, 'utf8');
+    held.release();
+    const error = await slow;
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).message).toMatch(/"qwen\/qwen3-coder" is not in the allowlist \(deepseek\/\*\)/);
+    expect(await readFile(file, 'utf8')).toBe(before);
+  });
+
+  it('reports a settings file broken by hand before asking OpenRouter anything', async () => {
+    const store = await storeWith();
+    await writeFile(file, '{ not json');
+    const catalog = listing();
+    expect(await refusal(store, { defaultModel: 'qwen/qwen3-coder' }, checksWith(catalog))).toMatch(/not valid JSON/);
+    expect(catalog.asked).toEqual([]);
+  });
+});
+
 describe('the claude executable a change names, on disk', () => {
   async function program(name: string, mode: number): Promise<string> {
     const target = path.join(dir, name);
