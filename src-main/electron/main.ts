@@ -1,7 +1,8 @@
 /**
  * The tray app's entry point (package.json "main" → dist/electron/main.js): the real Electron, the
  * same hosted service as `openrouter-delegate serve` (src-main/host), and the DesktopApp that joins them. Kept thin:
- * everything that decides anything is in desktop-app.ts and tested there with a fake Electron.
+ * everything that decides anything is in desktop-app.ts and the parts it composes (service-mirror.ts,
+ * tray-renderer.ts, desktop-notifications.ts, desktop-dialogs.ts), tested there with a fake Electron.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -4,7 +4,7 @@
  * tests/e2e/config-cli.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { MENU_SETTINGS } from '../../src-main/cli/config-interactive.js';
+import { MENU_SETTINGS } from '../../src-main/cli/config-editors/menu-settings.js';
 import { LIST_SETTINGS, SCALAR_SETTINGS } from '../../src-main/cli/config-fields.js';
 
 const FLAG_SETTINGS = [...SCALAR_SETTINGS, ...LIST_SETTINGS].map((setting) => setting.path);

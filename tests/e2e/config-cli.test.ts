@@ -503,7 +503,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
     expect((await config(['--remove-key', '--remove-management-key'], h.env)).code).toBe(0);
   });
 
-  describe('round-trips every flag (set, then --show --json)', () => {
+  describe('round-trips every flag (set, then read back)', () => {
     it.each(Object.entries(ROUND_TRIPS))('%s', async (_name, { calls, expected }) => {
       let last: RunResult | undefined;
       for (const args of calls) {
@@ -511,12 +511,15 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
         expect(last.code, last.stderr).toBe(0);
       }
       expect(last?.stdout).toContain(route === 'through the running service' ? `through the running service (pid ${h.servicePid})` : 'in the settings file');
-      const shown = await show(h.env);
-      expect(shown.service).toEqual({ running: route === 'through the running service', pid: h.servicePid });
-      expect(shown.settingsFile).toBe(h.settingsFile);
-      expect(shown.settings).toEqual({ ...defaults, ...expected });
       // Both paths end in the one settings file.
       expect(JSON.parse(await readFile(h.settingsFile, 'utf8'))).toEqual({ ...defaults, ...expected });
+      // And the running service holds what it wrote (without one, --show reads that same file: shown once, below).
+      if (route === 'through the running service') {
+        const shown = await show(h.env);
+        expect(shown.service).toEqual({ running: true, pid: h.servicePid });
+        expect(shown.settingsFile).toBe(h.settingsFile);
+        expect(shown.settings).toEqual({ ...defaults, ...expected });
+      }
     });
   });
 
@@ -530,8 +533,18 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       expect(result.stderr).toContain(fragment);
       expect(result.stderr).toContain('Nothing was changed.');
       expect(await bytesOf(h.settingsFile)).toEqual(before);
-      expect((await show(h.env)).settings).toEqual({ ...defaults, mode: 'auto' });
+      if (route === 'through the running service') expect((await show(h.env)).settings).toEqual({ ...defaults, mode: 'auto' });
     });
+  });
+
+  it('--show --json reads back what the flags wrote, and says where from', async () => {
+    expect((await config(['--mode', 'auto', '--budget-day', '2', '--allow', 'qwen/*', '--default-model', 'qwen/qwen3-coder'], h.env)).code).toBe(0);
+    const shown = await show(h.env);
+    expect(shown.service).toEqual({ running: route === 'through the running service', pid: h.servicePid });
+    expect(shown.settingsFile).toBe(h.settingsFile);
+    const expected = { ...defaults, mode: 'auto', budgets: { ...defaults.budgets, perDayUsd: 2 }, allowlist: ['qwen/*'], defaultModel: 'qwen/qwen3-coder' };
+    expect(shown.settings).toEqual(expected);
+    expect(JSON.parse(await readFile(h.settingsFile, 'utf8'))).toEqual(expected);
   });
 
   it('refuses a default model outside the allowlist, saying how to fix it', async () => {

@@ -6,11 +6,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayRequest, JobRecord, JobView, StartJobRequest } from '../../src-main/contract/index.js';
 import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../src-main/core/jobs/job-store.js';
-import { IpcClient } from '../../src-main/ipc/client.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
 import { formatMs, formatTime, formatUsd } from '../../src-renderer/lib/format.js';
 import {
@@ -31,7 +30,7 @@ import { countRequests, requestRow, requestsSummary } from '../../src-renderer/l
 import { ScriptedModel, toolResults, type ModelRequest, type TextStep, type ToolUseStep } from '../support/fake-anthropic.js';
 import { MODEL, alive, processesRunning } from '../support/delegation.js';
 import { jobFields } from '../support/job-fields.js';
-import { UiWorld, useBrowser, openPage, screenshot, screenshotOf, expectAccessible } from '../support/ui.js';
+import { UiWorlds, useBrowser, openPage, screenshot, screenshotOf, expectAccessible } from '../support/ui.js';
 import { branches, makeRepo } from '../support/git-repo.js';
 
 const m = ScriptedModel.marker;
@@ -39,37 +38,30 @@ const m = ScriptedModel.marker;
 const JOB_WAIT = { timeout: 45_000, interval: 200 };
 
 const chrome = useBrowser();
-let world: UiWorld;
-let ipc: IpcClient | null = null;
-
-/** The contract, as the bridge and the CLI reach it: the service's socket. */
-async function contract(): Promise<IpcClient> {
-  ipc ??= await IpcClient.connect({ locations: resolveLocations(world.env), clientName: 'ui-test/jobs' });
-  return ipc;
-}
+const ui = new UiWorlds('ui-test/jobs');
 
 /** Starts a real delegated job in the project, its model answering from `script`. */
 async function startJob(script: string, prompt: string, extra: Partial<StartJobRequest> = {}): Promise<JobView> {
-  return (await contract()).call('jobs.start', {
+  return (await ui.contract()).call('jobs.start', {
     prompt: `${m(script)} ${prompt}`,
-    cwd: world.project,
+    cwd: ui.world.project,
     model: MODEL,
     allowedTools: ['Bash'],
-    caller: { cwd: world.project },
+    caller: { cwd: ui.world.project },
     ...extra,
   });
 }
 
 async function jobRecord(jobId: string): Promise<JobRecord> {
-  return (await (await contract()).call('jobs.status', { jobId })).job;
+  return (await (await ui.contract()).call('jobs.status', { jobId })).job;
 }
 
 /** The file the 'grow' job's second step waits for (in the project, which the test removes). */
-const growGate = () => path.join(world.project, '.gate-grow');
+const growGate = () => path.join(ui.world.project, '.gate-grow');
 /** The file the 'watched' job's Bash call waits for. */
-const watchGate = () => path.join(world.project, '.gate-watched');
+const watchGate = () => path.join(ui.world.project, '.gate-watched');
 /** The file every model of the 'fan' fan-out waits for before it writes. */
-const fanGate = () => path.join(world.project, '.gate-fan');
+const fanGate = () => path.join(ui.world.project, '.gate-fan');
 const jobRow = (page: Page, jobId: string) => page.locator(`[data-testid="job-row"][data-job-id="${jobId}"]`);
 const tailEntries = (page: Page) => page.getByTestId('tail-entry');
 const tailTexts = (page: Page) => tailEntries(page).allTextContents();
@@ -78,7 +70,7 @@ const requestRows = (page: Page) => page.getByTestId('request-row');
 
 /** The job's request log as the service keeps it. */
 async function requestLog(jobId: string): Promise<GatewayRequest[]> {
-  return (await (await contract()).call('jobs.requests', { jobId })).requests;
+  return (await (await ui.contract()).call('jobs.requests', { jobId })).requests;
 }
 
 /** Every cell of one request row, by its test id. */
@@ -96,21 +88,13 @@ async function rowCells(page: Page, index: number): Promise<Record<string, strin
 }
 
 describe('the Jobs page', () => {
-  beforeEach(async () => {
-    world = new UiWorld();
-    await world.start();
-  });
-  afterEach(async () => {
-    ipc?.close();
-    ipc = null;
-    await world.stop();
-  });
+  ui.each();
 
   describe('with no jobs', () => {
     for (const theme of ['light', 'dark'] as const) {
       it(`says there are none yet and how delegation starts, with today's spend against the budget (${theme})`, async () => {
-        await world.startService();
-        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'), { theme });
+        await ui.world.startService();
+        const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('jobs'), { theme });
         const empty = page.getByRole('region', { name: 'No jobs yet' });
         await expect.poll(() => empty.isVisible()).toBe(true);
         expect(await empty.textContent()).toContain('delegate_start');
@@ -125,11 +109,11 @@ describe('the Jobs page', () => {
     }
 
     it('warns about a job folder it cannot read, naming the folder and the problem', async () => {
-      const broken = path.join(resolveLocations(world.env).jobsDir, 'job_20260101T000000Z_aaaaaa');
+      const broken = path.join(resolveLocations(ui.world.env).jobsDir, 'job_20260101T000000Z_aaaaaa');
       await mkdir(broken, { recursive: true });
       await writeFile(path.join(broken, 'job.json'), '{ not json');
-      await world.startService();
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'));
+      await ui.world.startService();
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('jobs'));
       const warning = page.getByRole('alert').filter({ hasText: 'A job folder could not be read.' });
       await expect.poll(() => warning.count()).toBe(1);
       const item = warning.getByTestId('unreadable-job');
@@ -141,8 +125,8 @@ describe('the Jobs page', () => {
     });
 
     it('says so when a job link names no job', async () => {
-      await world.startService();
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs/job_20260101T000000Z_bbbbbb'));
+      await ui.world.startService();
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('jobs/job_20260101T000000Z_bbbbbb'));
       const alert = page.getByRole('alert');
       await expect.poll(() => alert.textContent()).toContain('There is no job job_20260101T000000Z_bbbbbb');
       expect(await page.getByRole('link', { name: 'See all jobs' }).getAttribute('href')).toBe('#jobs');
@@ -153,9 +137,9 @@ describe('the Jobs page', () => {
 
   describe('a running job', () => {
     it('is listed under its conversation, and its detail shows the tail growing while it runs', { timeout: 90_000 }, async () => {
-      await world.startService();
-      world.model.script('first', [{ text: 'First turn done.' }]);
-      world.model.script('grow', [
+      await ui.world.startService();
+      ui.world.model.script('first', [{ text: 'First turn done.' }]);
+      ui.world.model.script('grow', [
         { text: 'Looking at the project first.', toolUse: { name: 'Bash', input: { command: 'echo step-one', description: 'First step' } } },
         // Held until the test has seen the tail as it was: then it must grow.
         {
@@ -167,15 +151,15 @@ describe('the Jobs page', () => {
       const first = await startJob('first', 'Say hello.', { waitSeconds: 90 });
       expect(first.job.state).toBe('succeeded');
       const followup = await (
-        await contract()
+        await ui.contract()
       ).call('jobs.followup', {
         sessionId: first.job.sessionId,
         prompt: `${m('grow')} Now do the work in three steps.`,
-        caller: { cwd: world.project },
+        caller: { cwd: ui.world.project },
       });
       const jobId = followup.job.id;
 
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('jobs'));
       const conversation = page.locator(`[data-testid="conversation"][data-session-id="${first.job.sessionId}"]`);
       await expect.poll(() => conversation.getByTestId('job-row').count(), JOB_WAIT).toBe(2);
       // Newest first, both under the one conversation.
@@ -213,7 +197,7 @@ describe('the Jobs page', () => {
       expect(await page.getByTestId('tail-live').isVisible()).toBe(true);
       expect(await page.getByTestId('file-stream').textContent()).toBe(followup.files.stream);
 
-      await page.goto(world.pageUrl('jobs'));
+      await page.goto(ui.world.pageUrl('jobs'));
       await expect.poll(() => jobRow(page, jobId).getByTestId('job-state').textContent()).toBe('Running');
       await screenshot(page, 'jobs', 'light');
       await expectAccessible(page);
@@ -225,7 +209,7 @@ describe('the Jobs page', () => {
         ['jobs', { theme: 'dark' }],
         ['jobs-narrow', { width: 560, height: 700 }],
       ] as const) {
-        const other = await openPage(chrome.browser, world.pageUrl('jobs'), options);
+        const other = await openPage(chrome.browser, ui.world.pageUrl('jobs'), options);
         await expect.poll(() => jobRow(other.page, jobId).count()).toBe(1);
         await screenshot(other.page, name, 'theme' in options ? options.theme : 'light');
         await expectAccessible(other.page);
@@ -235,22 +219,22 @@ describe('the Jobs page', () => {
     });
 
     it("marks a sub-agent's entries in the tail and highlights a failed tool call", async () => {
-      await world.startService();
-      world.model.script('lead', [
+      await ui.world.startService();
+      ui.world.model.script('lead', [
         { toolUse: { name: 'Agent', input: { description: 'Check the tests', prompt: `Run the checks ${m('helper')}`, subagent_type: 'general-purpose' } } },
         { toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 405"', description: 'Keep working' } } },
       ]);
-      world.model.script('helper', [
+      ui.world.model.script('helper', [
         { toolUse: { name: 'Bash', input: { command: 'echo from-helper', description: 'Echo' } } },
         // Inside the project: a pre-approved Read reaches nothing outside the job's folders.
-        { toolUse: { name: 'Read', input: { file_path: `${world.project}/missing-notes.txt` } } },
+        { toolUse: { name: 'Read', input: { file_path: `${ui.world.project}/missing-notes.txt` } } },
         { text: 'The helper is done: one file was missing.' },
       ]);
       // Sub-agents come with Claude Code's full tool set only.
-      await (await contract()).call('settings.update', { patch: { delegateProfile: 'full' } });
+      await (await ui.contract()).call('settings.update', { patch: { delegateProfile: 'full' } });
       const { job } = await startJob('lead', 'Check the project with a helper.', { allowedTools: ['Bash', 'Agent', 'Read'], profile: 'full' });
 
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${job.id}`));
       const failed = page.locator('[data-testid="tail-entry"][data-kind="error"]');
       await expect.poll(() => failed.count(), JOB_WAIT).toBe(1);
       expect(await failed.textContent()).toContain('File does not exist');
@@ -271,7 +255,7 @@ describe('the Jobs page', () => {
         ['jobs-detail', { theme: 'dark' }],
         ['jobs-detail-narrow', { width: 560, height: 700 }],
       ] as const) {
-        const other = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`), options);
+        const other = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${job.id}`), options);
         await expect.poll(async () => (await tailTexts(other.page)).some((t) => t.includes('sleep 405'))).toBe(true);
         await screenshot(other.page, name, 'theme' in options ? options.theme : 'light');
         expect(other.errors).toEqual([]);
@@ -280,15 +264,15 @@ describe('the Jobs page', () => {
     });
 
     it('is cancelled from its page: it ends `cancelled` and its whole process tree is gone', async () => {
-      await world.startService();
-      world.model.script('sleepy', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 402"', description: 'Wait a long time' } } }]);
+      await ui.world.startService();
+      ui.world.model.script('sleepy', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 402"', description: 'Wait a long time' } } }]);
       const { job } = await startJob('sleepy', 'Wait.');
       await expect.poll(() => processesRunning(['sleep', '402']), JOB_WAIT).toHaveLength(1);
       const sleepers = await processesRunning(['sleep', '402']);
       const claudePid = (await jobRecord(job.id)).pid ?? 0;
       expect(alive(claudePid)).toBe(true);
 
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${job.id}`));
       const cancel = page.getByRole('button', { name: 'Cancel job' });
       await expect.poll(() => cancel.isVisible(), JOB_WAIT).toBe(true);
       await cancel.click();
@@ -309,13 +293,13 @@ describe('the Jobs page', () => {
 
   describe('a job watched until it ends', () => {
     it('shows its answer and billed cost without a reload, then stops re-reading it', async () => {
-      await world.startService();
-      world.model.script('watched', [
+      await ui.world.startService();
+      ui.world.model.script('watched', [
         { toolUse: { name: 'Bash', input: { command: `sh -c 'while [ ! -e ${watchGate()} ]; do sleep 0.1; done; echo forty-two'`, description: 'Think' } } },
         { text: 'Watched to the end: 42.' },
       ]);
       const { job } = await startJob('watched', 'Think, then answer.');
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${job.id}`));
       const statusReads: string[] = [];
       page.on('request', (request) => {
         if (request.url().endsWith('/api/call/jobs.status')) statusReads.push(request.url());
@@ -341,9 +325,9 @@ describe('the Jobs page', () => {
 
   describe('a finished job', () => {
     it('shows its answer, its tokens and what the cache served, both its estimated and its billed cost (each labelled), and its files to copy', async () => {
-      await world.startService();
+      await ui.world.startService();
       // Turn 1 writes the prompt cache, turn 2 reads it back (as a provider reports it).
-      world.model.script('answer', [
+      ui.world.model.script('answer', [
         {
           toolUse: { name: 'Bash', input: { command: 'echo forty-$((40+2))', description: 'Compute' } },
           usage: { input_tokens: 300, cache_creation_input_tokens: 6_000, output_tokens: 40 },
@@ -352,13 +336,13 @@ describe('the Jobs page', () => {
       ]);
       const started = await startJob('answer', 'What is 40+2? Use Bash.', { waitSeconds: 90 });
       expect(started.job.state).toBe('succeeded');
-      const billed = world.model.generations.filter((g) => g.script === 'answer').reduce((sum, g) => sum + g.costUsd, 0);
+      const billed = ui.world.model.generations.filter((g) => g.script === 'answer').reduce((sum, g) => sum + g.costUsd, 0);
       // OpenRouter reports the charge a little after the job ends; the page shows it once it is known.
       await expect.poll(async () => (await jobRecord(started.job.id)).billedCostUsd, JOB_WAIT).not.toBeNull();
       const record = await jobRecord(started.job.id);
       expect(record.billedCostUsd).toBeCloseTo(billed, 9);
 
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`));
       await expect.poll(() => page.getByTestId('result-text').textContent(), JOB_WAIT).toBe('The answer is 42.');
       expect(await page.getByTestId('job-state').textContent()).toBe('Succeeded');
       expect(await page.getByTestId('detail-estimated-cost').textContent()).toBe(formatUsd(record.estimatedCostUsd));
@@ -397,8 +381,8 @@ describe('the Jobs page', () => {
 
     // Three delegates, each running its Bash in the sandbox, and a browser: more than the default 30 s on a loaded machine.
     it('shows one comparison, a row per model with its branch, following the jobs as they end, in both themes and narrow', { timeout: 120_000 }, async () => {
-      await makeRepo(world.project, { 'a.txt': 'one\n' });
-      await world.startService();
+      await makeRepo(ui.world.project, { 'a.txt': 'one\n' });
+      await ui.world.startService();
       // Held at the gate, so the page sees them running first: the comparison must follow their job.changed events.
       const write: ToolUseStep = {
         toolUse: {
@@ -410,15 +394,21 @@ describe('the Jobs page', () => {
       // fails to start (docs/ISOLATION.md, "The sandbox"); the delegate sees bwrap's error and runs it again, as a model would.
       const again = (request: ModelRequest): TextStep | ToolUseStep =>
         toolResults(request).at(-1)?.text.includes('bwrap: ') ? write : { text: 'Wrote by.txt.' };
-      world.model.script('fan', [write, { dynamic: again }, { dynamic: again }, { text: 'Wrote by.txt.' }]);
+      ui.world.model.script('fan', [write, { dynamic: again }, { dynamic: again }, { text: 'Wrote by.txt.' }]);
       const started = await (
-        await contract()
-      ).call('jobs.start', { prompt: `${m('fan')} Write by.txt.`, cwd: world.project, models: MODELS, allowedTools: ['Bash'], caller: { cwd: world.project } });
+        await ui.contract()
+      ).call('jobs.start', {
+        prompt: `${m('fan')} Write by.txt.`,
+        cwd: ui.world.project,
+        models: MODELS,
+        allowedTools: ['Bash'],
+        caller: { cwd: ui.world.project },
+      });
       const ids = started.group?.jobs.map((j) => j.jobId) ?? [];
       expect(ids).toHaveLength(3);
       const [first, second] = ids as [string, string];
 
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${second}`));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${second}`));
       const rows = page.getByTestId('comparison-row');
       await expect.poll(() => rows.count(), JOB_WAIT).toBe(3);
       expect(await page.getByRole('region', { name: 'Comparison' }).count()).toBe(1);
@@ -444,7 +434,7 @@ describe('the Jobs page', () => {
       const branchNames = records.map((r) => r.isolation?.branch ?? '');
       expect(new Set(branchNames).size).toBe(3);
       expect(await rows.getByTestId('comparison-branch').allTextContents()).toEqual(branchNames);
-      expect((await branches(world.project)).sort()).toEqual(['main', ...branchNames].sort());
+      expect((await branches(ui.world.project)).sort()).toEqual(['main', ...branchNames].sort());
 
       await context.grantPermissions(['clipboard-read', 'clipboard-write']);
       await page.getByRole('button', { name: `Copy ${mergeCommand(branchNames[2] ?? '')}` }).click();
@@ -459,7 +449,7 @@ describe('the Jobs page', () => {
       await context.close();
 
       for (const theme of ['light', 'dark'] as const) {
-        const other = await openPage(chrome.browser, world.pageUrl(`jobs/${second}`), { theme });
+        const other = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${second}`), { theme });
         await expect
           .poll(() => other.page.getByTestId('comparison-changes').allTextContents(), JOB_WAIT)
           .toEqual(['1 file, +1 −0', '1 file, +1 −0', '1 file, +1 −0']);
@@ -468,17 +458,17 @@ describe('the Jobs page', () => {
         await other.context.close();
       }
       // The job list shows the fan-out as one card under the user's repository, a row per model with its branch.
-      const listed = await openPage(chrome.browser, world.pageUrl('jobs'));
+      const listed = await openPage(chrome.browser, ui.world.pageUrl('jobs'));
       const card = listed.page.getByTestId('fanout');
       await expect.poll(() => card.getByTestId('job-row').count(), JOB_WAIT).toBe(3);
       expect(await listed.page.getByTestId('conversation').count()).toBe(0);
       expect((await card.getByTestId('job-branch').allTextContents()).sort()).toEqual([...branchNames].sort());
-      expect((await card.getByTestId('job-place').textContent())?.replace(/\s+/g, ' ').trim()).toBe(`in ${world.project}, a branch per model`);
+      expect((await card.getByTestId('job-place').textContent())?.replace(/\s+/g, ' ').trim()).toBe(`in ${ui.world.project}, a branch per model`);
       expect(await card.getByTestId('fanout-compare').getAttribute('href')).toBe(`#jobs/${first}`);
       expect(listed.errors).toEqual([]);
       await listed.context.close();
 
-      const narrow = await openPage(chrome.browser, world.pageUrl(`jobs/${second}`), { width: 420, height: 900 });
+      const narrow = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${second}`), { width: 420, height: 900 });
       await expect.poll(() => narrow.page.getByTestId('comparison-row').count(), JOB_WAIT).toBe(3);
       expect(await narrow.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
       expect(await narrow.page.getByTestId('comparison-branch').first().isVisible()).toBe(true);
@@ -494,20 +484,20 @@ describe('the Jobs page', () => {
       'shows each file with its added and removed lines in both themes, copies the merge command, and discards only after asking',
       { timeout: 90_000 },
       async () => {
-        await makeRepo(world.project, { 'a.txt': 'one\ntwo\nthree\n', 'old.txt': 'to be deleted\n' });
-        await world.startService();
-        world.model.script('changes', [
+        await makeRepo(ui.world.project, { 'a.txt': 'one\ntwo\nthree\n', 'old.txt': 'to be deleted\n' });
+        await ui.world.startService();
+        ui.world.model.script('changes', [
           { toolUse: { name: 'Bash', input: { command: "printf 'created\\n' > new.txt && sed -i s/two/TWO/ a.txt && rm old.txt", description: 'Edit' } } },
           { text: 'Edited.' },
         ]);
         const started = await startJob('changes', 'Edit the files.', { waitSeconds: 90 });
         expect(started.job.state).toBe('succeeded');
         const branch = started.job.isolation?.branch ?? '';
-        const result = await (await contract()).call('jobs.result', { jobId: started.job.id });
+        const result = await (await ui.contract()).call('jobs.result', { jobId: started.job.id });
         const base = result.changes?.baseShort ?? '';
 
         for (const theme of ['light', 'dark'] as const) {
-          const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { theme });
+          const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`), { theme });
           await expect.poll(() => page.getByTestId('diff-file').count(), JOB_WAIT).toBe(3);
           expect(await page.getByTestId('changes-summary').textContent()).toBe(`Branch ${branch} (from ${base}): 3 files changed, +2 −2.`);
           const a = page.getByTestId('diff-file').filter({ hasText: 'a.txt' });
@@ -523,7 +513,7 @@ describe('the Jobs page', () => {
           await context.close();
         }
 
-        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
+        const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`));
         await expect.poll(() => page.getByTestId('diff-file').count(), JOB_WAIT).toBe(3);
         expect(await page.getByTestId('command-merge').textContent()).toBe(`git merge ${branch}`);
         await context.grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -533,11 +523,11 @@ describe('the Jobs page', () => {
         // Discard asks first; keeping it changes nothing.
         await page.getByRole('button', { name: 'Discard…' }).click();
         await page.getByRole('button', { name: 'Keep it' }).click();
-        expect(await branches(world.project)).toContain(branch);
+        expect(await branches(ui.world.project)).toContain(branch);
         await page.getByRole('button', { name: 'Discard…' }).click();
         await page.getByRole('button', { name: 'Discard the work' }).click();
         await expect.poll(() => page.getByTestId('changes-fate').textContent(), JOB_WAIT).toContain('was discarded');
-        expect(await branches(world.project)).toEqual(['main']);
+        expect(await branches(ui.world.project)).toEqual(['main']);
         expect((await jobRecord(started.job.id)).isolation?.worktreeState).toBe('discarded');
         expect(errors).toEqual([]);
         await context.close();
@@ -547,12 +537,12 @@ describe('the Jobs page', () => {
 
   describe('a failed job', () => {
     it('says why it failed, highlighted, and shows what it wrote last as such, not as an answer', async () => {
-      await world.startService();
-      world.model.script('broke', [{ error: { status: 402 } }]);
+      await ui.world.startService();
+      ui.world.model.script('broke', [{ error: { status: 402 } }]);
       const started = await startJob('broke', 'Try anyway.', { waitSeconds: 90 });
       expect(started.job.state).toBe('failed');
 
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`));
       await expect.poll(() => page.getByTestId('job-state').textContent(), JOB_WAIT).toBe('Failed');
       const reason = page.getByTestId('end-reason');
       expect(await reason.textContent()).toContain('out of credits (402)');
@@ -576,8 +566,8 @@ describe('the Jobs page', () => {
 
   describe('the request log', () => {
     it('lists each request of a finished job with its figures: when, who served it, tokens, cache, cost and timings', async () => {
-      await world.startService();
-      world.model.script('logged', [
+      await ui.world.startService();
+      ui.world.model.script('logged', [
         {
           toolUse: { name: 'Bash', input: { command: 'echo logged', description: 'Log' } },
           usage: { input_tokens: 300, cache_creation_input_tokens: 6_000, output_tokens: 40 },
@@ -599,7 +589,7 @@ describe('the Jobs page', () => {
       expect(started.job.requests).toEqual({ total: 2, failed: 0, refused: 0, clamped: 2 });
 
       for (const theme of ['light', 'dark'] as const) {
-        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { theme });
+        const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`), { theme });
         await expect.poll(() => requestRows(page).count(), JOB_WAIT).toBe(2);
         expect(await page.getByTestId('requests-summary').textContent()).toBe('2 requests: 2 with max_tokens lowered');
         const [first, second] = log;
@@ -647,7 +637,7 @@ describe('the Jobs page', () => {
       }
 
       // In a small window each request becomes a block of labelled lines: nothing runs off the side.
-      const narrow = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { width: 420, height: 800 });
+      const narrow = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`), { width: 420, height: 800 });
       await expect.poll(() => requestRows(narrow.page).count(), JOB_WAIT).toBe(2);
       expect(await narrow.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
       expect(await narrow.page.getByTestId('request-tokens').first().isVisible()).toBe(true);
@@ -657,8 +647,8 @@ describe('the Jobs page', () => {
     });
 
     it('shows the request a cap refused, marked, with the reason', async () => {
-      await world.startService();
-      world.model.script('capped', [
+      await ui.world.startService();
+      ui.world.model.script('capped', [
         // $0.0168 of a $0.02 cap: the next prompt, as large again, cannot fit in what is left.
         { toolUse: { name: 'Bash', input: { command: 'echo spent', description: 'Spend' } }, usage: { input_tokens: 120_000, output_tokens: 20 } },
         { text: 'never asked for' },
@@ -671,7 +661,7 @@ describe('the Jobs page', () => {
       expect(note).toMatch(/^budget reached: \$0\.0168 of the job's \$0\.02 spent or committed; the next request/);
 
       for (const theme of ['light', 'dark'] as const) {
-        const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`), { theme });
+        const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`), { theme });
         await expect.poll(() => requestRows(page).count(), JOB_WAIT).toBe(2);
         expect(await page.getByTestId('requests-summary').textContent()).toBe('2 requests: 1 refused by the cap');
         const refused = requestRows(page).nth(1);
@@ -687,16 +677,16 @@ describe('the Jobs page', () => {
     });
 
     it('says so for a job that ran before requests went through the gateway', async () => {
-      const store = new JobStore({ dir: resolveLocations(world.env).jobsDir });
+      const store = new JobStore({ dir: resolveLocations(ui.world.env).jobsDir });
       const id = store.newJobId();
-      const record = newJobRecord(id, jobFields({ cwd: world.project, promptPreview: 'An older job' }), Date.now() - 60_000);
+      const record = newJobRecord(id, jobFields({ cwd: ui.world.project, promptPreview: 'An older job' }), Date.now() - 60_000);
       await store.create(record, 'An older job');
       const ended = new Date().toISOString();
       await store.write({ ...record, state: 'succeeded', startedAt: record.createdAt, endedAt: ended, exitCode: 0 });
-      await world.startService();
+      await ui.world.startService();
       expect((await jobRecord(id)).requests).toBeUndefined();
 
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${id}`));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${id}`));
       await expect.poll(() => page.getByTestId('no-requests').textContent(), JOB_WAIT).toContain('No requests through the gateway.');
       expect(await requestRows(page).count()).toBe(0);
       expect(await page.getByTestId('requests-summary').count()).toBe(0);
@@ -707,14 +697,14 @@ describe('the Jobs page', () => {
 
   describe('Kill all', () => {
     it('asks inline with the number of active jobs, and on confirmation cancels every one of them', async () => {
-      await world.startService();
-      world.model.script('busy-a', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 403"', description: 'Busy' } } }]);
-      world.model.script('busy-b', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 404"', description: 'Busy' } } }]);
+      await ui.world.startService();
+      ui.world.model.script('busy-a', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 403"', description: 'Busy' } } }]);
+      ui.world.model.script('busy-b', [{ toolUse: { name: 'Bash', input: { command: 'sh -c "sleep 404"', description: 'Busy' } } }]);
       const a = await startJob('busy-a', 'Be busy.');
       const b = await startJob('busy-b', 'Be busy too.');
       await expect.poll(async () => (await processesRunning(['sleep', '403'])).length + (await processesRunning(['sleep', '404'])).length, JOB_WAIT).toBe(2);
 
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'));
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('jobs'));
       await expect.poll(() => page.getByTestId('running-count').textContent(), JOB_WAIT).toBe('2');
 
       // Asked first; keeping them changes nothing.

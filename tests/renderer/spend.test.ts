@@ -7,13 +7,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatewayRequest, JobRecord, JobState, SpendReport, Usage } from '../../src-main/contract/index.js';
 import { ZERO_USAGE, addUsage, isActive } from '../../src-main/contract/index.js';
 import { localDayKey } from '../../src-main/common/local-day.js';
 import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../src-main/core/jobs/job-store.js';
-import { IpcClient } from '../../src-main/ipc/client.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
 import { formatShare, formatTokens, formatUsd, promptTokens } from '../../src-renderer/lib/format.js';
 import {
@@ -32,7 +31,7 @@ import {
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import { MODEL } from '../support/delegation.js';
 import { jobFields } from '../support/job-fields.js';
-import { UiWorld, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
+import { UiWorlds, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
 
 const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0): Usage => ({
   inputTokens,
@@ -132,14 +131,7 @@ describe('the Spend page helpers', () => {
 // ——— The page, against the real service ———
 
 const chrome = useBrowser();
-let world: UiWorld;
-let ipc: IpcClient | null = null;
-
-/** The contract, as the bridge and the CLI reach it: the service's socket. */
-async function contract(): Promise<IpcClient> {
-  ipc ??= await IpcClient.connect({ locations: resolveLocations(world.env), clientName: 'ui-test/spend' });
-  return ipc;
-}
+const ui = new UiWorlds('ui-test/spend');
 
 const MODELS = ['deepseek/deepseek-v4-flash-0731', 'qwen/qwen3-coder', 'z-ai/glm-4.6', 'moonshotai/kimi-k2'];
 
@@ -167,7 +159,7 @@ const billionths = (usd: number): number => Math.round(usd * 1e9) / 1e9;
  * two requests whose tokens and cost add up to its record's, as the gateway writes them.
  */
 async function seedMonth(): Promise<{ ids: string[]; overnight: JobRecord }> {
-  const dir = resolveLocations(world.env).jobsDir;
+  const dir = resolveLocations(ui.world.env).jobsDir;
   const ids: string[] = [];
   let overnight: JobRecord | null = null;
   let n = 0;
@@ -183,7 +175,7 @@ async function seedMonth(): Promise<{ ids: string[]; overnight: JobRecord }> {
       const tokens = usage(1000 + n * 13, 200 + n * 7, n % 2 ? 5000 + n * 11 : 0, n % 4 === 0 ? 1200 : 0);
       const store = new JobStore({ dir, now: () => createdAt });
       const id = store.newJobId();
-      const record = newJobRecord(id, jobFields({ model, cwd: world.project, sessionId: `session-${n}`, promptPreview: `Seeded job ${n}` }), createdAt);
+      const record = newJobRecord(id, jobFields({ model, cwd: ui.world.project, sessionId: `session-${n}`, promptPreview: `Seeded job ${n}` }), createdAt);
       await store.create(record, `Seeded job ${n}`);
       const endedAt = spansMidnight ? localTime(back - 1, 0, 25) : createdAt + 90_000;
       const half = usage(Math.floor(tokens.inputTokens / 2), Math.floor(tokens.outputTokens / 2), Math.floor(tokens.cacheReadTokens / 2), 0);
@@ -249,7 +241,7 @@ interface Expected {
 
 /** What the contract says of the seeded jobs, per model: money from jobs.list (billed else estimated), tokens from jobs.requests. */
 async function expectedFromContract(): Promise<{ total: number; listed: number; records: JobRecord[]; models: Map<string, Expected> }> {
-  const client = await contract();
+  const client = await ui.contract();
   const list = await client.call('jobs.list', { limit: 500 });
   const records = list.conversations.flatMap((c) => c.jobs);
   const total = list.conversations.reduce((sum, c) => sum + c.costUsd, 0);
@@ -287,21 +279,13 @@ const modelRow = (page: Page, model: string) => page.locator(`[data-testid="spen
 const text = async (page: Page, testId: string) => (await page.getByTestId(testId).textContent())?.trim() ?? '';
 
 describe('the Spend page', () => {
-  beforeEach(async () => {
-    world = new UiWorld();
-    await world.start();
-  });
-  afterEach(async () => {
-    ipc?.close();
-    ipc = null;
-    await world.stop();
-  });
+  ui.each();
 
   for (const theme of ['light', 'dark'] as const) {
     it(`shows a seeded month with the same totals as jobs.list and the request logs, and exports them as CSV (${theme})`, async () => {
       const { ids, overnight } = await seedMonth();
-      await world.startService();
-      const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('spend'), { theme, height: 900 });
+      await ui.world.startService();
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('spend'), { theme, height: 900 });
       await expect.poll(() => page.getByTestId('spend-total').isVisible()).toBe(true);
       expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Spend');
 
@@ -310,7 +294,7 @@ describe('the Spend page', () => {
       expect(expected.records.map((r) => r.id).sort()).toEqual([...ids].sort());
       expect(await text(page, 'spend-total')).toBe(formatUsd(expected.total));
       expect(await text(page, 'spend-jobs')).toBe(String(ids.length));
-      const report = await (await contract()).call('spend.report', {});
+      const report = await (await ui.contract()).call('spend.report', {});
       expect(report.totalUsd).toBeCloseTo(expected.total, 9);
       // delegate_list's own line ("Shown cost …") reads the list's total.
       expect(formatUsd(billionths(expected.listed))).toBe(formatUsd(expected.total));
@@ -386,8 +370,8 @@ describe('the Spend page', () => {
   }
 
   it('says when nothing was spent, with the export off', async () => {
-    await world.startService();
-    const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('spend'));
+    await ui.world.startService();
+    const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('spend'));
     const none = page.getByRole('region', { name: 'Nothing spent in the last 30 days' });
     await expect.poll(() => none.isVisible()).toBe(true);
     expect(await text(page, 'spend-total')).toBe('$0.00');
@@ -400,25 +384,25 @@ describe('the Spend page', () => {
 
   it('follows jobs as they change, like the job list', { timeout: 90_000 }, async () => {
     await seedMonth();
-    await world.startService();
-    const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('spend'));
+    await ui.world.startService();
+    const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('spend'));
     await expect.poll(() => page.getByTestId('spend-jobs').isVisible()).toBe(true);
     const before = Number(await text(page, 'spend-jobs'));
-    world.model.script('spend-live', [{ text: 'Done.' }]);
+    ui.world.model.script('spend-live', [{ text: 'Done.' }]);
     const done = await (
-      await contract()
+      await ui.contract()
     ).call('jobs.start', {
       prompt: `${ScriptedModel.marker('spend-live')} Say done.`,
-      cwd: world.project,
+      cwd: ui.world.project,
       model: MODEL,
-      caller: { cwd: world.project },
+      caller: { cwd: ui.world.project },
       waitSeconds: 60,
     });
     expect(done.job.state).toBe('succeeded');
     // No reload: the page read the report again on job.changed.
     await expect.poll(() => text(page, 'spend-jobs'), { timeout: 15_000 }).toBe(String(before + 1));
     // Its bill may come in a little later; the page follows that too.
-    const listed = async () => formatUsd((await (await contract()).call('jobs.list', { limit: 500 })).conversations.reduce((sum, c) => sum + c.costUsd, 0));
+    const listed = async () => formatUsd((await (await ui.contract()).call('jobs.list', { limit: 500 })).conversations.reduce((sum, c) => sum + c.costUsd, 0));
     await expect.poll(async () => (await text(page, 'spend-total')) === (await listed()), { timeout: 15_000 }).toBe(true);
     expect(errors).toEqual([]);
     await context.close();

@@ -4,52 +4,40 @@
  * do; nothing until the confirming button; then the user's branch holds the work as one squash commit of theirs.
  */
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobView, StartJobRequest } from '../../src-main/contract/index.js';
 import { taskLine } from '../../src-main/core/jobs/take.js';
-import { IpcClient } from '../../src-main/ipc/client.js';
-import { resolveLocations } from '../../src-main/platform/locations.js';
 import { ScriptedModel, delegateCwd } from '../support/fake-anthropic.js';
 import { MODEL } from '../support/delegation.js';
-import { UiWorld, useBrowser, openPage, screenshotOf } from '../support/ui.js';
+import { UiWorlds, useBrowser, openPage, screenshotOf } from '../support/ui.js';
 import { branches, gitIn, makeRepo, treeOf } from '../support/git-repo.js';
 
 const m = ScriptedModel.marker;
 const JOB_WAIT = { timeout: 45_000, interval: 200 };
 
 const chrome = useBrowser();
-let world: UiWorld;
-let ipc: IpcClient | null = null;
+const ui = new UiWorlds('ui-test/take');
 
 async function startJob(script: string, prompt: string, extra: Partial<StartJobRequest> = {}): Promise<JobView> {
-  ipc ??= await IpcClient.connect({ locations: resolveLocations(world.env), clientName: 'ui-test/take' });
-  return ipc.call('jobs.start', {
+  return (await ui.contract()).call('jobs.start', {
     prompt: `${m(script)} ${prompt}`,
-    cwd: world.project,
+    cwd: ui.world.project,
     model: MODEL,
     allowedTools: ['Bash'],
-    caller: { cwd: world.project },
+    caller: { cwd: ui.world.project },
     ...extra,
   });
 }
 
 describe('taking a job from the Jobs page', () => {
-  beforeEach(async () => {
-    world = new UiWorld();
-    await world.start();
-  });
-  afterEach(async () => {
-    ipc?.close();
-    ipc = null;
-    await world.stop();
-  });
+  ui.each();
 
   it('shows what each way would do, takes by squash only after the confirming button, and says what it did', async () => {
-    const base = await makeRepo(world.project, { 'a.txt': 'one\ntwo\nthree\n' });
-    await gitIn(world.project, ['config', 'user.name', 'Page User']);
-    await gitIn(world.project, ['config', 'user.email', 'page@example.invalid']);
-    await world.startService();
-    world.model.script('take', [
+    const base = await makeRepo(ui.world.project, { 'a.txt': 'one\ntwo\nthree\n' });
+    await gitIn(ui.world.project, ['config', 'user.name', 'Page User']);
+    await gitIn(ui.world.project, ['config', 'user.email', 'page@example.invalid']);
+    await ui.world.startService();
+    ui.world.model.script('take', [
       { toolUse: { name: 'Bash', input: { command: "printf 'created\\n' > new.txt && sed -i s/two/TWO/ a.txt", description: 'Edit' } } },
       { text: 'Edited.' },
     ]);
@@ -58,43 +46,43 @@ describe('taking a job from the Jobs page', () => {
     const branch = started.job.isolation?.branch ?? '';
     const subject = taskLine(started.job.promptPreview, started.job.id);
 
-    const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${started.job.id}`));
+    const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`));
     await page.getByRole('button', { name: 'Take…', exact: true }).click();
     await expect.poll(() => page.getByTestId('take-squash').textContent(), JOB_WAIT).toBe(`one commit on main, "${subject}"; 2 files, +2 −1`);
     expect(await page.getByTestId('take-merge').textContent()).toBe("fast-forward: main moves to the delegate's 1 commit; 2 files, +2 −1");
     expect(await page.getByTestId('take-rebase').textContent()).toBe("nothing to replay: main fast-forwards to the delegate's 1 commit; 2 files, +2 −1");
     // Choosing a way takes nothing.
     await page.getByLabel('Squash').check();
-    expect((await gitIn(world.project, ['rev-parse', 'main'])).trim()).toBe(base);
+    expect((await gitIn(ui.world.project, ['rev-parse', 'main'])).trim()).toBe(base);
     await screenshotOf(page.locator('section[aria-labelledby="job-changes"]'), 'jobs-take', 'light');
 
     await page.getByRole('button', { name: 'Take by squash into main' }).click();
     const said = page.getByTestId('take-result');
     await expect.poll(() => said.textContent(), JOB_WAIT).toContain(`Squashed ${branch} into main: one commit,`);
     expect(await said.textContent()).toContain('so its worktree and branch go at the first prune 30 days after the job ended');
-    expect(await gitIn(world.project, ['log', '--format=%an|%s', `${base}..main`])).toBe(`Page User|${subject}\n`);
-    expect(await treeOf(world.project)).toEqual({ 'a.txt': 'one\nTWO\nthree\n', 'new.txt': 'created\n' });
+    expect(await gitIn(ui.world.project, ['log', '--format=%an|%s', `${base}..main`])).toBe(`Page User|${subject}\n`);
+    expect(await treeOf(ui.world.project)).toEqual({ 'a.txt': 'one\nTWO\nthree\n', 'new.txt': 'created\n' });
     // The delegate's branch stays, with its own commit, until pruning finds it taken.
-    expect(await branches(world.project)).toContain(branch);
+    expect(await branches(ui.world.project)).toContain(branch);
     expect(errors).toEqual([]);
     await context.close();
   });
 
   it("takes a fan-out's other job from its row in the comparison", { timeout: 120_000 }, async () => {
-    const base = await makeRepo(world.project, { 'a.txt': 'one\n' });
-    await world.startService();
+    const base = await makeRepo(ui.world.project, { 'a.txt': 'one\n' });
+    await ui.world.startService();
     // The file tool, in each delegate's own worktree: no program to run.
-    world.model.script('fan', [
+    ui.world.model.script('fan', [
       { dynamic: (request) => ({ toolUse: { name: 'Write', input: { file_path: path.join(delegateCwd(request), 'by.txt'), content: 'by\n' } } }) },
       { text: 'Wrote by.txt.' },
     ]);
     const started = await startJob('fan', 'Write by.txt.', { model: undefined, models: [MODEL, 'qwen/qwen3.7-flash'], waitSeconds: 90 });
     const [first = '', second = ''] = started.group?.jobs.map((j) => j.jobId) ?? [];
-    const other = (await ipc?.call('jobs.status', { jobId: second, waitSeconds: 90 }))?.job;
+    const other = (await (await ui.contract()).call('jobs.status', { jobId: second, waitSeconds: 90 })).job;
     expect(other?.state).toBe('succeeded');
     const branch = other?.isolation?.branch ?? '';
 
-    const { page, context, errors } = await openPage(chrome.browser, world.pageUrl(`jobs/${first}`));
+    const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${first}`));
     const take = page.getByRole('button', { name: "Take qwen/qwen3.7-flash's work…" });
     await expect.poll(() => take.count(), JOB_WAIT).toBe(1);
     await take.click();
@@ -104,9 +92,9 @@ describe('taking a job from the Jobs page', () => {
       .toBe("fast-forward: main moves to the delegate's 1 commit; 1 file, +1 −0");
     await comparison.getByRole('button', { name: 'Take by merge into main' }).click();
     await expect.poll(() => comparison.getByTestId('take-result').textContent(), JOB_WAIT).toContain(`Merged ${branch} into main by fast-forward`);
-    expect((await gitIn(world.project, ['rev-parse', 'main'])).trim()).not.toBe(base);
-    expect((await gitIn(world.project, ['rev-parse', 'main'])).trim()).toBe((await gitIn(world.project, ['rev-parse', branch])).trim());
-    expect(await treeOf(world.project)).toEqual({ 'a.txt': 'one\n', 'by.txt': 'by\n' });
+    expect((await gitIn(ui.world.project, ['rev-parse', 'main'])).trim()).not.toBe(base);
+    expect((await gitIn(ui.world.project, ['rev-parse', 'main'])).trim()).toBe((await gitIn(ui.world.project, ['rev-parse', branch])).trim());
+    expect(await treeOf(ui.world.project)).toEqual({ 'a.txt': 'one\n', 'by.txt': 'by\n' });
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -6,64 +6,55 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JobList, JobView, KeptWorktree, StartJobRequest } from '../../src-main/contract/index.js';
-import { IpcClient } from '../../src-main/ipc/client.js';
-import { resolveLocations } from '../../src-main/platform/locations.js';
 import { busyWorktrees, cleanupSummary, isRemovable, removeLabel, worktreeSize, worktreeState } from '../../src-renderer/lib/worktrees.js';
 import { ScriptedModel, delegateCwd } from '../support/fake-anthropic.js';
 import { MODEL } from '../support/delegation.js';
-import { UiWorld, useBrowser, openPage, screenshotOf, expectAccessible } from '../support/ui.js';
+import { UiWorlds, useBrowser, openPage, screenshotOf, expectAccessible } from '../support/ui.js';
 import { branches, gitIn, makeRepo } from '../support/git-repo.js';
 
 const m = ScriptedModel.marker;
 const JOB_WAIT = { timeout: 45_000, interval: 200 };
 
 const chrome = useBrowser();
-let world: UiWorld;
-let ipc: IpcClient | null = null;
-
-async function contract(): Promise<IpcClient> {
-  ipc ??= await IpcClient.connect({ locations: resolveLocations(world.env), clientName: 'ui-test/worktrees' });
-  return ipc;
-}
+const ui = new UiWorlds('ui-test/worktrees');
 
 /** A worktree job whose delegate writes one file in its own worktree with the file tool, then ends. */
 async function writingJob(script: string, file: string, content: string, extra: Partial<StartJobRequest> = {}): Promise<JobView> {
-  world.model.script(script, [
+  ui.world.model.script(script, [
     { dynamic: (request) => ({ toolUse: { name: 'Write', input: { file_path: path.join(delegateCwd(request), file), content } } }) },
     { text: `Wrote ${file}.` },
   ]);
   const view = await (
-    await contract()
-  ).call('jobs.start', { prompt: `${m(script)} Write ${file}.`, cwd: world.project, model: MODEL, caller: { cwd: world.project }, waitSeconds: 90, ...extra });
+    await ui.contract()
+  ).call('jobs.start', {
+    prompt: `${m(script)} Write ${file}.`,
+    cwd: ui.world.project,
+    model: MODEL,
+    caller: { cwd: ui.world.project },
+    waitSeconds: 90,
+    ...extra,
+  });
   expect(view.job.state).toBe('succeeded');
   return view;
 }
 
 describe('the kept worktrees on the Jobs page', () => {
-  beforeEach(async () => {
-    world = new UiWorld();
-    await world.start();
-  });
-  afterEach(async () => {
-    ipc?.close();
-    ipc = null;
-    await world.stop();
-  });
+  ui.each();
 
   it('shows their disk, and removes the taken one and keeps the untaken one in one action, after asking', { timeout: 150_000 }, async () => {
     // Each worktree is a checkout of the repository: 150 kB of it, plus what its delegate wrote.
-    await makeRepo(world.project, { 'README.md': '# demo\n', 'data.txt': 'x'.repeat(150_000) });
-    await world.startService();
+    await makeRepo(ui.world.project, { 'README.md': '# demo\n', 'data.txt': 'x'.repeat(150_000) });
+    await ui.world.startService();
     const kept = (await writingJob('kept', 'kept.txt', 'kept\n')).job;
     const taken = (await writingJob('taken', 'taken.txt', 'y'.repeat(50_000))).job;
     const takenBranch = taken.isolation?.branch ?? '';
     const keptBranch = kept.isolation?.branch ?? '';
     // The user takes one job's work with git, not through the service.
-    await gitIn(world.project, ['merge', '--quiet', '--no-edit', takenBranch]);
+    await gitIn(ui.world.project, ['merge', '--quiet', '--no-edit', takenBranch]);
 
-    const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'));
+    const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('jobs'));
     const card = page.getByRole('region', { name: 'Kept worktrees' });
     const rows = card.getByTestId('worktree-row');
     await expect.poll(() => rows.count(), JOB_WAIT).toBe(2);
@@ -94,7 +85,7 @@ describe('the kept worktrees on the Jobs page', () => {
     const outcome = card.getByTestId('worktrees-outcome');
     await expect.poll(() => outcome.locator('p').textContent(), JOB_WAIT).toBe('Removed 1 worktree, 200 kB freed. Kept 1:');
     expect(await outcome.getByTestId('worktree-kept').textContent()).toBe(
-      `${keptBranch}: commits on ${keptBranch} are in no other branch: take them (e.g. \`git merge ${keptBranch}\` in ${world.project}), or throw them away with \`openrouter-delegate discard ${kept.id}\``,
+      `${keptBranch}: commits on ${keptBranch} are in no other branch: take them (e.g. \`git merge ${keptBranch}\` in ${ui.world.project}), or throw them away with \`openrouter-delegate discard ${kept.id}\``,
     );
     // The rows and the total follow: the untaken one alone, and nothing left to remove.
     await expect.poll(() => rows.count(), JOB_WAIT).toBe(1);
@@ -107,16 +98,16 @@ describe('the kept worktrees on the Jobs page', () => {
     // On disk and in git: the taken worktree and its branch gone, the untaken ones there.
     expect(existsSync(taken.isolation?.worktree ?? '')).toBe(false);
     expect(existsSync(kept.isolation?.worktree ?? '')).toBe(true);
-    expect((await branches(world.project)).sort()).toEqual([keptBranch, 'main'].sort());
+    expect((await branches(ui.world.project)).sort()).toEqual([keptBranch, 'main'].sort());
     // And the job list's numbers (delegate_list's footer) from the service's survey after the removal.
     await expect
-      .poll(async () => ((await (await contract()).call('jobs.list', {})) as JobList).worktrees, JOB_WAIT)
+      .poll(async () => ((await (await ui.contract()).call('jobs.list', {})) as JobList).worktrees, JOB_WAIT)
       .toMatchObject({ count: 1, taken: 0, takenBytes: 0, complete: true });
     expect(errors).toEqual([]);
     await context.close();
 
     // The dark theme, with the untaken one kept.
-    const dark = await openPage(chrome.browser, world.pageUrl('jobs'), { theme: 'dark' });
+    const dark = await openPage(chrome.browser, ui.world.pageUrl('jobs'), { theme: 'dark' });
     const darkCard = dark.page.getByRole('region', { name: 'Kept worktrees' });
     await expect.poll(() => darkCard.getByTestId('worktree-row').count(), JOB_WAIT).toBe(1);
     await expectAccessible(dark.page);
@@ -126,12 +117,12 @@ describe('the kept worktrees on the Jobs page', () => {
   });
 
   it('is accessible in the dark theme with a taken and an untaken worktree, and the question open', { timeout: 150_000 }, async () => {
-    await makeRepo(world.project, { 'README.md': '# demo\n' });
-    await world.startService();
+    await makeRepo(ui.world.project, { 'README.md': '# demo\n' });
+    await ui.world.startService();
     const taken = (await writingJob('taken', 'taken.txt', 'taken\n')).job;
     await writingJob('kept', 'kept.txt', 'kept\n');
-    await gitIn(world.project, ['merge', '--quiet', '--no-edit', taken.isolation?.branch ?? '']);
-    const { page, context, errors } = await openPage(chrome.browser, world.pageUrl('jobs'), { theme: 'dark' });
+    await gitIn(ui.world.project, ['merge', '--quiet', '--no-edit', taken.isolation?.branch ?? '']);
+    const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('jobs'), { theme: 'dark' });
     const card = page.getByRole('region', { name: 'Kept worktrees' });
     await expect.poll(() => card.getByTestId('worktree-row').count(), JOB_WAIT).toBe(2);
     await expectAccessible(page);

@@ -9,9 +9,11 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium } from 'playwright-core';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { CLI, ROOT } from './built.js';
+import { IpcClient } from '../../src-main/ipc/client.js';
+import { resolveLocations } from '../../src-main/platform/locations.js';
 import { DelegationWorld } from './delegation.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -117,6 +119,41 @@ export class UiWorld extends DelegationWorld {
   pageUrl(section?: string): string {
     if (!this.service) throw new Error('The service is not running.');
     return section ? `${this.service.url}&${section}` : this.service.url;
+  }
+}
+
+/**
+ * A page test's world, one per test: `each()` (called in a describe) starts a fresh UiWorld before each of its tests
+ * and stops it after, closing the contract's connection first. `contract()` is the service's socket as the bridge
+ * and the CLI reach it, connected on first use.
+ */
+export class UiWorlds {
+  private current: UiWorld | null = null;
+  private ipc: IpcClient | null = null;
+
+  constructor(private readonly clientName: string) {}
+
+  get world(): UiWorld {
+    if (!this.current) throw new Error('There is no page-test world outside a test of a describe that called each().');
+    return this.current;
+  }
+
+  async contract(): Promise<IpcClient> {
+    this.ipc ??= await IpcClient.connect({ locations: resolveLocations(this.world.env), clientName: this.clientName });
+    return this.ipc;
+  }
+
+  each(): void {
+    beforeEach(async () => {
+      this.current = new UiWorld();
+      await this.current.start();
+    });
+    afterEach(async () => {
+      this.ipc?.close();
+      this.ipc = null;
+      await this.current?.stop();
+      this.current = null;
+    });
   }
 }
 

@@ -1,15 +1,32 @@
 /**
  * The gateway's HTTP plumbing (docs/ARCHITECTURE.md §11): reading a request's body within its limit, answering a
- * refused one without losing the answer to a reset, copying an answer on with backpressure, and the small parsers
- * around them. Nothing here knows about jobs or money; gateway.ts does.
+ * refused one without losing the answer to a reset, telling when the delegate hangs up, copying an answer on with
+ * backpressure, reading an error answer and ending a broken one, and the small parsers around them. Nothing here
+ * knows about jobs or money; gateway.ts does. Which headers pass each way is gateway-headers.ts.
  */
 import type http from 'node:http';
 import { errorCode, errorMessage, isRecord } from '../../common/errors.js';
 import { truncateEnd } from '../../common/format.js';
-import { anthropicError } from './anthropic-error.js';
+import { anthropicError, anthropicErrorEvent } from './anthropic-error.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
 import type { UpstreamAnswer } from './upstream.js';
 import type { UsageMeter } from './usage-meter.js';
+
+/** An error answer from OpenRouter is read whole (to scrub it) up to this; the rest is dropped. */
+const MAX_ERROR_BYTES = 1024 * 1024;
+
+/**
+ * Tells when the delegate hangs up: `signal` aborts when the response closes before it was sent whole. Call
+ * `stop` once done with the response.
+ */
+export function watchHangUp(res: http.ServerResponse): { signal: AbortSignal; stop: () => void } {
+  const hangUp = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) hangUp.abort();
+  };
+  res.on('close', onClose);
+  return { signal: hangUp.signal, stop: () => res.off('close', onClose) };
+}
 
 /**
  * Copies the answer to the delegate as it arrives, chunk by chunk, waiting for the delegate to take each
@@ -52,6 +69,20 @@ export async function pipe(
     // A delegate gone mid-answer: stop reading from OpenRouter.
     if (res.destroyed) body.destroy();
   }
+}
+
+/**
+ * Ends an answer OpenRouter broke off: a stream with the Messages API's `error` event, so the delegate's Claude Code
+ * sees why; anything else by cutting the connection, so it cannot pass for a whole answer.
+ */
+export function endBroken(res: http.ServerResponse, streaming: boolean): void {
+  if (streaming && !res.writableEnded) res.end(anthropicErrorEvent('api_error', 'OpenRouter broke off the answer; try again.'));
+  else res.destroy();
+}
+
+/** An error answer's body as text, cut at 1 MiB; null when it broke off before its end. */
+export function readErrorBody(upstream: UpstreamAnswer): Promise<string | null> {
+  return readCapped(upstream.body, MAX_ERROR_BYTES);
 }
 
 /** An answer's body as text, at most `limit` bytes of it; null when it broke off before its end. */

@@ -8,88 +8,37 @@
  * back as it arrives, read on the way for its usage, and each request is written to the job's request log,
  * priced by the model the answer names.
  *
- * The listening socket is the host's (src-main/ipc/gateway-server.ts); this is what answers on it.
+ * This file is the metering: which request may go, what it is held at, and what it cost. The HTTP plumbing is in
+ * gateway-http.ts and gateway-headers.ts; a request in flight and its pricing in flight.ts. The listening socket is
+ * the host's (src-main/ipc/gateway-server.ts); this is what answers on it.
  */
-import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { OPENROUTER_UNREACHABLE } from '../../contract/index.js';
-import type { GatewayRequest, Usage } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatUsd } from '../../common/format.js';
-import type { CatalogPricing } from '../catalog/parse.js';
-import { estimateCostUsd } from '../catalog/cost-estimate.js';
-import { anthropicErrorEvent } from './anthropic-error.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
-import { boundUsd, ceilingPrices, dearestPricing, decide, promptTokensExpected, withMaxTokens } from './ceiling.js';
+import { boundUsd, decide, promptTokensExpected, withMaxTokens } from './ceiling.js';
 import type { Decision, Prices } from './ceiling.js';
-import { measurePrompt } from './prompt-measure.js';
-import { checkRequest } from './request-fields.js';
-import type { PromptMeasure } from './prompt-measure.js';
+import { answerCostUsd, openFlight } from './flight.js';
+import type { Flight } from './flight.js';
+import { downstreamHeaders, upstreamHeaders } from './gateway-headers.js';
+import { afterBody, bearerOf, endBroken, fail, parseObject, parseTarget, pipe, readBody, readErrorBody, unreachable, watchHangUp } from './gateway-http.js';
+import type { GatewayJob, GatewayJobs } from './gateway-jobs.js';
+import { tokenHash } from './job-token.js';
+import { refusalOf } from './request-refusal.js';
 import { MAX_COUNT_TOKENS_PER_JOB, MAX_IN_FLIGHT_PER_JOB, SpendLedger } from './spend-ledger.js';
 import { scrubSecrets } from '../secrets/redact.js';
-import { tokenHash } from './job-token.js';
-import { afterBody, bearerOf, fail, parseObject, parseTarget, pipe, readBody, readCapped, unreachable } from './gateway-http.js';
 import { postUpstream } from './upstream.js';
 import type { UpstreamAnswer } from './upstream.js';
 import { UsageMeter } from './usage-meter.js';
 import type { MeteredAnswer } from './usage-meter.js';
 
+export type { GatewayJob, GatewayJobs } from './gateway-jobs.js';
+
 /** Anthropic's own limit for a Messages request. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** The paths Claude Code calls under ANTHROPIC_BASE_URL (captured from the pinned CLI: tests/e2e/gateway.test.ts). */
 const FORWARDED = new Set(['/v1/messages', '/v1/messages/count_tokens']);
-/** Request headers that are the connection's, or ours to set: never passed on. */
-const DROPPED_REQUEST_HEADERS = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-  'content-length',
-  'authorization',
-  'x-api-key',
-  'cookie',
-  'accept-encoding',
-  'http-referer',
-  'x-title',
-  'x-session-id',
-  // Our listener answered it (100 Continue) before reading the body; the body then goes upstream whole, so OpenRouter has
-  // nothing to say to it.
-  'expect',
-]);
-/** An error answer from OpenRouter is read whole (to scrub it) up to this; the rest is dropped. */
-const MAX_ERROR_BYTES = 1024 * 1024;
-const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'set-cookie']);
-
-/** What the gateway needs of the live job a token belongs to. */
-export interface GatewayJob {
-  id: string;
-  model: string;
-  sessionId: string;
-  pricing: CatalogPricing | null;
-  /** Models OpenRouter may serve the job's requests with when its own fails, in order (each passed the policy at admission). */
-  fallbacks: Array<{ model: string; pricing: CatalogPricing }>;
-  maxCostUsd: number;
-  /** What the job has spent by its own stream's estimate (kept across restarts in its record). */
-  estimatedCostUsd: number;
-}
-
-/** The supervisor, as the gateway sees it. */
-export interface GatewayJobs {
-  /** The live (running) job whose token has this hash; waits for the history to be loaded. */
-  byTokenHash(hash: string): Promise<GatewayJob | null>;
-  /** Spent today by every job, and the daily cap. */
-  day(): { spentUsd: number; capUsd: number };
-  /** Writes a request's first line (`pending`) to the job's log; resolves once it is written (or could not be). */
-  requestStarted(jobId: string, entry: GatewayRequest): Promise<void>;
-  /** Appends a request's last line to the job's log; `meteredUsd` is what its finished requests cost together. */
-  logRequest(jobId: string, entry: GatewayRequest, meteredUsd: number): void;
-  /** The job asked for more than it may spend: it ends `budget_exceeded`. */
-  stopForBudget(jobId: string, reason: string): void;
-}
 
 export interface GatewayOptions {
   jobs: GatewayJobs;
@@ -112,23 +61,14 @@ export interface GatewayOptions {
   log?: (line: string) => void;
 }
 
-/** A request on its way through the gateway: what it is, what it is held at, and its log entry as it fills in. */
-interface Flight {
-  /** Its key in the ledger. */
-  id: number;
+/** A request that passed every check of its own and may now be metered. */
+interface Checked {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
   job: GatewayJob;
   path: string;
+  parsed: Record<string, unknown>;
   key: string;
-  counting: boolean;
-  started: number;
-  streaming: boolean;
-  fallbacks: GatewayJob['fallbacks'];
-  /** Null: no list price (a router model), so no ceiling. */
-  prices: Prices | null;
-  prompt: PromptMeasure;
-  /** What it is held at while in flight: the most it can cost. */
-  boundUsd: number;
-  entry: GatewayRequest;
 }
 
 /** How a relay ended: the answer as metered (null: none came), and whether the delegate left before it was whole. */
@@ -166,6 +106,12 @@ export class MeteringGateway {
     });
   }
 
+  /** Forgets a job's money once it has ended (what it still has in flight counts until it settles). */
+  forget(jobId: string): void {
+    this.ledger.forget(jobId);
+  }
+
+  /** Everything a request must be before it is metered: a path we serve, a live job's token, a body we can read and accept. */
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = parseTarget(req.url ?? '/');
     if (req.method !== 'POST' || !url || !FORWARDED.has(url.pathname)) {
@@ -195,22 +141,9 @@ export class MeteringGateway {
       this.fail(res, 400, 'invalid_request_error', 'The request body is not a JSON object.');
       return;
     }
-    if (parsed.model !== job.model) {
-      const asked = typeof parsed.model === 'string' ? `"${parsed.model.slice(0, 100)}"` : 'no model';
-      this.fail(res, 400, 'invalid_request_error', `This job runs on "${job.model}"; a request for ${asked} is refused.`);
-      return;
-    }
-    // The ceiling prices the answer at max_tokens: without a whole positive one it is no bound (a negative one would even free
-    // budget for the job's other requests in flight). count_tokens has none.
-    if (url.pathname === '/v1/messages' && !(Number.isSafeInteger(parsed.max_tokens) && (parsed.max_tokens as number) >= 1)) {
-      this.fail(res, 400, 'invalid_request_error', 'max_tokens must be a positive integer.');
-      return;
-    }
-    // Only what Claude Code sends: a field or block that buys something outside token prices never goes.
-    const allowed = this.options.allowServerTools?.() ?? false;
-    const refusal = checkRequest(parsed, { counting: url.pathname !== '/v1/messages', allow: { serverTools: allowed, urlSources: allowed } });
-    if (refusal) {
-      this.fail(res, 400, 'invalid_request_error', refusal.message);
+    const refusal = refusalOf(parsed, job.model, url.pathname, () => this.options.allowServerTools?.() ?? false);
+    if (refusal !== null) {
+      this.fail(res, 400, 'invalid_request_error', refusal);
       return;
     }
     const key = this.options.apiKey();
@@ -221,30 +154,22 @@ export class MeteringGateway {
     await this.forward({ req, res, job, path: url.pathname + url.search, parsed, key });
   }
 
-  /** Forgets a job's money once it has ended (what it still has in flight counts until it settles). */
-  forget(jobId: string): void {
-    this.ledger.forget(jobId);
-  }
-
   /**
-   * One request, in the order that keeps every cap: what it is, whether (and with what max_tokens) it may go,
-   * the body rewritten to the user's policy, its first log line, the relay, and what it cost.
+   * One request, metered in the order that keeps every cap:
+   * 1. open: what the request is, and the prices its cost is capped at;
+   * 2. admit: whether it may go, and with what max_tokens; once admitted it is held in the ledger at the most it
+   *    can cost, so the job's other requests are decided with it counted;
+   * 3. rewrite: the body that goes upstream;
+   * 4. logPending: its first log line, on disk before it goes;
+   * 5. relay: sent to OpenRouter, its answer copied back to the delegate as it arrives;
+   * 6. settle: what it cost takes the place of its hold, and its last log line is written.
+   * A request admitted lets go of its hold in settle, in the refusal of a body that cannot be written, or, when
+   * something of ours throws before settle is done, in `finally`.
    */
-  private async forward(input: {
-    req: http.IncomingMessage;
-    res: http.ServerResponse;
-    job: GatewayJob;
-    path: string;
-    parsed: Record<string, unknown>;
-    key: string;
-  }): Promise<void> {
+  private async forward(input: Checked): Promise<void> {
     const { req, res } = input;
-    const flight = this.open(input.job, input.path, input.parsed, input.key);
-    const hangUp = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) hangUp.abort();
-    };
-    res.on('close', onClose);
+    const flight = openFlight(this.nextRequest++, this.now(), input.job, input.path, input.parsed, input.key);
+    const hangUp = watchHangUp(res);
     let held = false;
     try {
       const admitted = flight.counting ? this.admitCount(flight, res) : await this.admit(flight, res, hangUp.signal);
@@ -253,75 +178,32 @@ export class MeteringGateway {
       const payload = this.rewrite(flight, input.parsed, admitted.maxTokens);
       if (payload === null) {
         held = false;
-        this.ledger.settle(flight.job.id, flight.id, 0);
-        this.fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
+        this.refuseUnwritable(flight, res);
         return;
       }
-      // On disk before it goes: a request the service's own death cuts off still has its line (`pending`, read
-      // back as `interrupted`), so the log stays whole.
-      if (!flight.counting) await this.options.jobs.requestStarted(flight.job.id, { ...flight.entry, outcome: 'pending' });
+      if (!flight.counting) await this.logPending(flight);
       const relayed = await this.relay(flight, req, res, payload, hangUp.signal);
-      await this.close(flight, relayed);
+      await this.settle(flight, relayed);
       held = false;
     } finally {
-      res.off('close', onClose);
-      // A failure of our own between the hold and the relay's end: what may have gone counts at the most it can cost,
-      // and the job's other requests are not left waiting on a hold nobody settles.
+      hangUp.stop();
+      // A failure of our own between the hold and the settling: what may have gone counts at the most it can cost,
+      // and the job's other requests are not left waiting on a hold nobody lets go of.
       if (held) this.ledger.settle(flight.job.id, flight.id, flight.boundUsd);
     }
   }
 
-  /** A request's entry, prices and prompt, before anything is decided. */
-  private open(job: GatewayJob, path: string, parsed: Record<string, unknown>, key: string): Flight {
-    const started = this.now();
-    const counting = path.startsWith('/v1/messages/count_tokens');
-    const id = this.nextRequest++;
-    // A fallback no cap could hold is never sent (admission keeps none; this holds whatever the job says).
-    const fallbacks = job.fallbacks.filter((f) => ceilingPrices(f.pricing) !== null);
-    const maxTokens = counting ? null : (parsed.max_tokens as number);
-    return {
-      id,
-      job,
-      path,
-      key,
-      counting,
-      started,
-      streaming: parsed.stream === true,
-      fallbacks,
-      // Capped at the dearest model that may serve it, so the cap holds whichever does.
-      prices: ceilingPrices(fallbacks.length > 0 ? dearestPricing([job.pricing, ...fallbacks.map((f) => f.pricing)]) : job.pricing),
-      prompt: measurePrompt(parsed),
-      boundUsd: 0,
-      entry: {
-        id: `${started.toString(36)}-${id.toString(36)}-${randomBytes(3).toString('hex')}`,
-        at: new Date(started).toISOString(),
-        model: job.model,
-        provider: null,
-        generationId: null,
-        status: 0,
-        outcome: 'ok',
-        usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
-        costUsd: 0,
-        ceilingUsd: 0,
-        maxTokens,
-        maxTokensAsked: null,
-        firstByteMs: null,
-        durationMs: 0,
-        note: counting ? 'count_tokens' : null,
-      },
-    };
-  }
-
   /**
-   * Whether a Messages request may go, and with what max_tokens: it waits while the job has as many requests in
-   * flight as it may, and while money held by requests in flight is what keeps it from going whole; otherwise it
-   * is decided, and a refusal answers 402 and stops the job. Null: refused, or the delegate hung up while waiting.
+   * Whether a Messages request may go, and with what max_tokens. It waits while the job has as many requests in
+   * flight as it may, and while the money held by requests in flight is all that keeps it from going whole;
+   * otherwise it is decided, and a refusal answers 402 and stops the job. Null: refused, or the delegate hung up
+   * while it waited.
    */
   private async admit(flight: Flight, res: http.ServerResponse, hungUp: AbortSignal): Promise<{ maxTokens: number | null } | null> {
     const { job, prices } = flight;
     const maxTokens = flight.entry.maxTokens;
     if (!prices) {
-      // No list price, no cap to hold it to (admission refuses such models): it goes as asked, held at nothing.
+      // No list price, so no cap can hold it (admission refuses such models): it goes as asked, held at $0.
       this.ledger.hold(job.id, flight.id, 0);
       return { maxTokens };
     }
@@ -352,6 +234,7 @@ export class MeteringGateway {
     return { decision, dayBinds: standing.dayCapUsd - standing.dayCommittedUsd < standing.jobCapUsd - standing.jobCommittedUsd };
   }
 
+  /** Acts on a decision: a refusal is answered, logged and stops the job; a request let go is held at its bound. */
   private decided(flight: Flight, prices: Prices, decision: Decision, res: http.ServerResponse): { maxTokens: number | null } | null {
     const { job, entry } = flight;
     entry.ceilingUsd = decision.ceilingUsd;
@@ -417,42 +300,74 @@ export class MeteringGateway {
     }
   }
 
-  /** Sends the request and copies the answer back; an error answer's body and every header relayed lose the key. */
+  /** A body too deeply nested to write: it never went, so its hold is let go at $0. */
+  private refuseUnwritable(flight: Flight, res: http.ServerResponse): void {
+    this.ledger.settle(flight.job.id, flight.id, 0);
+    this.fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
+  }
+
+  /**
+   * The request's first log line (`pending`), on disk before it goes: a request the service's own death cuts off
+   * still has its line (read back as `interrupted`), so the log stays whole.
+   */
+  private logPending(flight: Flight): Promise<void> {
+    return this.options.jobs.requestStarted(flight.job.id, { ...flight.entry, outcome: 'pending' });
+  }
+
+  /** Sends the request to OpenRouter and copies its answer back; what goes back to the delegate never carries the key. */
   private async relay(flight: Flight, req: http.IncomingMessage, res: http.ServerResponse, payload: string, hungUp: AbortSignal): Promise<Relayed> {
     const { job, entry, key } = flight;
-    const usageMeter = new UsageMeter(flight.streaming, (answer) => {
-      // As the answer streams, what it has cost so far holds the request when that is more than its bound.
-      this.ledger.holdAtLeast(job.id, flight.id, costOf(answer.usage, servedPricing(job, flight.fallbacks, answer.model)));
-    });
+    const headers = upstreamHeaders(req, { key, attribution: this.options.attribution, sessionId: job.sessionId });
     let upstream: UpstreamAnswer;
     try {
-      upstream = await postUpstream(`${this.options.upstream}${flight.path}`, this.upstreamHeaders(req, key, job), payload, hungUp);
+      upstream = await postUpstream(`${this.options.upstream}${flight.path}`, headers, payload, hungUp);
     } catch (error) {
-      if (hungUp.aborted) {
-        Object.assign(entry, { outcome: 'aborted', note: 'the delegate hung up before OpenRouter answered' });
-        return { answer: null, reachedUpstream: true, hungUp: true };
-      }
-      const problem = unreachable(error);
-      Object.assign(entry, { status: 502, outcome: 'upstream_error', note: `OpenRouter could not be reached: ${problem}` });
-      this.fail(res, 502, 'api_error', `${OPENROUTER_UNREACHABLE}: ${problem}.`);
-      return { answer: null, reachedUpstream: false, hungUp: false };
+      return this.unanswered(flight, res, error, hungUp);
     }
     entry.status = upstream.status;
     if (upstream.status === 401) this.options.onUnauthorized?.();
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(upstream.headers)) if (!DROPPED_RESPONSE_HEADERS.has(name)) headers[name] = scrubSecrets(value, key);
-    if (upstream.status < 200 || upstream.status >= 300) {
-      // An error is small and may quote what it was sent (a key OpenRouter refused, an echoed header): read whole, scrubbed.
-      Object.assign(entry, { outcome: 'upstream_error', note: `OpenRouter answered ${upstream.status}` });
-      const text = await readCapped(upstream.body, MAX_ERROR_BYTES);
-      entry.firstByteMs = this.now() - flight.started;
-      if (!res.destroyed) {
-        res.writeHead(upstream.status, headers);
-        res.end(scrubSecrets(text ?? '', key));
-      }
-      return { answer: null, reachedUpstream: true, hungUp: text === null && hungUp.aborted };
+    if (upstream.status < 200 || upstream.status >= 300) return this.relayError(flight, upstream, res, hungUp);
+    return this.relayAnswer(flight, upstream, res);
+  }
+
+  /** OpenRouter did not answer: the delegate hung up first, or OpenRouter could not be reached (502). */
+  private unanswered(flight: Flight, res: http.ServerResponse, error: unknown, hungUp: AbortSignal): Relayed {
+    const { entry } = flight;
+    if (hungUp.aborted) {
+      Object.assign(entry, { outcome: 'aborted', note: 'the delegate hung up before OpenRouter answered' });
+      return { answer: null, reachedUpstream: true, hungUp: true };
     }
-    res.writeHead(upstream.status, headers);
+    const problem = unreachable(error);
+    Object.assign(entry, { status: 502, outcome: 'upstream_error', note: `OpenRouter could not be reached: ${problem}` });
+    this.fail(res, 502, 'api_error', `${OPENROUTER_UNREACHABLE}: ${problem}.`);
+    return { answer: null, reachedUpstream: false, hungUp: false };
+  }
+
+  /**
+   * OpenRouter's error answer, passed on with its status. It is small and may quote what it was sent (a key
+   * OpenRouter refused, an echoed header), so it is read whole and scrubbed of the key before it goes back.
+   */
+  private async relayError(flight: Flight, upstream: UpstreamAnswer, res: http.ServerResponse, hungUp: AbortSignal): Promise<Relayed> {
+    const { entry, key } = flight;
+    const headers = downstreamHeaders(upstream.headers, key);
+    Object.assign(entry, { outcome: 'upstream_error', note: `OpenRouter answered ${upstream.status}` });
+    const text = await readErrorBody(upstream);
+    entry.firstByteMs = this.now() - flight.started;
+    if (!res.destroyed) {
+      res.writeHead(upstream.status, headers);
+      res.end(scrubSecrets(text ?? '', key));
+    }
+    return { answer: null, reachedUpstream: true, hungUp: text === null && hungUp.aborted };
+  }
+
+  /** OpenRouter's answer, copied to the delegate as it arrives and metered on the way. */
+  private async relayAnswer(flight: Flight, upstream: UpstreamAnswer, res: http.ServerResponse): Promise<Relayed> {
+    const { job, entry, key } = flight;
+    const usageMeter = new UsageMeter(flight.streaming, (soFar) => {
+      // While the answer streams, the request is held at what it has cost so far once that passes its bound.
+      this.ledger.holdAtLeast(job.id, flight.id, answerCostUsd(flight, soFar));
+    });
+    res.writeHead(upstream.status, downstreamHeaders(upstream.headers, key));
     const broken = await pipe(upstream, res, usageMeter, () => {
       entry.firstByteMs ??= this.now() - flight.started;
     });
@@ -460,18 +375,16 @@ export class MeteringGateway {
     if (broken === 'client') Object.assign(entry, { outcome: 'aborted', status: 0, note: 'the delegate hung up mid-answer' });
     else if (broken === 'upstream') {
       Object.assign(entry, { outcome: 'broken', note: 'OpenRouter broke off the answer' });
-      if (flight.streaming && !res.writableEnded) res.end(anthropicErrorEvent('api_error', 'OpenRouter broke off the answer; try again.'));
-      else res.destroy();
+      endBroken(res, flight.streaming);
     } else if (answer.error && entry.outcome === 'ok') Object.assign(entry, { outcome: 'upstream_error', note: scrubSecrets(answer.error, key) });
     return { answer, reachedUpstream: true, hungUp: broken !== null };
   }
 
   /**
-   * What the request cost, its last log line, and the job stopped at once if that put it past its cap. An answer
-   * cut short is paid for: a provider that cannot cancel a stream bills all of it, so its cost is OpenRouter's
-   * generation record (asked while the request stays held at its bound), or its bound when there is none.
+   * What the request cost takes the place of its hold in the ledger; its last log line is written, and the job is
+   * stopped at once if that put it past its cap.
    */
-  private async close(flight: Flight, relayed: Relayed): Promise<void> {
+  private async settle(flight: Flight, relayed: Relayed): Promise<void> {
     const { job, entry } = flight;
     const { answer } = relayed;
     if (answer) {
@@ -480,19 +393,8 @@ export class MeteringGateway {
       entry.provider = answer.provider;
       if (answer.model) entry.model = answer.model;
     }
-    // OpenRouter prices a request by the model that served it, which its answer names.
-    const metered = answer ? costOf(answer.usage, servedPricing(job, flight.fallbacks, answer.model)) : 0;
-    entry.costUsd = metered;
-    if (relayed.hungUp && !flight.counting) {
-      const billed = entry.generationId && this.options.billedCost ? await this.options.billedCost(entry.generationId).catch(() => null) : null;
-      if (billed !== null) {
-        entry.costUsd = Math.max(billed, metered);
-        entry.note = `${entry.note ?? 'cut short'}; cost from OpenRouter's generation record`;
-      } else {
-        entry.costUsd = Math.max(flight.boundUsd, metered);
-        entry.note = `${entry.note ?? 'cut short'}; counted at its ceiling, the most it could have cost (OpenRouter kept no record of it)`;
-      }
-    }
+    entry.costUsd = answer ? answerCostUsd(flight, answer) : 0;
+    if (relayed.hungUp && !flight.counting) await this.costCutShort(flight);
     if (entry.ceilingUsd > 0 && entry.costUsd > entry.ceilingUsd * 1.5 + 1e-6) {
       this.log(`gateway: ${job.id}: a request cost ${formatUsd(entry.costUsd)}, above its ceiling of ${formatUsd(entry.ceilingUsd)}`);
     }
@@ -508,38 +410,26 @@ export class MeteringGateway {
     }
   }
 
+  /**
+   * The cost of an answer cut short: a provider that cannot cancel a stream bills all of it, so it is what
+   * OpenRouter's generation record says (asked while the request stays held at its bound), or its bound when there
+   * is no record; never less than what was metered of it.
+   */
+  private async costCutShort(flight: Flight): Promise<void> {
+    const { entry } = flight;
+    const metered = entry.costUsd;
+    const billed = entry.generationId && this.options.billedCost ? await this.options.billedCost(entry.generationId).catch(() => null) : null;
+    if (billed !== null) {
+      entry.costUsd = Math.max(billed, metered);
+      entry.note = `${entry.note ?? 'cut short'}; cost from OpenRouter's generation record`;
+    } else {
+      entry.costUsd = Math.max(flight.boundUsd, metered);
+      entry.note = `${entry.note ?? 'cut short'}; counted at its ceiling, the most it could have cost (OpenRouter kept no record of it)`;
+    }
+  }
+
+  /** Answers with an Anthropic-shaped error, scrubbed of the key. */
   private fail(res: http.ServerResponse, status: number, type: AnthropicErrorType, message: string): void {
     fail(res, status, type, scrubSecrets(message, this.options.apiKey()));
   }
-
-  private upstreamHeaders(req: http.IncomingMessage, key: string, job: GatewayJob): Record<string, string> {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || DROPPED_REQUEST_HEADERS.has(name)) continue;
-      headers[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    headers.authorization = `Bearer ${key}`;
-    headers['http-referer'] = this.options.attribution.url;
-    headers['x-title'] = this.options.attribution.title;
-    // OpenRouter's sticky routing: every request of the conversation to the provider whose cache it warmed.
-    headers['x-session-id'] = job.sessionId;
-    // Read as it passes: the meter must see the bytes the delegate sees.
-    headers['accept-encoding'] = 'identity';
-    return headers;
-  }
-}
-
-/**
- * The prices of the model an answer names: the job's own or one of its fallbacks. An answer that names none
- * of them (or nothing) is priced at the dearest, never below what it may have cost.
- */
-function servedPricing(job: GatewayJob, fallbacks: GatewayJob['fallbacks'], model: string | null): CatalogPricing | null {
-  if (fallbacks.length === 0) return job.pricing;
-  const models = [{ model: job.model, pricing: job.pricing }, ...fallbacks];
-  const named = model === null ? undefined : (models.find((m) => m.model === model) ?? models.find((m) => m.model.toLowerCase() === model.toLowerCase()));
-  return named ? named.pricing : dearestPricing(models.map((m) => m.pricing));
-}
-
-function costOf(usage: Usage, pricing: CatalogPricing | null): number {
-  return pricing ? (estimateCostUsd([usage], pricing) ?? 0) : 0;
 }

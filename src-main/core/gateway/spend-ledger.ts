@@ -90,10 +90,14 @@ export class SpendLedger {
     if (spend && held !== undefined && usd > held) spend.inFlight.set(requestId, usd);
   }
 
-  /** A request has ended at `costUsd` (0: it never went): its hold is let go. Returns the job's finished spend. */
+  /**
+   * A request has ended at `costUsd` (0: it never went): its hold is let go. Returns the job's finished spend. Once
+   * per request: a request already settled, or never held, counts nothing more (the gateway lets go of a hold again
+   * when something of its own fails after the settling, and must not bill it twice).
+   */
   settle(jobId: string, requestId: number, costUsd: number): number {
     const spend = this.of(jobId);
-    spend.inFlight.delete(requestId);
+    if (!spend.inFlight.delete(requestId)) return spend.finishedUsd;
     spend.finishedUsd += costUsd;
     const finished = spend.finishedUsd;
     if (spend.forgotten && spend.inFlight.size === 0) this.jobs.delete(jobId);

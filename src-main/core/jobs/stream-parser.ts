@@ -3,8 +3,10 @@
  * time, into what the service shows and bills (docs/ARCHITECTURE.md §4): a bounded tail, tool-call counts,
  * usage per assistant message, OpenRouter generation ids and the result.
  *
- * Over 400 lines, kept whole: every event kind it reads feeds the same per-message usage, tool-call and
- * tail state, and the rules below (repeats, snapshots, sub-agents) cut across all of them.
+ * One state machine, kept whole: every event kind it reads feeds the same per-message usage, tool-call and
+ * tail state, and the rules below (repeats, snapshots, sub-agents) cut across all of them. What is not state lives
+ * beside it: the tolerant field readers in stream-fields.ts, the text of tail entries in stream-text.ts, the ring in
+ * ring.ts.
  *
  * What the real captures taught us (tests/fixtures/claude):
  * - Claude Code repeats the same assistant message once per content block (same `message.id`,
@@ -33,7 +35,9 @@
 import { ZERO_USAGE, maxUsage } from '../../contract/jobs.js';
 import type { TailEntry, Usage } from '../../contract/jobs.js';
 import { isRecord } from '../../common/errors.js';
-import { truncateEnd } from '../../common/format.js';
+import { Ring } from './ring.js';
+import { modelUsageOf, nonEmptyString, numberOrNull, stringOrNull, usageOf } from './stream-fields.js';
+import { isBlank, shorten, summarizeToolInput, toolResultText } from './stream-text.js';
 
 /** Most tail entries kept in memory; status asks for 15 by default, 100 at most. */
 export const TAIL_CAPACITY = 200;
@@ -93,201 +97,6 @@ export interface ApiRetry {
 }
 
 type Json = Record<string, unknown>;
-
-function stringOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-function nonEmptyString(value: unknown): string | null {
-  return typeof value === 'string' && value !== '' ? value : null;
-}
-
-function numberOrNull(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-/**
- * A token count: real ones are integers far below 2^53. A larger one is damage; it is capped so that
- * sums and costs stay finite (Infinity would turn into null in job.json and break its schema) while
- * still counting high, the safe side for a budget.
- */
-function tokens(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.min(value, Number.MAX_SAFE_INTEGER) : 0;
-}
-
-/** Anthropic's usage object → ours; null when there is no usage object at all. */
-function usageOf(raw: unknown): Usage | null {
-  if (!isRecord(raw)) return null;
-  return {
-    inputTokens: tokens(raw.input_tokens),
-    outputTokens: tokens(raw.output_tokens),
-    cacheReadTokens: tokens(raw.cache_read_input_tokens),
-    cacheWriteTokens: tokens(raw.cache_creation_input_tokens),
-  };
-}
-
-/** Sum of the token counts in a result's `modelUsage` (camelCase, one entry per model). */
-function modelUsageOf(raw: unknown): Usage | null {
-  if (!isRecord(raw)) return null;
-  const sum = { ...ZERO_USAGE };
-  for (const entry of Object.values(raw)) {
-    if (!isRecord(entry)) continue;
-    sum.inputTokens += tokens(entry.inputTokens);
-    sum.outputTokens += tokens(entry.outputTokens);
-    sum.cacheReadTokens += tokens(entry.cacheReadInputTokens);
-    sum.cacheWriteTokens += tokens(entry.cacheCreationInputTokens);
-  }
-  return sum;
-}
-
-function isWhitespace(code: number): boolean {
-  return code === 32 || (code >= 9 && code <= 13) || code === 160;
-}
-
-function isBlank(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (!isWhitespace(text.charCodeAt(i))) return false;
-  return true;
-}
-
-/** A string with storage of its own (join builds a new flat string; lone surrogates are kept as they are). */
-function copyString(text: string): string {
-  return text.split('').join('');
-}
-
-/**
- * One display line of at most about `max` characters: whitespace runs (newlines included) become
- * one space. Only a bounded head of the text is looked at, so a 5 MB tool result costs no more
- * than a short one.
- */
-export function shorten(text: string, max: number): string {
-  // A copy, not a slice: V8 slices share the memory of the string they were cut from, so a tail entry
-  // cut from a 5 MB tool result would keep all 5 MB alive for as long as it stays in the ring.
-  const head = text.length > max * 2 ? copyString(text.slice(0, max * 2)) : text;
-  const flat = head.replace(/\s+/g, ' ').trim();
-  // A head cut from a longer text says so, even when its words fit once their whitespace is folded.
-  return truncateEnd(head.length < text.length ? `${flat}…` : flat, max);
-}
-
-/**
- * Compact JSON of at most about `budget` characters, without serialising the whole value first
- * (a tool input can hold a whole file).
- */
-export function compactJson(value: unknown, budget: number): string {
-  const parts: string[] = [];
-  let length = 0;
-  const emit = (s: string): boolean => {
-    parts.push(s);
-    length += s.length;
-    return length < budget;
-  };
-  const walk = (v: unknown, depth: number): boolean => {
-    if (typeof v === 'string') return emit(JSON.stringify(v.length > budget ? v.slice(0, budget) : v));
-    if (typeof v === 'number' || typeof v === 'boolean') return emit(String(v));
-    if (v === null || v === undefined) return emit('null');
-    if (typeof v !== 'object' || depth > 8) return emit('…');
-    if (Array.isArray(v)) {
-      if (!emit('[')) return false;
-      for (let i = 0; i < v.length; i++) {
-        if (i > 0 && !emit(',')) return false;
-        if (!walk(v[i], depth + 1)) return false;
-      }
-      return emit(']');
-    }
-    if (!emit('{')) return false;
-    let first = true;
-    for (const key in v) {
-      if (!Object.hasOwn(v, key)) continue;
-      if (!first && !emit(',')) return false;
-      first = false;
-      if (!emit(`${JSON.stringify(key)}:`)) return false;
-      if (!walk((v as Json)[key], depth + 1)) return false;
-    }
-    return emit('}');
-  };
-  walk(value, 0);
-  return parts.join('');
-}
-
-/** What a tool call is about, in a few words: the command, the file, the pattern … */
-function summarizeToolInput(name: string, input: unknown): string {
-  if (!isRecord(input)) return '';
-  switch (name) {
-    case 'Bash':
-      return stringOrNull(input.command) ?? compactJson(input, TOOL_CALL_CHARS);
-    case 'Read':
-    case 'Write':
-    case 'Edit':
-    case 'MultiEdit':
-      return stringOrNull(input.file_path) ?? compactJson(input, TOOL_CALL_CHARS);
-    case 'NotebookEdit':
-    case 'NotebookRead':
-      // Claude Code's notebook tools take `notebook_path`; older captures use `file_path`.
-      return stringOrNull(input.notebook_path) ?? stringOrNull(input.file_path) ?? compactJson(input, TOOL_CALL_CHARS);
-    case 'Grep':
-    case 'Glob': {
-      const pattern = stringOrNull(input.pattern);
-      if (pattern === null) break;
-      const where = nonEmptyString(input.path);
-      return where === null ? pattern : `${pattern} in ${where}`;
-    }
-    case 'WebFetch':
-      return stringOrNull(input.url) ?? compactJson(input, TOOL_CALL_CHARS);
-    case 'WebSearch':
-      return stringOrNull(input.query) ?? compactJson(input, TOOL_CALL_CHARS);
-    case 'Task':
-    case 'Agent': {
-      const description = nonEmptyString(input.description);
-      const kind = nonEmptyString(input.subagent_type);
-      if (description === null && kind === null) break;
-      if (description === null) return kind ?? '';
-      return kind === null ? description : `${description} (${kind})`;
-    }
-    case 'TodoWrite':
-      if (!Array.isArray(input.todos)) break;
-      return input.todos.length === 1 ? '1 todo' : `${input.todos.length} todos`;
-  }
-  return compactJson(input, TOOL_CALL_CHARS);
-}
-
-/** The text of a tool_result's content (a string, or an array of text and image blocks), bounded. */
-function toolResultText(content: unknown, max: number): string {
-  if (typeof content === 'string') return shorten(content, max);
-  if (!Array.isArray(content)) return '';
-  let joined = '';
-  for (const block of content) {
-    if (joined.length > max * 2) break;
-    if (!isRecord(block)) continue;
-    const piece = block.type === 'text' ? stringOrNull(block.text) : block.type === 'image' ? '[image]' : null;
-    if (piece === null) continue;
-    joined = joined === '' ? piece : `${joined}\n${piece}`;
-  }
-  return shorten(joined, max);
-}
-
-/** Fixed-size ring: the newest `capacity` entries, oldest overwritten first. */
-class Ring<T> {
-  private readonly items: T[] = [];
-  private next = 0;
-
-  constructor(private readonly capacity: number) {}
-
-  push(item: T): void {
-    if (this.items.length < this.capacity) this.items.push(item);
-    else this.items[this.next] = item;
-    this.next = (this.next + 1) % this.capacity;
-  }
-
-  /** The newest `limit` items, oldest first. */
-  last(limit: number): T[] {
-    const size = this.items.length;
-    const count = Math.max(0, Math.min(size, Math.floor(limit)));
-    const out: T[] = new Array<T>(count);
-    // When full, `next` is the oldest slot; before that the array is already in order.
-    const oldest = size < this.capacity ? 0 : this.next;
-    for (let i = 0; i < count; i++) out[i] = this.items[(oldest + size - count + i) % size] as T;
-    return out;
-  }
-}
 
 export interface StreamParserOptions {
   /** The stream is a resumed session's (a follow-up): its result's `modelUsage` counts the earlier turns too. */
@@ -495,7 +304,7 @@ export class StreamParser {
       }
     }
     this.calls++;
-    const summary = summarizeToolInput(name, block.input);
+    const summary = summarizeToolInput(name, block.input, TOOL_CALL_CHARS);
     this.addEntry({ kind: 'tool_call', tool: name, text: shorten(summary === '' ? name : `${name} ${summary}`, TOOL_CALL_CHARS) }, subagent);
   }
 

@@ -220,6 +220,24 @@ describe('the metering gateway', () => {
     expect(jobs.pending.map((p) => [p.id, p.outcome, p.status])).toEqual([[entry?.id, 'pending', 0]]);
   });
 
+  it('bills a request once when writing its log line fails after it was settled', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 1200, output: 80 })));
+    const { token } = jobs.add();
+    const logRequest = jobs.logRequest.bind(jobs);
+    let failures = 1;
+    jobs.logRequest = (jobId, entry, meteredUsd) => {
+      logRequest(jobId, entry, meteredUsd);
+      if (failures-- > 0) throw new Error('disk full');
+    };
+    for (let i = 0; i < 2; i++) await (await post(token, body())).text();
+    await Promise.allSettled(handled);
+    const cost = (1200 * 1 + 80 * 2) / 1e6;
+    expect(jobs.log.map((l) => l.entry.costUsd)).toEqual([expect.closeTo(cost, 12), expect.closeTo(cost, 12)]);
+    // The second request's running total counts the first once, at its cost, not a second time at its bound.
+    expect(jobs.log[1]?.meteredUsd).toBeCloseTo(2 * cost, 12);
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(2);
+  });
+
   it('reads the usage of a non-streaming answer too', async () => {
     fake.route('POST', MESSAGES, (_request, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });

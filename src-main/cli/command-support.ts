@@ -1,0 +1,45 @@
+/**
+ * What the commands of `openrouter-delegate` share: their output (stdout for results, stderr for what is said about
+ * them), the error that means bad usage (exit 2, with the help), and the connection to the running service — or to
+ * one started headless for the call, as the MCP bridge does.
+ */
+import { APP_VERSION, ServiceError } from '../contract/index.js';
+import { IpcClient } from '../ipc/client.js';
+import type { Locations } from '../platform/locations.js';
+import { startHeadlessService } from '../platform/headless-service.js';
+
+/** Bad usage: the entry point prints its message and the help, and exits 2. */
+export class UsageError extends Error {}
+
+/** A line of the command's result, on stdout. */
+export function out(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** A line about what happened (progress, notes, problems), on stderr. */
+export function err(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** The running service, or null when none runs. */
+export async function connect(locations: Locations): Promise<IpcClient | null> {
+  try {
+    return await IpcClient.connect({ locations, clientName: `cli/${APP_VERSION}` });
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'unavailable') return null;
+    throw error;
+  }
+}
+
+/**
+ * The running service, or one started headless for the call (as the bridge does). `cliFile` is this CLI's own file,
+ * run again as `serve --notify-ready` to start it.
+ */
+export async function connectOrStart(locations: Locations, cliFile: string): Promise<IpcClient> {
+  const running = await connect(locations);
+  if (running) return running;
+  await startHeadlessService({ command: process.execPath, args: [cliFile, 'serve', '--notify-ready'], env: process.env, locations });
+  const started = await connect(locations);
+  if (!started) throw new ServiceError('unavailable', 'The service was started but does not answer; see the service log.');
+  return started;
+}

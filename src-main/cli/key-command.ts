@@ -1,0 +1,58 @@
+/**
+ * `openrouter-delegate key set|remove|status [--management] [--no-validate] [--json]`: stores the OpenRouter key (or,
+ * with `--management`, the management key) in the OS keychain, read from stdin and checked with OpenRouter unless
+ * `--no-validate`; removes it; or says which keys are set. Through the running service when there is one (so it
+ * uses the change at once), else on the keychain directly.
+ */
+import type { SecretKind, SecretsStatus } from '../contract/index.js';
+import type { Locations } from '../platform/locations.js';
+import { OpenRouterClient } from '../core/openrouter/client.js';
+import { SecretStore } from '../core/secrets/secret-store.js';
+import { removeSecret, storeSecret } from '../core/service/secret-ops.js';
+import { ATTRIBUTION, baseUrlFrom } from '../core/openrouter/endpoint.js';
+import { UsageError, connect, err, out } from './command-support.js';
+import { readSecret } from './read-secret.js';
+import { describeSecrets } from './status-command.js';
+
+export async function keyCommand(
+  locations: Locations,
+  action: string | undefined,
+  kind: SecretKind,
+  flags: { validate: boolean; json: boolean },
+): Promise<number> {
+  const client = await connect(locations);
+  const direct = () => ({
+    secrets: new SecretStore({ service: locations.keychainService, env: process.env }),
+    client: new OpenRouterClient({ baseUrl: baseUrlFrom(process.env), appTitle: ATTRIBUTION.title, appUrl: ATTRIBUTION.url }),
+  });
+  try {
+    let result: SecretsStatus;
+    switch (action) {
+      case 'set': {
+        const value = await readSecret(kind === 'api' ? 'OpenRouter key (input hidden): ' : 'Management key (input hidden): ');
+        if (!value) throw new UsageError('No key given. Pipe it in (`printf %s "$KEY" | openrouter-delegate key set`) or type it when asked.');
+        result = client
+          ? await client.call('secrets.set', { kind, value, validate: flags.validate })
+          : await storeSecret(direct(), kind, value, flags.validate);
+        err(kind === 'api' ? 'Key stored in the OS keychain.' : 'Management key stored in the OS keychain.');
+        if (kind === 'api' && result.apiKey.source === 'environment')
+          err('Note: OPENROUTER_API_KEY is set in the environment and takes precedence over the keychain.');
+        break;
+      }
+      case 'remove':
+        result = client ? await client.call('secrets.remove', { kind }) : removeSecret(direct(), kind);
+        err('Removed from the OS keychain.');
+        break;
+      case 'status':
+        result = client ? await client.call('secrets.status', {}) : direct().secrets.status();
+        break;
+      default:
+        throw new UsageError(`Unknown key action "${action ?? ''}": use set, remove or status.`);
+    }
+    if (flags.json) out(JSON.stringify(result, null, 2));
+    else if (action === 'status') for (const line of describeSecrets(result)) out(line);
+    return 0;
+  } finally {
+    client?.close();
+  }
+}

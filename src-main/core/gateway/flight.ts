@@ -1,0 +1,91 @@
+/**
+ * A request on its way through the metering gateway (docs/ARCHITECTURE.md §11): what it is, the prices it is capped
+ * at, what it is held at while in flight, and its request-log entry as it fills in; and how its answer is priced.
+ */
+import { randomBytes } from 'node:crypto';
+import type { GatewayRequest } from '../../contract/index.js';
+import type { CatalogPricing } from '../catalog/parse.js';
+import { estimateCostUsd } from '../catalog/cost-estimate.js';
+import { ceilingPrices, dearestPricing } from './ceiling.js';
+import type { Prices } from './ceiling.js';
+import type { GatewayJob } from './gateway-jobs.js';
+import { measurePrompt } from './prompt-measure.js';
+import type { PromptMeasure } from './prompt-measure.js';
+import type { MeteredAnswer } from './usage-meter.js';
+
+export interface Flight {
+  /** Its key in the ledger. */
+  id: number;
+  job: GatewayJob;
+  /** The path and query it goes upstream to. */
+  path: string;
+  /** The OpenRouter key it goes with. */
+  key: string;
+  /** A count_tokens call: free, so held at $0, sent without the policy or fallbacks, and not logged as `pending`. */
+  counting: boolean;
+  started: number;
+  streaming: boolean;
+  fallbacks: GatewayJob['fallbacks'];
+  /** Null: no list price (a router model), so no ceiling. */
+  prices: Prices | null;
+  prompt: PromptMeasure;
+  /** What it is held at while in flight: the most it can cost. */
+  boundUsd: number;
+  entry: GatewayRequest;
+}
+
+/** A request's flight before anything is decided: its prices, its prompt measured, and its log entry. */
+export function openFlight(id: number, started: number, job: GatewayJob, path: string, parsed: Record<string, unknown>, key: string): Flight {
+  const counting = path.startsWith('/v1/messages/count_tokens');
+  // A fallback no cap could hold is never sent (admission keeps none; this holds whatever the job says).
+  const fallbacks = job.fallbacks.filter((f) => ceilingPrices(f.pricing) !== null);
+  const maxTokens = counting ? null : (parsed.max_tokens as number);
+  return {
+    id,
+    job,
+    path,
+    key,
+    counting,
+    started,
+    streaming: parsed.stream === true,
+    fallbacks,
+    // Capped at the dearest model that may serve it, so the cap holds whichever does.
+    prices: ceilingPrices(fallbacks.length > 0 ? dearestPricing([job.pricing, ...fallbacks.map((f) => f.pricing)]) : job.pricing),
+    prompt: measurePrompt(parsed),
+    boundUsd: 0,
+    entry: {
+      id: `${started.toString(36)}-${id.toString(36)}-${randomBytes(3).toString('hex')}`,
+      at: new Date(started).toISOString(),
+      model: job.model,
+      provider: null,
+      generationId: null,
+      status: 0,
+      outcome: 'ok',
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      costUsd: 0,
+      ceilingUsd: 0,
+      maxTokens,
+      maxTokensAsked: null,
+      firstByteMs: null,
+      durationMs: 0,
+      note: counting ? 'count_tokens' : null,
+    },
+  };
+}
+
+/** What an answer (or the part of it read so far) costs: OpenRouter prices a request by the model that served it, which its answer names. */
+export function answerCostUsd(flight: Flight, answer: MeteredAnswer): number {
+  const pricing = servedPricing(flight.job, flight.fallbacks, answer.model);
+  return pricing ? (estimateCostUsd([answer.usage], pricing) ?? 0) : 0;
+}
+
+/**
+ * The prices of the model an answer names: the job's own or one of its fallbacks. An answer that names none
+ * of them (or nothing) is priced at the dearest, never below what it may have cost.
+ */
+function servedPricing(job: GatewayJob, fallbacks: GatewayJob['fallbacks'], model: string | null): CatalogPricing | null {
+  if (fallbacks.length === 0) return job.pricing;
+  const models = [{ model: job.model, pricing: job.pricing }, ...fallbacks];
+  const named = model === null ? undefined : (models.find((m) => m.model === model) ?? models.find((m) => m.model.toLowerCase() === model.toLowerCase()));
+  return named ? named.pricing : dearestPricing(models.map((m) => m.pricing));
+}
