@@ -86,155 +86,184 @@ export async function verifyHello(token: string, fetchImpl: typeof fetch, crypto
   return valid ? 'verified' : 'stale';
 }
 
-export function httpHost(
-  token: string | null,
-  fetchImpl: typeof fetch = fetch.bind(globalThis),
-  cryptoImpl: Crypto = globalThis.crypto,
-): ContractApi & { onConnection(listener: ConnectionListener): () => void } {
-  const authorization = `Bearer ${token ?? ''}`;
-  const eventListeners = new Set<(event: ContractEvent) => void>();
-  const connectionListeners = new Set<ConnectionListener>();
-  /** Calls waiting for the connection attempt under way. */
-  const waiters = new Set<{ resolve: () => void; reject: (error: Error) => void }>();
-  let phase: 'connecting' | ConnectionState = 'connecting';
-  let announced: ConnectionState | null = null;
-  let running = false;
-  /** A function, so that checks after enter() are not narrowed away by the compiler. */
-  const dead = () => phase === 'stale';
-  /** Ends the open event stream (once the link is found dead while it is open). */
-  let closeStream: (() => void) | null = null;
+/** The contract's API over loopback HTTP, plus what only this host has: the state of its link to the service. */
+export type HttpHost = ContractApi & { onConnection(listener: ConnectionListener): () => void };
 
-  const enter = (next: ConnectionState) => {
+/** The host the settings page uses when served over loopback: one function per contract method, onEvent, onConnection. */
+export function httpHost(token: string | null, fetchImpl: typeof fetch = fetch.bind(globalThis), cryptoImpl: Crypto = globalThis.crypto): HttpHost {
+  const link = new VerifiedLink(token, fetchImpl, cryptoImpl);
+  const api: Record<string, unknown> = {};
+  for (const method of CONTRACT_METHODS) api[method] = (params?: unknown) => link.call(method, params);
+  api.onEvent = (listener: (event: ContractEvent) => void) => link.onEvent(listener);
+  api.onConnection = (listener: ConnectionListener) => link.onConnection(listener);
+  return Object.freeze(api) as HttpHost;
+}
+
+/**
+ * The page's one link to the service: it verifies whoever listens, keeps one event stream open for all listeners,
+ * and lets calls out only while that stream is open. The state changes only through enter(), so every waiting call
+ * and every connection listener hears each change.
+ */
+class VerifiedLink {
+  private readonly authorization: string;
+  private readonly eventListeners = new Set<(event: ContractEvent) => void>();
+  private readonly connectionListeners = new Set<ConnectionListener>();
+  /** Calls waiting for the connection attempt under way. */
+  private readonly waiters = new Set<{ resolve: () => void; reject: (error: Error) => void }>();
+  private phase: 'connecting' | ConnectionState = 'connecting';
+  private announced: ConnectionState | null = null;
+  private running = false;
+  /** Ends the open event stream (once the link is found dead while it is open). */
+  private closeStream: (() => void) | null = null;
+
+  constructor(
+    private readonly token: string | null,
+    private readonly fetchImpl: typeof fetch,
+    private readonly cryptoImpl: Crypto,
+  ) {
+    this.authorization = `Bearer ${token ?? ''}`;
+  }
+
+  onEvent(listener: (event: ContractEvent) => void): () => void {
+    this.eventListeners.add(listener);
+    this.ensureRunning();
+    return () => this.eventListeners.delete(listener);
+  }
+
+  onConnection(listener: ConnectionListener): () => void {
+    this.connectionListeners.add(listener);
+    this.ensureRunning();
+    return () => this.connectionListeners.delete(listener);
+  }
+
+  /** One contract call, sent once the stream to the verified service is open; its result, or its error thrown. */
+  async call(method: string, params: unknown): Promise<unknown> {
+    await this.ready();
+    let response: Response;
+    try {
+      response = await this.fetchImpl(`/api/call/${method}`, {
+        method: 'POST',
+        headers: { authorization: this.authorization, 'content-type': 'application/json' },
+        body: JSON.stringify(params ?? {}),
+      });
+    } catch {
+      throw contractCallError(UNREACHABLE);
+    }
+    // The verified service knows our token; a 401 means another one (with another token) answers now.
+    if (response.status === 401) {
+      this.enter('stale');
+      throw contractCallError(STALE);
+    }
+    let reply: Reply;
+    try {
+      reply = (await response.json()) as Reply;
+    } catch {
+      throw contractCallError({ code: 'internal', message: `The service answered ${response.status} with something that is not JSON.` });
+    }
+    if (reply.ok) return reply.result;
+    throw contractCallError(reply.error);
+  }
+
+  private enter(next: ConnectionState): void {
     // Dead is final: nothing after it may send the token again.
-    if (phase === 'stale') return;
-    phase = next;
-    if (next === 'stale') closeStream?.();
-    for (const waiter of waiters) {
+    if (this.phase === 'stale') return;
+    this.phase = next;
+    if (next === 'stale') this.closeStream?.();
+    for (const waiter of this.waiters) {
       if (next === 'connected') waiter.resolve();
       else waiter.reject(contractCallError(next === 'stale' ? STALE : UNREACHABLE));
     }
-    waiters.clear();
-    if (next === announced) return;
-    announced = next;
-    for (const listener of connectionListeners) listener(next);
-  };
-
-  /** Resolves once calls may go out: the stream to the verified service is open. */
-  const ready = (): Promise<void> => {
-    if (token === null) return Promise.reject(contractCallError(NO_TOKEN));
-    if (phase === 'stale') return Promise.reject(contractCallError(STALE));
-    if (phase === 'connected') return Promise.resolve();
-    if (phase === 'away' && running) return Promise.reject(contractCallError(UNREACHABLE));
-    return new Promise((resolve, reject) => {
-      waiters.add({ resolve, reject });
-      ensureRunning();
-    });
-  };
-
-  const api: Record<string, unknown> = {};
-  for (const method of CONTRACT_METHODS) {
-    api[method] = async (params?: unknown) => {
-      await ready();
-      let response: Response;
-      try {
-        response = await fetchImpl(`/api/call/${method}`, {
-          method: 'POST',
-          headers: { authorization, 'content-type': 'application/json' },
-          body: JSON.stringify(params ?? {}),
-        });
-      } catch {
-        throw contractCallError(UNREACHABLE);
-      }
-      // The verified service knows our token; a 401 means another one (with another token) answers now.
-      if (response.status === 401) {
-        enter('stale');
-        throw contractCallError(STALE);
-      }
-      let reply: Reply;
-      try {
-        reply = (await response.json()) as Reply;
-      } catch {
-        throw contractCallError({ code: 'internal', message: `The service answered ${response.status} with something that is not JSON.` });
-      }
-      if (reply.ok) return reply.result;
-      throw contractCallError(reply.error);
-    };
+    this.waiters.clear();
+    if (next === this.announced) return;
+    this.announced = next;
+    for (const listener of this.connectionListeners) listener(next);
   }
 
-  /** Reads the stream until it ends; says `connected` at its first line. */
-  async function read(body: NonNullable<Response['body']>, onOpen: () => void): Promise<void> {
-    const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffered = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffered += value;
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) !== -1) {
-        const line = buffered.slice(0, newline).trim();
-        buffered = buffered.slice(newline + 1);
-        if (!line) continue;
-        let payload: unknown;
-        try {
-          payload = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if ((payload as { event?: unknown }).event === 'stream.open') {
-          onOpen();
-          enter('connected');
-        } else if (isContractEvent(payload)) {
-          for (const listener of eventListeners) listener(payload);
-        }
-      }
-    }
+  /** A method, so that checks after enter() are not narrowed away by the compiler. */
+  private dead(): boolean {
+    return this.phase === 'stale';
+  }
+
+  /** Resolves once calls may go out: the stream to the verified service is open. */
+  private ready(): Promise<void> {
+    if (this.token === null) return Promise.reject(contractCallError(NO_TOKEN));
+    if (this.phase === 'stale') return Promise.reject(contractCallError(STALE));
+    if (this.phase === 'connected') return Promise.resolve();
+    if (this.phase === 'away' && this.running) return Promise.reject(contractCallError(UNREACHABLE));
+    return new Promise((resolve, reject) => {
+      this.waiters.add({ resolve, reject });
+      this.ensureRunning();
+    });
+  }
+
+  private ensureRunning(): void {
+    if (this.running || this.token === null || this.phase === 'stale') return;
+    this.running = true;
+    void this.follow();
   }
 
   /** One stream for all listeners; verifies, then connects, again after every drop, with a growing pause. */
-  async function follow(): Promise<void> {
+  private async follow(): Promise<void> {
     let pause = 250;
-    while (phase !== 'stale' && (eventListeners.size > 0 || connectionListeners.size > 0 || waiters.size > 0)) {
-      phase = 'connecting';
+    while (this.phase !== 'stale' && (this.eventListeners.size > 0 || this.connectionListeners.size > 0 || this.waiters.size > 0)) {
+      this.phase = 'connecting';
       const abort = new AbortController();
-      closeStream = () => abort.abort();
+      this.closeStream = () => abort.abort();
       try {
-        if ((await verifyHello(token ?? '', fetchImpl, cryptoImpl)) === 'stale') {
-          enter('stale');
+        if ((await verifyHello(this.token ?? '', this.fetchImpl, this.cryptoImpl)) === 'stale') {
+          this.enter('stale');
           break;
         }
-        const response = await fetchImpl('/api/events', { headers: { authorization }, signal: abort.signal });
+        const response = await this.fetchImpl('/api/events', { headers: { authorization: this.authorization }, signal: abort.signal });
         if (response.ok && response.body) {
-          await read(response.body, () => (pause = 250));
+          await readJsonLines(response.body, (payload) => this.receive(payload, () => (pause = 250)));
         } else {
           await response.body?.cancel();
         }
       } catch {
         // Refused or dropped: the service is restarting or gone. Say so, and try again.
       } finally {
-        closeStream = null;
+        this.closeStream = null;
       }
-      enter('away');
-      if (dead()) break;
+      this.enter('away');
+      if (this.dead()) break;
       await new Promise((resolve) => setTimeout(resolve, pause));
       pause = Math.min(pause * 2, 4000);
     }
-    running = false;
-  }
-  function ensureRunning(): void {
-    if (running || token === null || phase === 'stale') return;
-    running = true;
-    void follow();
+    this.running = false;
   }
 
-  api.onEvent = (listener: (event: ContractEvent) => void) => {
-    eventListeners.add(listener);
-    ensureRunning();
-    return () => eventListeners.delete(listener);
-  };
-  api.onConnection = (listener: ConnectionListener) => {
-    connectionListeners.add(listener);
-    ensureRunning();
-    return () => connectionListeners.delete(listener);
-  };
-  return Object.freeze(api) as ContractApi & { onConnection(listener: ConnectionListener): () => void };
+  /** One line of the stream: the first says it is open (so `connected`); the rest are events for the listeners. */
+  private receive(payload: unknown, onOpen: () => void): void {
+    if ((payload as { event?: unknown }).event === 'stream.open') {
+      onOpen();
+      this.enter('connected');
+    } else if (isContractEvent(payload)) {
+      for (const listener of this.eventListeners) listener(payload);
+    }
+  }
+}
+
+/** Reads newline-delimited JSON until the stream ends, handing each line to `onPayload`; a line that is not JSON is skipped. */
+async function readJsonLines(body: NonNullable<Response['body']>, onPayload: (payload: unknown) => void): Promise<void> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffered += value;
+    let newline: number;
+    while ((newline = buffered.indexOf('\n')) !== -1) {
+      const line = buffered.slice(0, newline).trim();
+      buffered = buffered.slice(newline + 1);
+      if (!line) continue;
+      let payload: unknown;
+      try {
+        payload = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      onPayload(payload);
+    }
+  }
 }

@@ -13,7 +13,7 @@ import type { CatalogModel } from '../../src-main/core/catalog/parse.js';
 import { evaluateModel } from '../../src-main/core/catalog/policy.js';
 import { checkBudget } from '../../src-main/core/jobs/budget.js';
 import { resolveTimeout } from '../../src-main/core/jobs/job-request.js';
-import { policySummary } from '../../src-main/core/service/service.js';
+import { policySummary } from '../../src-main/core/service/service-handlers.js';
 import { checkChangedSettings } from '../../src-main/core/settings/checks.js';
 import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
 import { presentJobEnded } from '../../src-main/electron/present/notifications.js';

@@ -213,14 +213,28 @@ export async function admitAll(
     record.prices = resolved.pricing;
     job.apiKey = resolved.key;
     job.callerPath = resolved.callerPath;
-    registry.jobs.set(record.id, job);
+    registry.add(job);
     return job;
   });
+  await makeWorktreesAndFolders(registry, jobs, requests);
+  for (const [i, job] of jobs.entries()) {
+    for (const note of (requests[i] as ResolvedJobRequest).skippedFallbacks) registry.log(`jobs: ${job.record.id}: ${note}`);
+    registry.enqueue(job.record.id);
+    registry.emit(job);
+  }
+  return jobs;
+}
+
+/**
+ * Each job's worktree, then each job's folder (the record on disk always names a worktree that was made). A failure in
+ * either takes back everything made before it: the registered jobs fail and are forgotten, folders and worktrees go.
+ */
+async function makeWorktreesAndFolders(registry: JobRegistry, jobs: LiveJob[], requests: ResolvedJobRequest[]): Promise<void> {
   const made: LiveJob[] = [];
   // Nothing made is left behind: a kill-all waiting on these jobs must not wait forever, and an empty worktree goes with its job.
   const takeBack = async () => {
     for (const job of jobs) {
-      registry.jobs.delete(job.record.id);
+      registry.forget(job.record.id);
       job.record.state = 'failed';
       registry.wake(job);
     }
@@ -229,7 +243,6 @@ export async function admitAll(
   for (const [i, job] of jobs.entries()) {
     const { worktree } = requests[i] as ResolvedJobRequest;
     try {
-      // The worktree before the record: a record on disk always names a worktree that was made.
       if (worktree) Object.assign(job.record, await placeInWorktree(registry.worktrees, job.record, worktree));
       if (worktree) made.push(job);
     } catch (error) {
@@ -250,12 +263,6 @@ export async function admitAll(
       throw new ServiceError('io_error', errorMessage(error));
     }
   }
-  for (const [i, job] of jobs.entries()) {
-    for (const note of (requests[i] as ResolvedJobRequest).skippedFallbacks) registry.log(`jobs: ${job.record.id}: ${note}`);
-    registry.queue.push(job.record.id);
-    registry.emit(job);
-  }
-  return jobs;
 }
 
 /**

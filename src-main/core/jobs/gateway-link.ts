@@ -35,7 +35,7 @@ export class GatewayLink implements GatewayJobs {
   async byTokenHash(hash: string): Promise<GatewayJob | null> {
     // A request that arrives while a restarted service is still adopting its jobs waits for them.
     await this.ready();
-    const job = this.registry.byToken.get(hash);
+    const job = this.registry.jobByToken(hash);
     if (!job || job.terminating || !(job.launching || job.record.state === 'running')) return null;
     const { record } = job;
     return {
@@ -54,7 +54,7 @@ export class GatewayLink implements GatewayJobs {
   }
 
   requestStarted(jobId: string, entry: GatewayRequest): Promise<void> {
-    const job = this.registry.jobs.get(jobId);
+    const job = this.registry.job(jobId);
     if (!job) return Promise.resolve();
     job.meter.started(entry.id);
     return this.append(jobId, entry);
@@ -63,7 +63,7 @@ export class GatewayLink implements GatewayJobs {
   /** `_meteredUsd`, the gateway's ledger for this service's life, is the sum of what the job's meter holds since then. */
   logRequest(jobId: string, entry: GatewayRequest, _meteredUsd: number): void {
     const { registry } = this;
-    const job = registry.jobs.get(jobId);
+    const job = registry.job(jobId);
     if (!job) return;
     const counts = { ...(job.record.requests ?? NO_REQUESTS) };
     counts.total++;
@@ -106,12 +106,12 @@ export class GatewayLink implements GatewayJobs {
   }
 
   private isLive(jobId: string): boolean {
-    const job = this.registry.jobs.get(jobId);
+    const job = this.registry.job(jobId);
     return job !== undefined && (job.launching || isActive(job.record.state));
   }
 
   stopForBudget(jobId: string, reason: string): void {
-    const job = this.registry.jobs.get(jobId);
+    const job = this.registry.job(jobId);
     if (job) this.registry.track(this.lifecycle.terminate(job, 'budget_exceeded', reason));
   }
 }

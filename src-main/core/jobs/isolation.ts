@@ -191,7 +191,7 @@ function namedWorktrees(jobs: readonly LiveJob[]): Map<string, NamedWorktree> {
  */
 export function surveyAll(registry: JobRegistry): Promise<SurveyedWorktree[]> {
   const { worktrees } = registry;
-  return surveyWorktrees(worktrees.dir, namedWorktrees([...registry.jobs.values()]), worktrees.env);
+  return surveyWorktrees(worktrees.dir, namedWorktrees(registry.all()), worktrees.env);
 }
 
 /**
@@ -200,7 +200,7 @@ export function surveyAll(registry: JobRegistry): Promise<SurveyedWorktree[]> {
  */
 export async function removeTakenWorktrees(registry: JobRegistry): Promise<WorktreeCleanup> {
   const { worktrees } = registry;
-  const jobs = [...registry.jobs.values()];
+  const jobs = registry.all();
   const { removed, kept } = await removeTaken(worktrees, await surveyWorktrees(worktrees.dir, namedWorktrees(jobs), worktrees.env));
   for (const w of removed) {
     registry.log(`jobs: removed the worktree ${w.worktree} (${w.state}${w.takenBy ? `, its work ${w.takenBy} into ${w.into ?? '?'}` : ''})`);

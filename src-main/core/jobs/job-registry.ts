@@ -2,7 +2,8 @@
  * What the supervisor's parts share (docs/ARCHITECTURE.md §4): every job it knows, live or from history,
  * the queue, and what every part does to a job — save it, announce it, wake whoever waits on it.
  * Admission, lifecycle, recovery, billing and views hold this one registry, so none keeps a copy of what
- * is running: the running count is read off the jobs themselves.
+ * is running: the running count is read off the jobs themselves. Its maps are its own: the parts change
+ * them only through the methods below (add, forget, enqueue, takeNextQueued, issueToken …).
  */
 import path from 'node:path';
 import { ServiceError, isActive, nextCall } from '../../contract/index.js';
@@ -122,15 +123,16 @@ export class JobRegistry {
   readonly now: () => number;
   readonly log: (line: string) => void;
   readonly setDeadline: (callback: () => void, ms: number) => () => void;
-  readonly jobs = new Map<string, LiveJob>();
   /** The git side of isolation: every job's worktree and branch. */
   readonly worktrees: Worktrees;
-  /** Live jobs by the hash of their gateway token. */
-  readonly byToken = new Map<string, LiveJob>();
+  /** Every job it knows, by id, in the order they were added (history oldest first, then each admission). */
+  private readonly jobs = new Map<string, LiveJob>();
   /** Ids waiting for a slot, first come first served. */
-  readonly queue: string[] = [];
-  unreadable: Array<{ dir: string; problem: string }> = [];
-  stopped = false;
+  private readonly queue: string[] = [];
+  /** Live jobs by the hash of their gateway token. */
+  private readonly byToken = new Map<string, LiveJob>();
+  private unreadableDirs: Array<{ dir: string; problem: string }> = [];
+  private isStopped = false;
   private readonly background = new Set<Promise<unknown>>();
 
   constructor(deps: SupervisorDeps) {
@@ -139,6 +141,97 @@ export class JobRegistry {
     this.log = deps.log ?? (() => undefined);
     this.setDeadline = deps.setDeadline ?? realDeadline;
     this.worktrees = new Worktrees({ dir: deps.worktreesDir ?? path.join(path.dirname(deps.store.dir), 'worktrees'), log: this.log });
+  }
+
+  /** Registers a job (admitted, or found on disk at start). */
+  add(job: LiveJob): void {
+    this.jobs.set(job.record.id, job);
+  }
+
+  /** Drops a job (pruned, or its admission taken back): out of the queue and the gateway's reach too. */
+  forget(jobId: string): void {
+    const job = this.jobs.get(jobId);
+    if (!job) return;
+    this.leaveQueue(jobId);
+    this.revokeToken(job);
+    this.jobs.delete(jobId);
+  }
+
+  /** The job with this id, if the registry knows it; `find` when a caller named it. */
+  job(jobId: string): LiveJob | undefined {
+    return this.jobs.get(jobId);
+  }
+
+  /** Every job, in the order they were added. A copy: callers may add or forget while they walk it. */
+  all(): LiveJob[] {
+    return [...this.jobs.values()];
+  }
+
+  /** Every turn of the conversation working in `worktree` (they share it and its branch), first turn first. */
+  turnsOf(worktree: string): LiveJob[] {
+    return this.all()
+      .filter((j) => j.record.isolation?.worktree === worktree)
+      .sort((a, b) => a.record.turn - b.record.turn);
+  }
+
+  /** Puts a queued job at the back of the queue. */
+  enqueue(jobId: string): void {
+    this.queue.push(jobId);
+  }
+
+  /** The next job waiting for a slot, taken off the queue; ids of jobs gone or no longer queued are dropped on the way. */
+  takeNextQueued(): LiveJob | undefined {
+    for (let id = this.queue.shift(); id !== undefined; id = this.queue.shift()) {
+      const job = this.jobs.get(id);
+      if (job && job.record.state === 'queued') return job;
+    }
+    return undefined;
+  }
+
+  /** Takes a job out of the queue; false when it was not there (never queued, or already taken to be spawned). */
+  leaveQueue(jobId: string): boolean {
+    const index = this.queue.indexOf(jobId);
+    if (index < 0) return false;
+    this.queue.splice(index, 1);
+    return true;
+  }
+
+  /** Its place in the queue, 1 for the next to start; null when it is not waiting there. */
+  queuePosition(jobId: string): number | null {
+    return this.queue.indexOf(jobId) + 1 || null;
+  }
+
+  /** Lets the gateway find the job by its token's hash (`job.tokenHash`); nothing for a job that holds none. */
+  issueToken(job: LiveJob): void {
+    if (job.tokenHash) this.byToken.set(job.tokenHash, job);
+  }
+
+  /** The gateway no longer finds the job by its token: it has ended, or never ran. */
+  revokeToken(job: LiveJob): void {
+    if (job.tokenHash && this.byToken.get(job.tokenHash) === job) this.byToken.delete(job.tokenHash);
+  }
+
+  /** The job whose delegate holds the token with this hash, while its token is honoured. */
+  jobByToken(hash: string): LiveJob | undefined {
+    return this.byToken.get(hash);
+  }
+
+  /** The job folders the last load could not read, for the job list. */
+  get unreadable(): Array<{ dir: string; problem: string }> {
+    return this.unreadableDirs;
+  }
+
+  noteUnreadable(dirs: Array<{ dir: string; problem: string }>): void {
+    this.unreadableDirs = dirs;
+  }
+
+  /** Once stopped, no part starts anything new, and every waiter is let go. */
+  get stopped(): boolean {
+    return this.isStopped;
+  }
+
+  markStopped(): void {
+    this.isStopped = true;
   }
 
   find(jobId: string): LiveJob {

@@ -87,6 +87,57 @@ const DEFAULT_GRACE_MS = 3000;
 const KILL_SETTLE_MS = 2000;
 
 /**
+ * The processes of one root's tree seen so far (pid → start time), kept across scans: one that joined the tree
+ * stays a member while its pid means the same process, even once its link to the root is gone.
+ */
+class TreeMembers {
+  private readonly known = new Map<number, string | null>();
+
+  constructor(
+    private readonly rootPid: number,
+    private readonly rootStartTime: string | null,
+  ) {}
+
+  /** How many processes have been members: every one that was running when first seen. */
+  get size(): number {
+    return this.known.size;
+  }
+
+  /** Adds the tree's processes in `table` that were not members yet, and returns their pids. */
+  absorb(table: Map<number, ProcInfo>): number[] {
+    const added: number[] = [];
+    for (const info of collectTree(this.rootPid, this.rootStartTime, table, this.known)) {
+      if (!this.known.has(info.pid)) {
+        this.known.set(info.pid, info.startTime);
+        added.push(info.pid);
+      }
+    }
+    return added;
+  }
+
+  /** The members still running in `table`: the same process (start time), and not a zombie. */
+  stillAlive(table: Map<number, ProcInfo>): number[] {
+    return [...this.known]
+      .filter(([member, startTime]) => {
+        const entry = table.get(member);
+        return entry !== undefined && !entry.zombie && entry.startTime === startTime;
+      })
+      .map(([member]) => member);
+  }
+
+  /** Signals the root's group, while its pid still means the root. */
+  signalGroup(table: Map<number, ProcInfo>, signal: NodeJS.Signals): void {
+    if (rootStillOurs(this.rootPid, this.rootStartTime, table)) send(-this.rootPid, signal);
+  }
+}
+
+/** The latest process table, and the members of the tree still running in it. */
+interface TreeScan {
+  table: Map<number, ProcInfo>;
+  alive: number[];
+}
+
+/**
  * Ends `pid` and everything it started: SIGTERM to its group and to each process of the tree, a
  * grace period, then SIGKILL to whatever is left. The tree is taken before anything is signalled
  * (a dying parent's children are adopted by init and lose their link to it) and taken again while
@@ -109,78 +160,78 @@ export async function killTree(pid: number, options: KillTreeOptions = {}): Prom
     log(`Process ${pid} is no longer the job's process (start time differs); nothing killed.`);
     return { killed: 0, survivors: [] };
   }
-  const rootStartTime = rootEntry?.startTime ?? expected;
+  const members = new TreeMembers(pid, rootEntry?.startTime ?? expected);
 
-  const members = new Map<number, string | null>();
-  const absorb = (table: Map<number, ProcInfo>): number[] => {
-    const added: number[] = [];
-    for (const info of collectTree(pid, rootStartTime, table, members)) {
-      if (!members.has(info.pid)) {
-        members.set(info.pid, info.startTime);
-        added.push(info.pid);
-      }
-    }
-    return added;
-  };
-  const stillAlive = (table: Map<number, ProcInfo>): number[] =>
-    [...members]
-      .filter(([member, startTime]) => {
-        const entry = table.get(member);
-        return entry !== undefined && !entry.zombie && entry.startTime === startTime;
-      })
-      .map(([member]) => member);
-  const signalGroup = (table: Map<number, ProcInfo>, signal: NodeJS.Signals): void => {
-    if (rootStillOurs(pid, rootStartTime, table)) send(-pid, signal);
-  };
+  const terminated = await terminateTree(members, first, graceMs);
+  let alive = terminated.alive;
+  if (alive.length > 0) {
+    log(`Process tree ${pid}: ${alive.length} process(es) still running ${graceMs} ms after SIGTERM; sending SIGKILL.`);
+    const settleEnds = Date.now() + KILL_SETTLE_MS;
+    const frozen = await freezeTree(members, terminated, settleEnds);
+    alive = await killFrozenTree(members, frozen, settleEnds);
+    if (alive.length > 0) log(`Process tree ${pid}: still running after SIGKILL: ${alive.join(', ')}.`);
+  }
+  return { killed: members.size - alive.length, survivors: alive };
+}
 
-  // Phase 1: SIGTERM, and wait for the tree to go, signalling newcomers as they appear.
-  for (const member of absorb(first)) send(member, 'SIGTERM');
-  signalGroup(first, 'SIGTERM');
+/** Phase 1: SIGTERM, and wait up to `graceMs` for the tree to go, signalling newcomers as they appear. */
+async function terminateTree(members: TreeMembers, first: Map<number, ProcInfo>, graceMs: number): Promise<TreeScan> {
+  for (const member of members.absorb(first)) send(member, 'SIGTERM');
+  members.signalGroup(first, 'SIGTERM');
   let table = first;
-  let alive = stillAlive(table);
+  let alive = members.stillAlive(table);
   const graceEnds = Date.now() + graceMs;
   let delay = 10;
   while (alive.length > 0 && Date.now() < graceEnds) {
     await sleep(Math.min(delay, Math.max(0, graceEnds - Date.now())));
     delay = Math.min(delay * 2, 200);
     table = await scanProcesses();
-    for (const member of absorb(table)) send(member, 'SIGTERM');
-    alive = stillAlive(table);
+    for (const member of members.absorb(table)) send(member, 'SIGTERM');
+    alive = members.stillAlive(table);
   }
+  return { table, alive };
+}
 
-  // Phase 2: freeze what is left with SIGSTOP, which cannot be caught: a stopped process can neither
-  // fork nor leave the session. Take the tree again until every member is stopped and nothing new
-  // joined, so that killing a parent cannot orphan a child it forked (or moved to a new session) an
-  // instant before. Then SIGKILL all of it, and scan again for anything that got away meanwhile.
-  if (alive.length > 0) {
-    log(`Process tree ${pid}: ${alive.length} process(es) still running ${graceMs} ms after SIGTERM; sending SIGKILL.`);
-    const settleEnds = Date.now() + KILL_SETTLE_MS;
-    signalGroup(table, 'SIGSTOP');
-    for (const member of alive) send(member, 'SIGSTOP');
-    delay = 1;
-    while (Date.now() < settleEnds) {
-      await sleep(delay);
-      delay = Math.min(delay * 2, 50);
-      table = await scanProcesses();
-      const added = absorb(table);
-      for (const member of added) send(member, 'SIGSTOP');
-      alive = stillAlive(table);
-      if (added.length === 0 && alive.every((member) => table.get(member)?.stopped)) break;
-    }
-    delay = 10;
-    for (;;) {
-      signalGroup(table, 'SIGKILL');
-      for (const member of alive) send(member, 'SIGKILL');
-      await sleep(delay);
-      delay = Math.min(delay * 2, 200);
-      table = await scanProcesses();
-      for (const member of absorb(table)) send(member, 'SIGKILL');
-      alive = stillAlive(table);
-      if (alive.length === 0 || Date.now() >= settleEnds) break;
-    }
-    if (alive.length > 0) log(`Process tree ${pid}: still running after SIGKILL: ${alive.join(', ')}.`);
+/**
+ * Phase 2: freeze what is left with SIGSTOP, which cannot be caught: a stopped process can neither fork nor leave
+ * the session. Takes the tree again until every member is stopped and nothing new joined (or `settleEnds`), so that
+ * killing a parent cannot orphan a child it forked (or moved to a new session) an instant before.
+ */
+async function freezeTree(members: TreeMembers, scan: TreeScan, settleEnds: number): Promise<TreeScan> {
+  let { table, alive } = scan;
+  members.signalGroup(table, 'SIGSTOP');
+  for (const member of alive) send(member, 'SIGSTOP');
+  let delay = 1;
+  while (Date.now() < settleEnds) {
+    await sleep(delay);
+    delay = Math.min(delay * 2, 50);
+    table = await scanProcesses();
+    const added = members.absorb(table);
+    for (const member of added) send(member, 'SIGSTOP');
+    alive = members.stillAlive(table);
+    if (added.length === 0 && alive.every((member) => table.get(member)?.stopped)) break;
   }
-  return { killed: members.size - alive.length, survivors: alive };
+  return { table, alive };
+}
+
+/**
+ * Phase 3: SIGKILL all of the frozen tree, and scan again for anything that got away meanwhile, until none is left
+ * or `settleEnds`. Returns the members still running.
+ */
+async function killFrozenTree(members: TreeMembers, scan: TreeScan, settleEnds: number): Promise<number[]> {
+  let { table, alive } = scan;
+  let delay = 10;
+  for (;;) {
+    members.signalGroup(table, 'SIGKILL');
+    for (const member of alive) send(member, 'SIGKILL');
+    await sleep(delay);
+    delay = Math.min(delay * 2, 200);
+    table = await scanProcesses();
+    for (const member of members.absorb(table)) send(member, 'SIGKILL');
+    alive = members.stillAlive(table);
+    if (alive.length === 0 || Date.now() >= settleEnds) break;
+  }
+  return alive;
 }
 
 function send(target: number, signal: NodeJS.Signals): void {

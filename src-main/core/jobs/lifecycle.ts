@@ -102,10 +102,9 @@ export class JobLifecycle {
     const { registry } = this;
     if (registry.stopped) return;
     const limit = registry.deps.settings().concurrency;
-    while (registry.runningCount() < limit && registry.queue.length > 0) {
-      const id = registry.queue.shift() ?? '';
-      const job = registry.jobs.get(id);
-      if (!job || job.record.state !== 'queued') continue;
+    while (registry.runningCount() < limit) {
+      const job = registry.takeNextQueued();
+      if (!job) return;
       job.launching = true;
       registry.track(this.launch(job));
     }
@@ -146,7 +145,7 @@ export class JobLifecycle {
       const programs = await programsArgs(record, deps.settings().sandbox, env.HOME ?? homedir(), denied);
       job.tokenHash = tokenHash(token);
       await deps.store.writeTokenHash(record.id, job.tokenHash);
-      registry.byToken.set(job.tokenHash, job);
+      registry.issueToken(job);
       const spawn = deps.spawn ?? spawnDetached;
       const child = await spawn({
         command,
@@ -192,7 +191,7 @@ export class JobLifecycle {
   /** A job that ends without ever having run (refused at launch, or cancelled first). */
   private async settleUnstarted(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
     const { registry } = this;
-    if (job.tokenHash) registry.byToken.delete(job.tokenHash);
+    registry.revokeToken(job);
     const endReason = reason === null ? null : registry.redact(reason);
     // Nothing ran, so normally nothing is left; a worktree someone edited meanwhile is kept all the same.
     await this.keepWork(job, state, endReason);
@@ -283,9 +282,7 @@ export class JobLifecycle {
       job.terminationReason = reason;
     }
     if (record.state === 'queued') {
-      const index = registry.queue.indexOf(record.id);
-      if (index >= 0) {
-        registry.queue.splice(index, 1);
+      if (registry.leaveQueue(record.id)) {
         await this.settleUnstarted(job, state, reason);
         return;
       }
@@ -359,7 +356,7 @@ export class JobLifecycle {
       job.tail?.stop();
       job.tail = null;
       registry.clearTimers(job);
-      if (job.tokenHash) registry.byToken.delete(job.tokenHash);
+      registry.revokeToken(job);
       this.absorb(job);
       const record = job.record;
       const stderrTail = await store.readStderrTail(record.id).catch(() => '');

@@ -34,7 +34,7 @@ export class JobRecovery {
     const { registry } = this;
     records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
     const loaded = records.map((record) => liveJob(record));
-    for (const job of loaded) registry.jobs.set(job.record.id, job);
+    for (const job of loaded) registry.add(job);
     // Queued jobs may have been spawned by a service that died before recording it: one look at /proc for all of them.
     const marked = loaded.some((job) => job.record.state === 'queued') ? await processesByEnv(ENV.job) : new Map<string, never[]>();
     for (const job of loaded) {
@@ -66,7 +66,7 @@ export class JobRecovery {
     const parser = streamParserFor(job.record);
     const read = await readStreamFile(registry.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => null);
     if (!read || read.bytes === 0) {
-      registry.queue.push(job.record.id);
+      registry.enqueue(job.record.id);
       return;
     }
     job.parser = parser;
@@ -93,7 +93,7 @@ export class JobRecovery {
       registry.log(`jobs: re-adopting ${job.record.id} (pid ${pid})`);
       // Its delegate still holds its gateway token: the gateway takes it again (a job from before the gateway has none).
       job.tokenHash = await registry.deps.store.readTokenHash(job.record.id);
-      if (job.tokenHash) registry.byToken.set(job.tokenHash, job);
+      registry.issueToken(job);
       this.lifecycle.follow(job);
       this.lifecycle.armTimeout(job);
       this.watchAdopted(job);

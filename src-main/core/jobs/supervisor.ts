@@ -97,10 +97,10 @@ export class Supervisor {
   private async load(): Promise<void> {
     const { registry } = this;
     const { records, unreadable } = await registry.deps.store.loadAll();
-    registry.unreadable = unreadable;
+    registry.noteUnreadable(unreadable);
     for (const problem of unreadable) registry.log(`jobs: cannot read ${problem.dir}: ${problem.problem}`);
     await this.recovery.recoverAll(records);
-    await noticeMissingWorktrees(registry, [...registry.jobs.values()]);
+    await noticeMissingWorktrees(registry, registry.all());
     await this.prune();
     // History is pruned at start and then twice a day, for a service that runs for weeks.
     this.pruneTimer = setInterval(() => registry.track(this.prune()), 12 * 3600_000);
@@ -117,19 +117,19 @@ export class Supervisor {
       // Never the only way back to unmerged work: those jobs stay until their branch is merged or discarded.
       spare: (doomed, all) => spareFromPrune(registry.worktrees, doomed, all),
     });
-    for (const id of removed) registry.jobs.delete(id);
+    for (const id of removed) registry.forget(id);
     void this.kept.refresh();
   }
 
   /** Stops following jobs. Their processes keep running and are re-adopted by the next start. */
   async stop(): Promise<void> {
     const { registry } = this;
-    registry.stopped = true;
+    registry.markStopped();
     this.billing.stop();
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     this.kept.stop();
     const tails: Array<Promise<void>> = [];
-    for (const job of registry.jobs.values()) {
+    for (const job of registry.all()) {
       if (job.tail) tails.push(job.tail.stop());
       job.tail = null;
       registry.clearTimers(job);
@@ -239,7 +239,7 @@ export class Supervisor {
         `Job ${job.record.id} worked in ${job.record.cwd} in place, with no worktree or branch of its own: there is nothing to discard.`,
       );
     }
-    const turns = [...registry.jobs.values()].filter((j) => j.record.isolation?.worktree === isolation.worktree);
+    const turns = registry.turnsOf(isolation.worktree);
     const active = turns.find((j) => isActive(j.record.state));
     if (active) {
       throw new ServiceError('conflict', `Job ${active.record.id} of this conversation is ${active.record.state}: cancel it or let it end, then discard.`, {

@@ -44,7 +44,7 @@ async function takeable(registry: JobRegistry, job: LiveJob): Promise<Takeable> 
       },
     };
   }
-  const turns = [...registry.jobs.values()].filter((j) => j.record.isolation?.worktree === isolation.worktree).sort((a, b) => a.record.turn - b.record.turn);
+  const turns = registry.turnsOf(isolation.worktree);
   const refuse = (message: string, next?: NextCall): Takeable => ({ isolation, refusal: { code: 'conflict', message, ...(next ? { next } : {}) } });
   const active = turns.find((j) => isActive(j.record.state));
   if (active)

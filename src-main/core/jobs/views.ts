@@ -40,7 +40,7 @@ export class JobViews {
       elapsedSeconds: this.elapsedSeconds(record),
       unverified: !isActive(record.state) && record.toolCalls === 0,
       tail: job.parser?.tail(options.progressLimit) ?? [],
-      queuePosition: record.state === 'queued' ? registry.queue.indexOf(record.id) + 1 || null : null,
+      queuePosition: record.state === 'queued' ? registry.queuePosition(record.id) : null,
       files: { dir: paths.dir, prompt: paths.prompt, stream: paths.stream, stderr: paths.stderr, result: paths.result },
       waitTimedOut,
     };
@@ -59,7 +59,8 @@ export class JobViews {
   group(record: JobRecord): JobGroup | undefined {
     const { groupId } = record;
     if (groupId === undefined) return undefined;
-    const members = [...this.registry.jobs.values()]
+    const members = this.registry
+      .all()
       .map((j) => j.record)
       .filter((r) => r.groupId === groupId)
       .sort((a, b) => a.id.localeCompare(b.id));
@@ -103,10 +104,7 @@ export class JobViews {
     const isolation = job.record.isolation;
     if (isolation?.mode !== 'worktree') return {};
     // A worktree deleted by hand since: the record says so before anyone reads it.
-    await noticeMissingWorktrees(
-      registry,
-      [...registry.jobs.values()].filter((j) => j.record.isolation?.worktree === isolation.worktree),
-    );
+    await noticeMissingWorktrees(registry, isolation.worktree === null ? [job] : registry.turnsOf(isolation.worktree));
     const changes = await registry.worktrees.changes(job.record.isolation ?? isolation).catch((error: unknown) => {
       registry.log(`jobs: ${job.record.id}: cannot read its branch: ${errorMessage(error)}`);
       return null;
@@ -117,7 +115,10 @@ export class JobViews {
   /** `worktrees`: the kept worktrees' last survey (kept-survey.ts), told by the supervisor. */
   list(request: ParsedRequestOf<'jobs.list'>, worktrees?: WorktreeSummary): JobList {
     const { registry } = this;
-    const all = [...registry.jobs.values()].map((j) => j.record).sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+    const all = registry
+      .all()
+      .map((j) => j.record)
+      .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
     const matching = request.state ? all.filter((r) => r.state === request.state) : all;
     const shown = matching.slice(0, request.limit);
     const conversations = new Map<string, JobList['conversations'][number]>();
@@ -155,7 +156,7 @@ export class JobViews {
   /** What the jobs cost over the last 30 local days, by day and model and by model (spend.ts), on the registry's clock. */
   spend(): SpendReport {
     return spendReport(
-      [...this.registry.jobs.values()].map((j) => j.record),
+      this.registry.all().map((j) => j.record),
       this.registry.now(),
     );
   }

@@ -6,19 +6,7 @@
  */
 import path from 'node:path';
 import { APP_VERSION, PROTOCOL_VERSION, ServiceError } from '../../contract/index.js';
-import type {
-  Balance,
-  EnvEntry,
-  EventName,
-  EventOf,
-  KeySource,
-  ModelSort,
-  ModelsReport,
-  PolicySummary,
-  ServiceStatus,
-  Settings,
-  SettingsPage,
-} from '../../contract/index.js';
+import type { Balance, EnvEntry, EventName, EventOf, KeySource, ServiceStatus, Settings, SettingsPage } from '../../contract/index.js';
 import type { Locations } from '../../platform/locations.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/child-env.js';
 import { MeteringGateway } from '../gateway/gateway.js';
@@ -28,7 +16,6 @@ import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
-import { queryModels } from '../catalog/query.js';
 import { OpenRouterClient } from '../openrouter/client.js';
 import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
 import { ModelsCache } from '../openrouter/models-cache.js';
@@ -36,16 +23,12 @@ import { scrubDeep, scrubError, scrubSecrets } from '../secrets/redact.js';
 import { SecretStore } from '../secrets/secret-store.js';
 import type { KeyringEntryFactory } from '../secrets/secret-store.js';
 import { SettingsStore } from '../settings/store.js';
-import { settingsChecks } from '../settings/checks.js';
-import { updateSettings } from '../settings/update.js';
 import { BalanceMonitor } from './balance.js';
 import { callerOf, createDispatcher } from './dispatcher.js';
 import type { Dispatch, Handlers } from './dispatcher.js';
-import { removeSecret, storeSecret } from './secret-ops.js';
+import { jobHandlers, modelHandlers, secretHandlers, settingsHandlers, setupHandlers } from './service-handlers.js';
 import { createSetupContext } from '../setup/context.js';
 import type { SetupContext, SetupContextInput } from '../setup/context.js';
-import { runDoctor } from '../setup/doctor.js';
-import { connectClaude, disconnectClaude, setupStatus } from '../setup/status.js';
 
 /**
  * A way in for clients (the local socket): started after the settings load and before the supervisor adopts
@@ -83,28 +66,6 @@ export interface ServiceOptions {
    * setup.* methods); without it those methods answer `unavailable`.
    */
   setup?: Pick<SetupContextInput, 'nodePath' | 'bridgeScript' | 'bridgeLauncher'>;
-}
-
-export function policySummary(s: Settings): PolicySummary {
-  return {
-    mode: s.mode,
-    defaultModel: s.defaultModel,
-    fallbackModels: s.fallbackModels,
-    allowlist: s.allowlist,
-    blocklist: s.blocklist,
-    maxPriceInputPerM: s.maxPriceInputPerM,
-    maxPriceOutputPerM: s.maxPriceOutputPerM,
-    minContext: s.minContext,
-    permissionCeiling: s.permissionCeiling,
-    defaultPermissionMode: s.defaultPermissionMode,
-    delegateProfile: s.delegateProfile,
-    isolation: s.isolation,
-    approvableTools: s.approvableTools,
-    budgets: s.budgets,
-    concurrency: s.concurrency,
-    jobTimeoutMinutes: s.jobTimeoutMinutes,
-    provider: s.provider,
-  };
 }
 
 export class Service {
@@ -169,7 +130,15 @@ export class Service {
     });
     this.balance = new BalanceMonitor({ client: this.client, secrets: this.secrets, now: this.now });
     this.sandbox = cachedSandboxProbe({ env: options.env, now: this.now });
-    this.supervisor = new Supervisor({
+    this.supervisor = this.createSupervisor();
+    this.gateway = this.createGateway();
+    this.dispatch = this.scrubbedDispatch(createDispatcher(this.handlers()));
+  }
+
+  /** The job supervisor; every job that ends drops its gateway token and reads the balance again. */
+  private createSupervisor(): Supervisor {
+    const { env } = this.options;
+    return new Supervisor({
       store: new JobStore({ dir: this.locations.jobsDir, now: this.now }),
       settings: () => this.settings.current,
       models: async () => (await this.models.get()).models,
@@ -177,7 +146,7 @@ export class Service {
       balance: (o) => this.balance.get(o),
       getGeneration: (key, id) => this.client.getGeneration(key, id),
       childEnv: (model, token, callerPath) => this.childEnv(model, token, callerPath),
-      locateClaude: (callerPath) => locateClaude({ env: options.env, setting: this.settings.current.claudePath, callerPath }),
+      locateClaude: (callerPath) => locateClaude({ env, setting: this.settings.current.claudePath, callerPath }),
       sandbox: this.sandbox,
       onKeyRejected: () => this.secrets.forget('api'),
       onChange: (job) => {
@@ -196,7 +165,11 @@ export class Service {
       log: this.log,
       now: this.now,
     });
-    this.gateway = new MeteringGateway({
+  }
+
+  /** The metering gateway in front of OpenRouter: the one holder of the key, for the supervisor's jobs. */
+  private createGateway(): MeteringGateway {
+    return new MeteringGateway({
       jobs: this.supervisor.gateway,
       upstream: this.baseUrl,
       apiKey: () => this.apiKey()?.value ?? null,
@@ -209,10 +182,14 @@ export class Service {
       now: this.now,
       log: this.log,
     });
-    const dispatch = createDispatcher(this.handlers());
-    // Every answer and every error leaves through here (socket, settings window, settings page, tray):
-    // none carries the key, whatever a caller sent or a delegate printed (SECURITY.md §2).
-    this.dispatch = async (method, params, ctx) => {
+  }
+
+  /**
+   * Every answer and every error leaves through here (socket, settings window, settings page, tray):
+   * none carries the key, whatever a caller sent or a delegate printed (SECURITY.md §2).
+   */
+  private scrubbedDispatch(dispatch: Dispatch): Dispatch {
+    return async (method, params, ctx) => {
       let result: unknown;
       try {
         result = await dispatch(method, params, ctx);
@@ -366,8 +343,8 @@ export class Service {
     return describeChildEnv(env, "hidden (the job's own gateway token; the OpenRouter key stays in the service)");
   }
 
+  /** The contract's handlers: the service's own here, the rest by area (service-handlers.ts). */
   private handlers(): Handlers {
-    const secretDeps = { secrets: this.secrets, client: this.client };
     return {
       'service.status': async () => ({ ...this.status(), sandbox: await this.sandbox() }),
       'service.stop': async ({ killJobs }) => {
@@ -376,55 +353,28 @@ export class Service {
         setImmediate(() => void this.stop());
         return { stopping: true as const, killedJobs };
       },
-      'settings.get': async () => this.settings.current,
-      'settings.update': async ({ patch }) => {
-        const { settings, warnings } = await updateSettings(this.settings, patch, settingsChecks(this.models));
-        return warnings.length > 0 ? { ...settings, warnings } : settings;
-      },
-      'secrets.status': async () => this.secrets.status(),
-      'secrets.set': async ({ kind, value, validate }) => {
-        const status = await storeSecret(secretDeps, kind, value, validate);
+      ...settingsHandlers(this.settings, this.models),
+      ...secretHandlers({ secrets: this.secrets, client: this.client }, (status) => {
         this.balance.invalidate();
         this.emit('secrets.changed', status);
-        return status;
-      },
-      'secrets.remove': async ({ kind }) => {
-        const status = removeSecret(secretDeps, kind);
-        this.balance.invalidate();
-        this.emit('secrets.changed', status);
-        return status;
-      },
+      }),
       'balance.get': async ({ refresh }) => (refresh ? this.refreshBalance() : this.balance.get({ refresh: false })),
-      'models.list': async ({ filter, limit, sort, refresh }) => this.modelsReport({ filter, limit, sort, refresh }),
-      'jobs.start': async (request, ctx) => this.supervisor.startJob(request, ctx.client),
-      'jobs.followup': async (request, ctx) => this.supervisor.followup(request, ctx.client),
-      'jobs.status': async (request) => this.supervisor.status(request),
-      'jobs.result': async (request) => this.supervisor.result(request),
-      'jobs.cancel': async ({ jobId }) => this.supervisor.cancel(jobId),
-      'jobs.diff': async ({ jobId }) => this.supervisor.diff(jobId),
-      'jobs.discard': async ({ jobId }) => this.supervisor.discard(jobId),
-      'jobs.takePreview': async ({ jobId }) => this.supervisor.takePreview(jobId),
-      'jobs.take': async ({ jobId, how }) => this.supervisor.take(jobId, how),
-      'jobs.requests': async ({ jobId }) => this.supervisor.requests(jobId),
-      'jobs.list': async (request) => this.supervisor.list(request),
-      'worktrees.list': async () => this.supervisor.keptWorktrees(),
-      'worktrees.removeTaken': async () => this.supervisor.removeTakenWorktrees(),
-      'jobs.killAll': async () => ({ killed: await this.supervisor.killAll() }),
-      'spend.report': async () => this.supervisor.spend(),
-      'setup.status': async () => setupStatus(await this.setupContext()),
-      'setup.connect': async () => connectClaude(await this.setupContext()),
-      'setup.disconnect': async () => disconnectClaude(await this.setupContext()),
-      'setup.doctor': async () => runDoctor((await this.setupContext()).doctorDeps()),
-      'settingsPage.open': async () => {
-        if (this.settingsPage) return this.settingsPage.open();
-        throw new ServiceError(
-          'unavailable',
-          this.options.host === 'electron'
-            ? 'The tray app runs this service: open Settings from its tray menu.'
-            : 'This service serves no settings page. Stop it (`openrouter-delegate stop`), then run `openrouter-delegate ui`.',
-        );
-      },
+      ...modelHandlers({ catalog: this.models, balance: this.balance, settings: this.settings, environment: (s) => this.environmentPreview(s) }),
+      ...jobHandlers(this.supervisor),
+      ...setupHandlers(() => this.setupContext()),
+      'settingsPage.open': async () => this.openSettingsPage(),
     };
+  }
+
+  /** The settings page's URL, started if need be; without a page server, where the settings are instead. */
+  private async openSettingsPage(): Promise<SettingsPage> {
+    if (this.settingsPage) return this.settingsPage.open();
+    throw new ServiceError(
+      'unavailable',
+      this.options.host === 'electron'
+        ? 'The tray app runs this service: open Settings from its tray menu.'
+        : 'This service serves no settings page. Stop it (`openrouter-delegate stop`), then run `openrouter-delegate ui`.',
+    );
   }
 
   /** A fresh context per call: Claude Code's config folder and `claude` itself may change at any time. */
@@ -436,22 +386,5 @@ export class Service {
     // other caller; no dialling our own socket.
     const link = { call: callerOf(this.dispatch, { client: `service-doctor/${APP_VERSION}` }), close: () => undefined };
     return createSetupContext({ env: this.options.env, locations: this.locations, ...setup, probeSandbox: this.sandbox, connectService: async () => link });
-  }
-
-  private async modelsReport(q: { filter?: string | undefined; limit: number; sort: ModelSort; refresh: boolean }): Promise<ModelsReport> {
-    const [catalog, balance] = await Promise.all([this.models.get({ refresh: q.refresh }), this.balance.get({ refresh: q.refresh })]);
-    const settings = this.settings.current;
-    const result = queryModels(catalog.models, { ...(q.filter ? { filter: q.filter } : {}), sort: q.sort, limit: q.limit }, settings);
-    const info: ModelsReport['catalog'] = { fetchedAt: catalog.fetchedAt, ageSeconds: catalog.ageSeconds, stale: catalog.stale };
-    if (catalog.warning) info.warning = catalog.warning;
-    return {
-      policy: policySummary(settings),
-      balance,
-      environment: this.environmentPreview(settings),
-      catalog: info,
-      totalToolModels: result.totalToolModels,
-      matched: result.matched,
-      models: result.rows,
-    };
   }
 }

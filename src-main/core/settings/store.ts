@@ -249,6 +249,27 @@ class JsonStop {
 }
 
 /**
+ * Where the string whose opening quote is just before `start` ends (just past its closing quote). Throws a JsonStop
+ * at the first character a JSON string may not hold there: a control character, the end of the text, a bad escape.
+ */
+function endOfJsonString(text: string, start: number): number {
+  let i = start;
+  for (;;) {
+    const char = text.charAt(i);
+    if (char === '"') return i + 1;
+    if (char < ' ') throw new JsonStop(i); // also the end of the text: '' < ' '
+    if (char === '\\') {
+      i++;
+      if (text.charAt(i) === 'u') {
+        if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) throw new JsonStop(i);
+        i += 4;
+      } else if (!'"\\/bfnrt'.includes(text.charAt(i)) || text.charAt(i) === '') throw new JsonStop(i);
+    }
+    i++;
+  }
+}
+
+/**
  * Offset of the first JSON syntax error, for V8 messages that carry no position
  * ("Unexpected token '}', "{"a": }" is not valid JSON"). Undefined if the text is too deep to scan.
  */
@@ -275,22 +296,7 @@ export function findJsonErrorOffset(text: string): number | undefined {
   };
   const string = (): void => {
     expect('"');
-    for (;;) {
-      const char = text.charAt(i);
-      if (char === '"') {
-        i++;
-        return;
-      }
-      if (char < ' ') stop(); // also the end of the text: '' < ' '
-      if (char === '\\') {
-        i++;
-        if (text.charAt(i) === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) stop();
-          i += 4;
-        } else if (!'"\\/bfnrt'.includes(text.charAt(i)) || text.charAt(i) === '') stop();
-      }
-      i++;
-    }
+    i = endOfJsonString(text, i);
   };
   const sequence = (close: string, item: () => void): void => {
     i++;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelsReport } from '../../../src-main/contract/methods.js';
 import { applySettingsPatch, defaultSettings } from '../../../src-main/contract/settings.js';
 import type { SettingsPatch } from '../../../src-main/contract/settings.js';
-import { policySummary } from '../../../src-main/core/service/service.js';
+import { policySummary } from '../../../src-main/core/service/service-handlers.js';
 import { renderModelsReport } from '../../../src-bridge/render/models-report.js';
 
 function report(patch: SettingsPatch = {}): ModelsReport {

@@ -1,0 +1,25 @@
+/**
+ * What a JobRegistry needs, for tests of the supervisor's parts through their own interfaces: a store and a clock,
+ * and everything else inert (no catalog, no key, no generation records, no deadlines, no `claude` to find). A test
+ * gives what its part uses on top.
+ */
+import { defaultSettings } from '../../src-main/contract/index.js';
+import type { Balance } from '../../src-main/contract/index.js';
+import type { SupervisorDeps } from '../../src-main/core/jobs/job-registry.js';
+import type { JobStore } from '../../src-main/core/jobs/job-store.js';
+
+export function registryDeps(store: JobStore, now: () => number, extra: Partial<SupervisorDeps> = {}): SupervisorDeps {
+  return {
+    store,
+    settings: defaultSettings,
+    models: async () => [],
+    apiKey: () => null,
+    balance: async () => ({ keySource: 'none', key: null, credits: null, fetchedAt: null }) as unknown as Balance,
+    getGeneration: async () => null,
+    childEnv: () => ({}),
+    locateClaude: async () => '/fake/bin/claude',
+    now,
+    setDeadline: () => () => undefined,
+    ...extra,
+  };
+}
