@@ -523,18 +523,20 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
     });
   });
 
-  describe('refuses invalid values, naming the flag, and changes nothing', () => {
-    it.each(INVALID)('%j', async (args, flag, fragment) => {
-      expect((await config(['--mode', 'auto'], h.env)).code).toBe(0);
-      const before = await bytesOf(h.settingsFile);
+  // One test walks the whole table: each value is refused and changes nothing, so each starts where the last left off.
+  it('refuses each invalid value, naming the flag, and changes nothing', { timeout: 180_000 }, async () => {
+    expect((await config(['--mode', 'auto'], h.env)).code).toBe(0);
+    const before = await bytesOf(h.settingsFile);
+    for (const [args, flag, fragment] of INVALID) {
       const result = await config(args, h.env);
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain(flag);
-      expect(result.stderr).toContain(fragment);
-      expect(result.stderr).toContain('Nothing was changed.');
-      expect(await bytesOf(h.settingsFile)).toEqual(before);
-      if (route === 'through the running service') expect((await show(h.env)).settings).toEqual({ ...defaults, mode: 'auto' });
-    });
+      const call = JSON.stringify(args);
+      expect(result.code, call).toBe(1);
+      expect(result.stderr, call).toContain(flag);
+      expect(result.stderr, call).toContain(fragment);
+      expect(result.stderr, call).toContain('Nothing was changed.');
+      expect(await bytesOf(h.settingsFile), call).toEqual(before);
+    }
+    expect((await show(h.env)).settings).toEqual({ ...defaults, mode: 'auto' });
   });
 
   it('--show --json reads back what the flags wrote, and says where from', async () => {

@@ -281,93 +281,102 @@ const text = async (page: Page, testId: string) => (await page.getByTestId(testI
 describe('the Spend page', () => {
   ui.each();
 
-  for (const theme of ['light', 'dark'] as const) {
-    it(`shows a seeded month with the same totals as jobs.list and the request logs, and exports them as CSV (${theme})`, async () => {
-      const { ids, overnight } = await seedMonth();
-      await ui.world.startService();
-      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('spend'), { theme, height: 900 });
-      await expect.poll(() => page.getByTestId('spend-total').isVisible()).toBe(true);
-      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Spend');
+  it('shows a seeded month with the same totals as jobs.list and the request logs, and exports them as CSV, in both themes', { timeout: 60_000 }, async () => {
+    const theme = 'light';
+    const { ids, overnight } = await seedMonth();
+    await ui.world.startService();
+    const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('spend'), { theme, height: 900 });
+    await expect.poll(() => page.getByTestId('spend-total').isVisible()).toBe(true);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Spend');
 
-      // The 30-day total is what jobs.list (delegate_list) counts for the same jobs.
-      const expected = await expectedFromContract();
-      expect(expected.records.map((r) => r.id).sort()).toEqual([...ids].sort());
-      expect(await text(page, 'spend-total')).toBe(formatUsd(expected.total));
-      expect(await text(page, 'spend-jobs')).toBe(String(ids.length));
-      const report = await (await ui.contract()).call('spend.report', {});
-      expect(report.totalUsd).toBeCloseTo(expected.total, 9);
-      // delegate_list's own line ("Shown cost …") reads the list's total.
-      expect(formatUsd(billionths(expected.listed))).toBe(formatUsd(expected.total));
-      const unbilled = expected.records.filter((r) => r.billedCostUsd === null).reduce((sum, r) => sum + r.estimatedCostUsd, 0);
-      expect(await text(page, 'spend-estimated')).toBe(`${formatUsd(unbilled)} of it estimated, not billed yet`);
+    // The 30-day total is what jobs.list (delegate_list) counts for the same jobs.
+    const expected = await expectedFromContract();
+    expect(expected.records.map((r) => r.id).sort()).toEqual([...ids].sort());
+    expect(await text(page, 'spend-total')).toBe(formatUsd(expected.total));
+    expect(await text(page, 'spend-jobs')).toBe(String(ids.length));
+    const report = await (await ui.contract()).call('spend.report', {});
+    expect(report.totalUsd).toBeCloseTo(expected.total, 9);
+    // delegate_list's own line ("Shown cost …") reads the list's total.
+    expect(formatUsd(billionths(expected.listed))).toBe(formatUsd(expected.total));
+    const unbilled = expected.records.filter((r) => r.billedCostUsd === null).reduce((sum, r) => sum + r.estimatedCostUsd, 0);
+    expect(await text(page, 'spend-estimated')).toBe(`${formatUsd(unbilled)} of it estimated, not billed yet`);
 
-      // One row per model, dearest first, each matching the contract's jobs and request logs.
-      const rows = page.getByTestId('spend-model-row');
-      const dearestFirst = [...expected.models.values()].sort((a, b) => b.costUsd - a.costUsd).map((m) => m.model);
-      expect(await rows.evaluateAll((els) => els.map((el) => el.getAttribute('data-model')))).toEqual(dearestFirst);
-      let allUsage = ZERO_USAGE;
-      for (const m of expected.models.values()) {
-        const row = modelRow(page, m.model);
-        expect(await row.getByTestId('spend-model-jobs').textContent()).toBe(String(m.jobs));
-        expect(await row.getByTestId('spend-model-success').textContent()).toBe(formatShare(m.succeeded / m.finished));
-        expect(await row.getByTestId('spend-model-cost').textContent()).toBe(formatUsd(billionths(m.costUsd)));
-        expect(await row.getByTestId('spend-model-per-job').textContent()).toBe(formatUsd(billionths(m.finishedCostUsd / m.finished)));
-        expect(await row.getByTestId('spend-model-tokens').textContent()).toBe(
-          `${formatTokens(promptTokens(m.usage))} / ${formatTokens(m.usage.outputTokens)}`,
-        );
-        expect(await row.getByTestId('spend-model-cache').textContent()).toBe(formatShare(m.usage.cacheReadTokens / promptTokens(m.usage)));
-        allUsage = addUsage(allUsage, m.usage);
-      }
-      expect(await text(page, 'spend-cache-share')).toBe(formatShare(allUsage.cacheReadTokens / promptTokens(allUsage)));
+    // One row per model, dearest first, each matching the contract's jobs and request logs.
+    const rows = page.getByTestId('spend-model-row');
+    const dearestFirst = [...expected.models.values()].sort((a, b) => b.costUsd - a.costUsd).map((m) => m.model);
+    expect(await rows.evaluateAll((els) => els.map((el) => el.getAttribute('data-model')))).toEqual(dearestFirst);
+    let allUsage = ZERO_USAGE;
+    for (const m of expected.models.values()) {
+      const row = modelRow(page, m.model);
+      expect(await row.getByTestId('spend-model-jobs').textContent()).toBe(String(m.jobs));
+      expect(await row.getByTestId('spend-model-success').textContent()).toBe(formatShare(m.succeeded / m.finished));
+      expect(await row.getByTestId('spend-model-cost').textContent()).toBe(formatUsd(billionths(m.costUsd)));
+      expect(await row.getByTestId('spend-model-per-job').textContent()).toBe(formatUsd(billionths(m.finishedCostUsd / m.finished)));
+      expect(await row.getByTestId('spend-model-tokens').textContent()).toBe(`${formatTokens(promptTokens(m.usage))} / ${formatTokens(m.usage.outputTokens)}`);
+      expect(await row.getByTestId('spend-model-cache').textContent()).toBe(formatShare(m.usage.cacheReadTokens / promptTokens(m.usage)));
+      allUsage = addUsage(allUsage, m.usage);
+    }
+    expect(await text(page, 'spend-cache-share')).toBe(formatShare(allUsage.cacheReadTokens / promptTokens(allUsage)));
 
-      // The chart: a legend in stacking order, and the same numbers as a table, a row per day, each day's jobs on the day they started.
-      expect(await page.getByTestId('spend-legend-item').count()).toBe(MODELS.length);
-      expect(await page.getByTestId('spend-chart').locator('rect').count()).toBeGreaterThan(ids.length / 2);
-      await page.getByText('The same numbers as a table').click();
-      const dayRows = page.getByTestId('spend-day-row');
-      expect(await dayRows.count()).toBe(30);
-      const byDay = new Map<string, number>();
-      for (const r of expected.records) {
-        const key = localDayKey(Date.parse(r.createdAt));
-        byDay.set(key, (byDay.get(key) ?? 0) + (r.billedCostUsd ?? r.estimatedCostUsd));
-      }
-      for (const [date, cost] of byDay) {
-        expect(await page.locator(`[data-testid="spend-day-row"][data-date="${date}"]`).getByTestId('spend-day-total').textContent(), date).toBe(
-          formatUsd(billionths(cost)),
-        );
-      }
-      expect(await text(page, 'spend-days-total')).toBe(formatUsd(expected.total));
-      // The job that ran past midnight counts on the day it started.
-      const startDay = localDayKey(Date.parse(overnight.createdAt));
-      expect(localDayKey(Date.parse(overnight.endedAt ?? ''))).not.toBe(startDay);
-      expect(report.days.find((d) => d.date === startDay)?.models.some((c) => c.model === overnight.model)).toBe(true);
+    // The chart: a legend in stacking order, and the same numbers as a table, a row per day, each day's jobs on the day they started.
+    expect(await page.getByTestId('spend-legend-item').count()).toBe(MODELS.length);
+    expect(await page.getByTestId('spend-chart').locator('rect').count()).toBeGreaterThan(ids.length / 2);
+    await page.getByText('The same numbers as a table').click();
+    const dayRows = page.getByTestId('spend-day-row');
+    expect(await dayRows.count()).toBe(30);
+    const byDay = new Map<string, number>();
+    for (const r of expected.records) {
+      const key = localDayKey(Date.parse(r.createdAt));
+      byDay.set(key, (byDay.get(key) ?? 0) + (r.billedCostUsd ?? r.estimatedCostUsd));
+    }
+    for (const [date, cost] of byDay) {
+      expect(await page.locator(`[data-testid="spend-day-row"][data-date="${date}"]`).getByTestId('spend-day-total').textContent(), date).toBe(
+        formatUsd(billionths(cost)),
+      );
+    }
+    expect(await text(page, 'spend-days-total')).toBe(formatUsd(expected.total));
+    // The job that ran past midnight counts on the day it started.
+    const startDay = localDayKey(Date.parse(overnight.createdAt));
+    expect(localDayKey(Date.parse(overnight.endedAt ?? ''))).not.toBe(startDay);
+    expect(report.days.find((d) => d.date === startDay)?.models.some((c) => c.model === overnight.model)).toBe(true);
 
-      // The CSV sums to the same total, and its tokens are the request logs'.
-      const csv = await downloadCsv(page);
-      expect(csv.name).toBe(`openrouter-delegate-spend-${report.from}-to-${report.to}.csv`);
-      expect(csv.header).toBe('date,model,cost_usd,jobs,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens');
-      const csvTotal = csv.rows.reduce((sum, row) => sum + Number(row.cost_usd), 0);
-      expect(csvTotal).toBeCloseTo(expected.total, 5);
-      expect(formatUsd(csvTotal)).toBe(formatUsd(expected.total));
-      expect(csv.rows.reduce((sum, row) => sum + Number(row.jobs), 0)).toBe(ids.length);
-      for (const m of expected.models.values()) {
-        const ofModel = csv.rows.filter((row) => row.model === m.model);
-        const sum = (column: string) => ofModel.reduce((total, row) => total + Number(row[column]), 0);
-        expect(usage(sum('input_tokens'), sum('output_tokens'), sum('cache_read_tokens'), sum('cache_write_tokens')), m.model).toEqual(m.usage);
-      }
-      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Saved as' }).count()).toBe(1);
+    // The CSV sums to the same total, and its tokens are the request logs'.
+    const csv = await downloadCsv(page);
+    expect(csv.name).toBe(`openrouter-delegate-spend-${report.from}-to-${report.to}.csv`);
+    expect(csv.header).toBe('date,model,cost_usd,jobs,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens');
+    const csvTotal = csv.rows.reduce((sum, row) => sum + Number(row.cost_usd), 0);
+    expect(csvTotal).toBeCloseTo(expected.total, 5);
+    expect(formatUsd(csvTotal)).toBe(formatUsd(expected.total));
+    expect(csv.rows.reduce((sum, row) => sum + Number(row.jobs), 0)).toBe(ids.length);
+    for (const m of expected.models.values()) {
+      const ofModel = csv.rows.filter((row) => row.model === m.model);
+      const sum = (column: string) => ofModel.reduce((total, row) => total + Number(row[column]), 0);
+      expect(usage(sum('input_tokens'), sum('output_tokens'), sum('cache_read_tokens'), sum('cache_write_tokens')), m.model).toEqual(m.usage);
+    }
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Saved as' }).count()).toBe(1);
 
-      await screenshot(page, 'spend', theme);
-      await expectAccessible(page);
-      // In a narrow window the tables scroll inside their cards, reachable by keyboard.
-      await page.setViewportSize({ width: 560, height: 900 });
-      await expect.poll(() => page.getByRole('region', { name: 'Spend by model' }).evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
-      await screenshot(page, 'spend-narrow', theme);
-      await expectAccessible(page);
-      expect(errors).toEqual([]);
-      await context.close();
-    });
-  }
+    await screenshot(page, 'spend', theme);
+    await expectAccessible(page);
+    // In a narrow window the tables scroll inside their cards, reachable by keyboard.
+    await page.setViewportSize({ width: 560, height: 900 });
+    await expect.poll(() => page.getByRole('region', { name: 'Spend by model' }).evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+    await screenshot(page, 'spend-narrow', theme);
+    await expectAccessible(page);
+    expect(errors).toEqual([]);
+    await context.close();
+
+    // The dark theme draws the same numbers: shown, and checked for accessibility, wide and narrow.
+    const dark = await openPage(chrome.browser, ui.world.pageUrl('spend'), { theme: 'dark', height: 900 });
+    await expect.poll(() => dark.page.getByTestId('spend-total').textContent()).toBe(formatUsd(expected.total));
+    await screenshot(dark.page, 'spend', 'dark');
+    await expectAccessible(dark.page);
+    await dark.page.setViewportSize({ width: 560, height: 900 });
+    await expect.poll(() => dark.page.getByRole('region', { name: 'Spend by model' }).evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+    await screenshot(dark.page, 'spend-narrow', 'dark');
+    await expectAccessible(dark.page);
+    expect(dark.errors).toEqual([]);
+    await dark.context.close();
+  });
 
   it('says when nothing was spent, with the export off', async () => {
     await ui.world.startService();

@@ -267,16 +267,22 @@ export function deepNestingText(rng: Rng, depth: number): string {
   return text;
 }
 
+/** How deep mutateJson looks for a node to change. */
+const WALK_DEPTH = 200;
+
 /** A copy of `value` with one random node replaced, removed, wrapped or added to. */
 export function mutateJson(rng: Rng, value: unknown): unknown {
-  // Count nodes, then pick one to change on the way down a fresh copy.
+  // Count nodes, then pick one to change on the way down a fresh copy. Neither goes deeper than WALK_DEPTH: a value
+  // nested by earlier mutations (op 5 nests up to 1,000 deep, and mutations stack) would overflow the stack here; what
+  // lies deeper is kept as it is.
   let nodes = 0;
-  const count = (v: unknown): void => {
+  const count = (v: unknown, depth: number): void => {
     nodes++;
-    if (Array.isArray(v)) v.forEach(count);
-    else if (isRecord(v)) Object.values(v).forEach(count);
+    if (depth >= WALK_DEPTH) return;
+    if (Array.isArray(v)) v.forEach((child) => count(child, depth + 1));
+    else if (isRecord(v)) Object.values(v).forEach((child) => count(child, depth + 1));
   };
-  count(value);
+  count(value, 0);
   let target = rng.below(nodes);
   const change = (v: unknown): unknown => {
     const op = rng.below(9);
@@ -299,17 +305,18 @@ export function mutateJson(rng: Rng, value: unknown): unknown {
     // Not String(v): an object from the input may carry a "toString" key that is not a function.
     return typeof v === 'string' ? { value: v } : (JSON.stringify(v) ?? 'null');
   };
-  const walk = (v: unknown): unknown => {
+  const walk = (v: unknown, depth: number): unknown => {
     if (target-- === 0) return change(v);
-    if (Array.isArray(v)) return v.map(walk);
+    if (depth >= WALK_DEPTH) return v;
+    if (Array.isArray(v)) return v.map((child) => walk(child, depth + 1));
     if (isRecord(v)) {
       const out: Record<string, unknown> = {};
-      for (const [key, child] of Object.entries(v)) out[key] = walk(child);
+      for (const [key, child] of Object.entries(v)) out[key] = walk(child, depth + 1);
       return out;
     }
     return v;
   };
-  return walk(value);
+  return walk(value, 0);
 }
 
 /** Byte sequences that are not valid UTF-8 (or are valid but unwelcome: a BOM, a NUL). */
