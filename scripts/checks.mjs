@@ -6,6 +6,7 @@
  * `npm run typecheck` run the same checks one after the other.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,18 +15,15 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 /** The checkout's own tools first, as npm puts them for a script it runs, so `node scripts/checks.mjs` works too. */
 const PATH = [path.join(root, 'node_modules', '.bin'), process.env.PATH].join(path.delimiter);
 
-/** [name, command, ...arguments], longest first so the slowest does not start last. */
-const CHECKS = [
-  ['eslint', 'eslint', '.'],
-  ['prettier', 'prettier', '--check', '.'],
-  ['types: tests and scripts', 'tsc', '-p', 'tsconfig.tests.json', '--noEmit'],
-  ['types: renderer', 'svelte-check', '--tsconfig', 'tsconfig.renderer.json', '--threshold', 'warning', '--fail-on-warnings'],
-  ['types: service', 'tsc', '-p', 'tsconfig.json', '--noEmit'],
-  ['types: electron', 'tsc', '-p', 'tsconfig.electron.json', '--noEmit'],
-  ['types: bridge', 'tsc', '-p', 'tsconfig.bridge.json', '--noEmit'],
-];
+/**
+ * The steps of `npm run lint` and `npm run typecheck`, as package.json writes them (`a && b && …`): one list of
+ * checks, read from there so the two ways of running them cannot drift apart.
+ */
+const { scripts } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const CHECKS = [scripts.lint, scripts.typecheck].flatMap((script) => script.split(' && ').map((step) => step.trim().split(/\s+/)));
 
-function run([name, command, ...args]) {
+function run([command, ...args]) {
+  const name = [command, ...args].join(' ');
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: root, env: { ...process.env, PATH, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' }, shell: false });

@@ -5,13 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src-main/contract/index.js';
-import type { JobIsolation, JobState } from '../../../src-main/contract/index.js';
+import type { JobState } from '../../../src-main/contract/index.js';
 import { JobRegistry, liveJob } from '../../../src-main/core/jobs/job-registry.js';
 import type { LiveJob } from '../../../src-main/core/jobs/job-registry.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../../src-main/core/jobs/job-store.js';
 import { jobFields } from '../../support/job-fields.js';
-import { registryDeps } from '../../support/registry-deps.js';
+import { inWorktree, registryDeps } from '../../support/registry-deps.js';
 
 const NOW = Date.parse('2026-11-30T09:15:00Z');
 
@@ -32,24 +32,6 @@ function handMade(state: JobState = 'queued', fields: Parameters<typeof jobField
 
 function addAll(registry: JobRegistry, ...jobs: LiveJob[]): void {
   for (const job of jobs) registry.add(job);
-}
-
-function inWorktree(worktree: string): JobIsolation {
-  return {
-    mode: 'worktree',
-    note: null,
-    repo: '/home/dev/project',
-    worktree,
-    gitDir: null,
-    branch: `delegate/${worktree.split('/').pop() ?? ''}`,
-    baseCommit: 'a'.repeat(40),
-    baseDirty: false,
-    worktreeState: 'present',
-    savedCommit: null,
-    headCommit: null,
-    changes: null,
-    problem: null,
-  };
 }
 
 const ids = (jobs: Array<LiveJob | undefined>) => jobs.map((j) => j?.record.id);

@@ -620,6 +620,8 @@ describe('isolation', () => {
     expect((await later.supervisor.status({ jobId: kept.id, waitSeconds: 0, progressLimit: 1 })).job.isolation?.worktreeState).toBe('discarded');
   });
 
+  /** A survey walks each worktree and asks git about its branch: longer than vi.waitFor's default second on a loaded machine. */
+  const SURVEY_WAIT = { timeout: 10_000 };
   it("lists the kept worktrees' disk from its last survey: made when a job ends, again a few minutes on, and after a removal", async () => {
     const repo = path.join(home.home, 'repo');
     await makeRepo(repo, { 'a.txt': 'one\n' });
@@ -633,18 +635,18 @@ describe('isolation', () => {
     await finalState(h, await h.start({ caller: { cwd: repo } }));
     const taken = await finalState(h, await h.start({ caller: { cwd: repo } }));
     // Each worktree: a.txt (4 bytes) and the file its delegate wrote.
-    await vi.waitFor(() => expect(list()).toEqual({ count: 2, bytes: 4 + 2 + 4 + 3, taken: 0, takenBytes: 0, complete: true }));
+    await vi.waitFor(() => expect(list()).toEqual({ count: 2, bytes: 4 + 2 + 4 + 3, taken: 0, takenBytes: 0, complete: true }), SURVEY_WAIT);
 
     // Taken by hand: no job changes, so the list keeps the last survey's numbers until it is a few minutes old.
     await gitIn(repo, ['merge', '--quiet', '--no-edit', taken.isolation?.branch ?? '']);
     h.clock.advance(60_000);
     expect(list()).toMatchObject({ count: 2, taken: 0 });
     h.clock.advance(SURVEY_MAX_AGE_MS);
-    await vi.waitFor(() => expect(list()).toMatchObject({ count: 2, taken: 1, takenBytes: 4 + 3 }));
+    await vi.waitFor(() => expect(list()).toMatchObject({ count: 2, taken: 1, takenBytes: 4 + 3 }), SURVEY_WAIT);
 
     const done = await h.supervisor.removeTakenWorktrees();
     expect(done.removed.map((w) => w.jobId)).toEqual([taken.id]);
-    await vi.waitFor(() => expect(list()).toEqual({ count: 1, bytes: 4 + 2, taken: 0, takenBytes: 0, complete: true }));
+    await vi.waitFor(() => expect(list()).toEqual({ count: 1, bytes: 4 + 2, taken: 0, takenBytes: 0, complete: true }), SURVEY_WAIT);
   });
 });
 

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import type { JobIsolation, JobState } from '../../../src-main/contract/index.js';
+import type { JobState } from '../../../src-main/contract/index.js';
 import { JobRegistry, liveJob } from '../../../src-main/core/jobs/job-registry.js';
 import type { LiveJob } from '../../../src-main/core/jobs/job-registry.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
@@ -15,7 +15,7 @@ import { JobStore } from '../../../src-main/core/jobs/job-store.js';
 import { JobViews } from '../../../src-main/core/jobs/views.js';
 import { jobFields } from '../../support/job-fields.js';
 import { makeTempHome } from '../../support/temp-home.js';
-import { registryDeps } from '../../support/registry-deps.js';
+import { inWorktree, registryDeps } from '../../support/registry-deps.js';
 
 const START = Date.parse('2026-11-30T09:15:00Z');
 const SESSION_A = '0a0a0a0a-1111-4222-8333-444455556666';
@@ -57,24 +57,6 @@ async function made(state: JobState, fields: Partial<JobRequestFields> = {}): Pr
 }
 
 const view = (job: LiveJob) => views.view(job, { waitSeconds: 0, progressLimit: 15 });
-
-function inWorktree(worktree: string): JobIsolation {
-  return {
-    mode: 'worktree',
-    note: null,
-    repo: path.join(home.home, 'no-such-repo'),
-    worktree,
-    gitDir: null,
-    branch: `delegate/${path.basename(worktree)}`,
-    baseCommit: 'a'.repeat(40),
-    baseDirty: false,
-    worktreeState: 'present',
-    savedCommit: null,
-    headCommit: null,
-    changes: null,
-    problem: null,
-  };
-}
 
 describe('JobViews.view: the queue', () => {
   it("shows each queued job's place in the queue, first come first served", async () => {
@@ -161,9 +143,10 @@ describe('JobViews.result: a worktree deleted by hand', () => {
   it('is noticed on every finished turn that shared it, and on no other worktree', async () => {
     const gone = path.join(home.home, 'worktrees', 'job_gone');
     const other = path.join(home.home, 'worktrees', 'job_other');
-    const turn1 = await made('succeeded', { sessionId: SESSION_A, turn: 1, isolation: inWorktree(gone) });
-    const elsewhere = await made('succeeded', { sessionId: SESSION_B, turn: 1, isolation: inWorktree(other) });
-    const turn2 = await made('succeeded', { sessionId: SESSION_A, turn: 2, isolation: inWorktree(gone) });
+    const repo = path.join(home.home, 'no-such-repo');
+    const turn1 = await made('succeeded', { sessionId: SESSION_A, turn: 1, isolation: inWorktree(gone, repo) });
+    const elsewhere = await made('succeeded', { sessionId: SESSION_B, turn: 1, isolation: inWorktree(other, repo) });
+    const turn2 = await made('succeeded', { sessionId: SESSION_A, turn: 2, isolation: inWorktree(gone, repo) });
 
     const result = await views.result(turn2, { jobId: turn2.record.id, waitSeconds: 0, maxChars: 50_000 });
 
