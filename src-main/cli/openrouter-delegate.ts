@@ -11,7 +11,7 @@ import { APP_VERSION, ServiceError } from '../contract/index.js';
 import type { TakeWay } from '../contract/index.js';
 import { resolveLocations } from '../platform/locations.js';
 import type { Locations } from '../platform/locations.js';
-import { runKeeper } from '../host/keeper.js';
+import { runWatchdog } from '../host/watchdog.js';
 import { UsageError, connectOrStart, err, out } from './command-support.js';
 import { discardCommand } from './discard-command.js';
 import { doctorCommand } from './doctor-command.js';
@@ -68,8 +68,8 @@ Exit codes: 0 done, 1 failed, 2 bad usage, 3 (status) the service is not running
 `;
 
 /**
- * This CLI's own file (the bundle, or the source under tsx): the service's keeper and a service started for a command
- * run it again (`keeper`; `serve --notify-ready`).
+ * This CLI's own file (the bundle, or the source under tsx): the service's watchdog and a service started for a command
+ * run it again (`watchdog`; `serve --notify-ready`).
  */
 const CLI_FILE = fileURLToPath(import.meta.url);
 
@@ -154,9 +154,11 @@ function runCommand(command: string, action: string | undefined, values: Flags):
       return uninstallCommand(locations);
     case 'doctor':
       return doctorCommand(locations, values.json);
+    // `keeper` was its name until 2026-12: a tray app started before an update still asks for it by that name.
     case 'keeper':
+    case 'watchdog':
       // Started by the service's host, detached; not for people (docs/ARCHITECTURE.md §11).
-      return runKeeper({
+      return runWatchdog({
         locations,
         env: process.env,
         serve: { command: process.execPath, args: [CLI_FILE, 'serve', '--notify-ready'] },

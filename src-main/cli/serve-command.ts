@@ -24,7 +24,7 @@ function pageDir(): string {
   return path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'renderer');
 }
 
-/** `cliFile` is this CLI's own file: the service's keeper runs it again as `keeper`. */
+/** `cliFile` is this CLI's own file: the service's watchdog runs it again as `watchdog`. */
 export async function serveCommand(locations: Locations, cliFile: string, options: ServeOptions): Promise<number> {
   const { notifyReady } = options;
   const service = new ServiceHost({
@@ -32,7 +32,7 @@ export async function serveCommand(locations: Locations, cliFile: string, option
     env: process.env,
     host: 'headless',
     setup: bridgeSetup(),
-    keeper: { command: process.execPath, args: [cliFile, 'keeper'] },
+    watchdog: { command: process.execPath, args: [cliFile, 'watchdog'] },
     // Every headless service can serve the page when asked (`openrouter-delegate ui`); `--ui` asks at once.
     settingsPage: { pageDir: pageDir(), port: options.ui?.port ?? 0 },
   });

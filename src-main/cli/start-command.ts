@@ -9,7 +9,7 @@ import { connect, err, out } from './command-support.js';
 import { chooseStartHost, launchTrayApp } from './desktop-launch.js';
 import { serveCommand } from './serve-command.js';
 
-/** `cliFile` is this CLI's own file, for the headless service's keeper. */
+/** `cliFile` is this CLI's own file, for the headless service's watchdog. */
 export async function startCommand(locations: Locations, cliFile: string): Promise<number> {
   const running = await connect(locations);
   if (running) {

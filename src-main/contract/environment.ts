@@ -17,6 +17,8 @@ export const ENV = {
   job: 'OPENROUTER_DELEGATE_JOB',
   /** The Node.js the packaged launchers (and a checkout's tray app) run the bridge and CLIs with. */
   node: 'OPENROUTER_DELEGATE_NODE',
-  /** `off`: no keeper brings a killed service back (tests that restart services themselves). */
-  keeper: 'OPENROUTER_DELEGATE_KEEPER',
+  /** `off`: no watchdog brings a killed service back (tests that restart services themselves). */
+  watchdog: 'OPENROUTER_DELEGATE_WATCHDOG',
+  /** The same, by its name until 2026-12 (still read). */
+  watchdogFormerName: 'OPENROUTER_DELEGATE_KEEPER',
 } as const;

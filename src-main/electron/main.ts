@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as electron from 'electron';
 import { ENV } from '../contract/index.js';
 import { ServiceHost } from '../host/service-host.js';
-import type { KeeperLaunch } from '../host/service-host.js';
+import type { WatchdogLaunch } from '../host/service-host.js';
 import { resolveLocations } from '../platform/locations.js';
 import { bridgeSetupFor, packagedLauncher } from '../platform/tray-app.js';
 import { DesktopApp } from './desktop-app.js';
@@ -35,26 +35,26 @@ const surface: ElectronSurface = {
 if (process.platform === 'win32') electron.app.setAppUserModelId('io.github.openrouter-delegate.app');
 
 /**
- * How a killed service is brought back while jobs need it (the keeper, docs/ARCHITECTURE.md §11): the packaged CLI
+ * How a killed service is brought back while jobs need it (the watchdog, docs/ARCHITECTURE.md §11): the packaged CLI
  * launcher, or in a checkout the Node that `npm start` ran. It brings back the headless service, not this app.
  */
-function keeperLaunch(): KeeperLaunch | undefined {
+function watchdogLaunch(): WatchdogLaunch | undefined {
   const cliScript = path.join(here, '..', 'cli', 'openrouter-delegate.js');
-  if (electron.app.isPackaged) return { command: packagedLauncher(process.resourcesPath, 'openrouter-delegate', process.platform), args: ['keeper'] };
+  if (electron.app.isPackaged) return { command: packagedLauncher(process.resourcesPath, 'openrouter-delegate', process.platform), args: ['watchdog'] };
   const node = process.env[ENV.node];
-  return node ? { command: node, args: [cliScript, 'keeper'] } : undefined;
+  return node ? { command: node, args: [cliScript, 'watchdog'] } : undefined;
 }
 
 // What the settings window's Connect registers (bridgeSetupFor): the packaged app's launcher; in a checkout, the
 // Node that `npm start` ran (OPENROUTER_DELEGATE_NODE; Electron's own binary is no Node) with the built bridge script.
 const setup = bridgeSetupFor({ bundleDir: here, platform: process.platform, nodePath: process.env[ENV.node] });
-const keeper = keeperLaunch();
+const watchdog = watchdogLaunch();
 const service = new ServiceHost({
   locations: resolveLocations(process.env),
   env: process.env,
   host: 'electron',
   ...(setup ? { setup } : {}),
-  ...(keeper ? { keeper } : {}),
+  ...(watchdog ? { watchdog } : {}),
 });
 // resources/ sits beside dist/ in a checkout, and inside app.asar when packaged (electron-builder.yml `files`).
 const paths = {

@@ -8,7 +8,7 @@ import { APP_VERSION, ENV } from '../contract/index.js';
 import type { EventName, JobRecord } from '../contract/index.js';
 import { spawnDetached } from '../platform/detached.js';
 import { isAlive } from '../core/jobs/process-table.js';
-import { keeperRunning } from './keeper.js';
+import { watchdogRunning } from './watchdog.js';
 import { GatewayServer } from '../ipc/gateway-server.js';
 import { IpcServer } from '../ipc/server.js';
 import { Service } from '../core/service/service.js';
@@ -42,21 +42,26 @@ export interface HostedService {
   onStopped(listener: () => void): void;
 }
 
-/** How the host starts the keeper (src-main/host/keeper.ts, run by the CLI as `openrouter-delegate keeper`). */
-export interface KeeperLaunch {
+/** How the host starts the watchdog (src-main/host/watchdog.ts, run by the CLI as `openrouter-delegate watchdog`). */
+export interface WatchdogLaunch {
   command: string;
   args: string[];
 }
 
 export interface HostOptions extends ServiceOptions {
-  /** Without it no keeper brings a killed service back (a host that cannot start the CLI). */
-  keeper?: KeeperLaunch;
+  /** Without it no watchdog brings a killed service back (a host that cannot start the CLI). */
+  watchdog?: WatchdogLaunch;
   /** The built settings page, served on loopback when asked for (`settingsPage.open`); without it the method is unavailable. */
   settingsPage?: SettingsPageOptions;
 }
 
-/** While jobs are active the host checks this often that a keeper watches (a silent job sends no events). */
-const KEEPER_CHECK_MS = 10_000;
+/** `OPENROUTER_DELEGATE_WATCHDOG=off`, or the same under the variable's former name. */
+export function watchdogTurnedOff(env: NodeJS.ProcessEnv): boolean {
+  return env[ENV.watchdog] === 'off' || env[ENV.watchdogFormerName] === 'off';
+}
+
+/** While jobs are active the host checks this often that a watchdog watches (a silent job sends no events). */
+const WATCHDOG_CHECK_MS = 10_000;
 
 export class ServiceHost implements HostedService {
   /** The core, for tests and benches that inspect it; hosts use the dispatcher. */
@@ -64,8 +69,8 @@ export class ServiceHost implements HostedService {
   readonly locations: Locations;
   readonly dispatch: Dispatch;
   private readonly options: HostOptions;
-  private keeperPid: number | null = null;
-  private keeperTimer: NodeJS.Timeout | null = null;
+  private watchdogPid: number | null = null;
+  private watchdogTimer: NodeJS.Timeout | null = null;
 
   constructor(options: HostOptions) {
     this.options = options;
@@ -116,9 +121,9 @@ export class ServiceHost implements HostedService {
 
   async start(): Promise<void> {
     await this.service.start();
-    // A job that starts running, or one adopted at start, is watched by a keeper (docs/ARCHITECTURE.md §11).
+    // A job that starts running, or one adopted at start, is watched by a watchdog (docs/ARCHITECTURE.md §11).
     // Checked when a job starts running, not on each of its events: a running job announces every request it
-    // makes, and the check reads the keeper's pid file and /proc.
+    // makes, and the check reads the watchdog's pid file and /proc.
     const running = new Set<string>();
     this.service.onEvent((event, data) => {
       if (event !== 'job.changed') return;
@@ -126,31 +131,31 @@ export class ServiceHost implements HostedService {
       if (job.state !== 'running') running.delete(job.id);
       else if (!running.has(job.id)) {
         running.add(job.id);
-        this.ensureKeeper();
+        this.ensureWatchdog();
       }
     });
-    this.keeperTimer = setInterval(() => {
-      if (this.service.supervisor.activeJobs().length > 0) this.ensureKeeper();
-    }, KEEPER_CHECK_MS);
-    this.keeperTimer.unref();
-    if (this.service.supervisor.activeJobs().length > 0) this.ensureKeeper();
+    this.watchdogTimer = setInterval(() => {
+      if (this.service.supervisor.activeJobs().length > 0) this.ensureWatchdog();
+    }, WATCHDOG_CHECK_MS);
+    this.watchdogTimer.unref();
+    if (this.service.supervisor.activeJobs().length > 0) this.ensureWatchdog();
   }
 
   stop(options: { killJobs?: boolean } = {}): Promise<void> {
-    if (this.keeperTimer) clearInterval(this.keeperTimer);
-    this.keeperTimer = null;
+    if (this.watchdogTimer) clearInterval(this.watchdogTimer);
+    this.watchdogTimer = null;
     return this.service.stop(options);
   }
 
-  /** Starts the keeper unless one already watches this home (or keepers are turned off). */
-  private ensureKeeper(): void {
-    const launch = this.options.keeper;
-    if (!launch || this.options.env[ENV.keeper] === 'off') return;
-    if ((this.keeperPid !== null && isAlive(this.keeperPid)) || keeperRunning(this.locations.keeperFile)) return;
+  /** Starts the watchdog unless one already watches this home (or watchdogs are turned off). */
+  private ensureWatchdog(): void {
+    const launch = this.options.watchdog;
+    if (!launch || watchdogTurnedOff(this.options.env)) return;
+    if ((this.watchdogPid !== null && isAlive(this.watchdogPid)) || watchdogRunning(this.locations.watchdogFile)) return;
     const { child } = spawnDetached({ command: launch.command, args: launch.args, env: this.options.env, locations: this.locations });
-    child.on('error', (error) => this.service.log(`keeper: cannot start it: ${error.message}`));
+    child.on('error', (error) => this.service.log(`watchdog: cannot start it: ${error.message}`));
     child.unref();
-    this.keeperPid = child.pid ?? null;
+    this.watchdogPid = child.pid ?? null;
   }
 
   onStopped(listener: () => void): void {

@@ -1,6 +1,6 @@
 /**
  * Starting a process that outlives its starter (docs/ARCHITECTURE.md §1, §11): the tray app and the headless
- * service (started by the bridge or `openrouter-delegate start`), and the keeper (started by the service's host).
+ * service (started by the bridge or `openrouter-delegate start`), and the watchdog (started by the service's host).
  * Each runs detached, in a process group of its own, its output appended to the service log, the one file the
  * bridge, the CLI and the doctor point the user at when a start goes wrong.
  */
@@ -22,7 +22,7 @@ export interface DetachedStart {
   locations: Pick<Locations, 'logs'>;
   /** `pipe`: the starter reads what the process prints (the headless service says `ready`); by default it goes to the log. */
   stdout?: 'log' | 'pipe';
-  /** Console programs (the service, the keeper) open no console window on Windows; a GUI app's own window must not start hidden. */
+  /** Console programs (the service, the watchdog) open no console window on Windows; a GUI app's own window must not start hidden. */
   windowsHide?: boolean;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Starting the headless service from another process (docs/ARCHITECTURE.md §1, §11): the bridge does it when no
- * service answers, the keeper when the service it watched was killed. `openrouter-delegate serve
+ * service answers, the watchdog when the service it watched was killed. `openrouter-delegate serve
  * --notify-ready`, detached so it outlives its starter, its log appended to the service log; resolves once it
  * says `ready` (or `already-running`: someone else was quicker, which is just as good).
  */

@@ -25,8 +25,8 @@ export interface Locations {
   lockFile: string;
   /** The metering gateway's port, kept between runs (docs/ARCHITECTURE.md §11). */
   gatewayFile: string;
-  /** The keeper's pid: one keeper per home (docs/ARCHITECTURE.md §11). */
-  keeperFile: string;
+  /** The watchdog's pid: one watchdog per home (docs/ARCHITECTURE.md §11). */
+  watchdogFile: string;
   jobsDir: string;
   modelsCacheFile: string;
   /** Keychain service name: distinct per home so isolated homes never share entries. */
@@ -83,7 +83,7 @@ export function resolveLocations(env: NodeJS.ProcessEnv = process.env): Location
     socketPath,
     lockFile: path.join(runtime, 'service.lock'),
     gatewayFile: path.join(runtime, 'gateway.json'),
-    keeperFile: path.join(runtime, 'keeper.pid'),
+    watchdogFile: path.join(runtime, 'watchdog.pid'),
     jobsDir: path.join(data, 'jobs'),
     modelsCacheFile: path.join(cache, 'models.json'),
     keychainService: home ? `${APP_NAME}:${shortHash(home)}` : APP_NAME,

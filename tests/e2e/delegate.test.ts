@@ -108,8 +108,8 @@ describe('a delegated job', () => {
   it('survives the service being killed with SIGKILL: the bridge brings it back, the job is adopted and its result collected', async () => {
     // Killed at once, perhaps mid-request: the delegate's Claude Code retries against the gateway's port until the
     // service the bridge starts is back on it (delegateMaxRetries covers that window; docs/GUIDE.md, "How a job runs", Retries).
-    // The bridge alone brings it back here (no keeper); tests/faults/service-comes-back.test.ts has the keeper alone.
-    await world.start({ delegateMaxRetries: 5 }, { OPENROUTER_DELEGATE_KEEPER: 'off' });
+    // The bridge alone brings it back here (no watchdog); tests/faults/service-comes-back.test.ts has the watchdog alone.
+    await world.start({ delegateMaxRetries: 5 }, { OPENROUTER_DELEGATE_WATCHDOG: 'off' });
     world.model.script('slow', [
       { toolUse: { name: 'Bash', input: { command: 'sleep 2; echo slept', description: 'Take a while' } } },
       { text: 'Finished after the restart.' },

@@ -42,7 +42,7 @@ describe.runIf(linux)('a Linux session without a desktop', () => {
         HOME: home,
         OPENROUTER_DELEGATE_HOME: path.join(home, 'ord'),
         OPENROUTER_BASE_URL: fake.baseUrl,
-        OPENROUTER_DELEGATE_KEEPER: 'off',
+        OPENROUTER_DELEGATE_WATCHDOG: 'off',
         XDG_RUNTIME_DIR: runtime,
         XDG_DATA_HOME: data,
       };

@@ -1,6 +1,6 @@
 /**
  * A service killed mid-job comes back by itself (docs/ARCHITECTURE.md §11). Since the metering gateway, a delegate
- * reaches OpenRouter only through the service; the keeper starts a killed service again while jobs are active,
+ * reaches OpenRouter only through the service; the watchdog starts a killed service again while jobs are active,
  * on the gateway's same port, and the delegate's Claude Code carries on after its own retries. With the real
  * CLI as delegate and no bridge connected; with a bridge, tests/e2e/delegate.test.ts.
  */
@@ -47,12 +47,12 @@ async function nextService(pid: number, since: number): Promise<{ client: IpcCli
 }
 
 describe('a service killed with SIGKILL mid-job, no bridge connected', { timeout: 120_000 }, () => {
-  it('is brought back by the keeper; the delegate carries on through the same port and its request log is whole', async () => {
-    await world.start({ delegateMaxRetries: 6 }, { OPENROUTER_DELEGATE_KEEPER: 'on' });
+  it('is brought back by the watchdog; the delegate carries on through the same port and its request log is whole', async () => {
+    await world.start({ delegateMaxRetries: 6 }, { OPENROUTER_DELEGATE_WATCHDOG: 'on' });
     const gate = world.gate('back');
     world.model.script('back', [
       { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait' } } },
-      { text: 'Finished under the service the keeper brought back.' },
+      { text: 'Finished under the service the watchdog brought back.' },
     ]);
     const first = await world.serve();
     const before = await world.connect();
@@ -61,8 +61,8 @@ describe('a service killed with SIGKILL mid-job, no bridge connected', { timeout
     await world.waitForRunning(before, jobId);
     await gate.reached();
     const port = await gatewayPort();
-    const keeperPid = Number.parseInt(await readFile(world.locations.keeperFile, 'utf8'), 10);
-    expect(alive(keeperPid)).toBe(true);
+    const watchdogPid = Number.parseInt(await readFile(world.locations.watchdogFile, 'utf8'), 10);
+    expect(alive(watchdogPid)).toBe(true);
 
     const killedAt = Date.now();
     process.kill(first.pid, 'SIGKILL');
@@ -71,12 +71,12 @@ describe('a service killed with SIGKILL mid-job, no bridge connected', { timeout
     await gate.open();
 
     const { client, pid, afterMs } = await nextService(first.pid, killedAt);
-    console.log(`[service-comes-back] the keeper's service answered ${afterMs} ms after the SIGKILL`);
+    console.log(`[service-comes-back] the watchdog's service answered ${afterMs} ms after the SIGKILL`);
     expect(pid).not.toBe(first.pid);
     expect(await gatewayPort()).toBe(port);
     const result = await client.call('jobs.result', { jobId, waitSeconds: 90 });
     expect(result.job.state).toBe('succeeded');
-    expect(result.resultText).toBe('Finished under the service the keeper brought back.');
+    expect(result.resultText).toBe('Finished under the service the watchdog brought back.');
     const log = await client.call('jobs.requests', { jobId });
     expect(log.requests.map((r) => [r.status, r.outcome])).toEqual([
       [200, 'ok'],
@@ -84,13 +84,13 @@ describe('a service killed with SIGKILL mid-job, no bridge connected', { timeout
     ]);
     expect(world.model.requestsFor('back')).toHaveLength(2);
     const serviceLog = await readFile(path.join(world.locations.logs, 'service.log'), 'utf8');
-    expect(serviceLog).toContain('keeper: the service is gone while jobs are active; starting it');
-    // Nothing left to keep: the keeper leaves by itself.
-    await expect.poll(() => alive(keeperPid), { timeout: 15_000 }).toBe(false);
+    expect(serviceLog).toContain('watchdog: the service is gone while jobs are active; starting it');
+    // Nothing left to keep: the watchdog leaves by itself.
+    await expect.poll(() => alive(watchdogPid), { timeout: 15_000 }).toBe(false);
   });
 
   it('cut off in the middle of a request: the log keeps that request as interrupted, the retry carries the job', async () => {
-    await world.start({ delegateMaxRetries: 6 }, { OPENROUTER_DELEGATE_KEEPER: 'on' });
+    await world.start({ delegateMaxRetries: 6 }, { OPENROUTER_DELEGATE_WATCHDOG: 'on' });
     const gate = world.gate('cut');
     world.model.script('cut', [
       { toolUse: { name: 'Bash', input: { command: gate.command('gate-passed'), description: 'Wait' } } },
@@ -122,8 +122,8 @@ describe('a service killed with SIGKILL mid-job, no bridge connected', { timeout
     expect(log.requests[1]?.note).toContain('the service stopped before this request ended');
   });
 
-  it('stopped on purpose (`stop`): the keeper leaves it stopped', async () => {
-    await world.start({}, { OPENROUTER_DELEGATE_KEEPER: 'on' });
+  it('stopped on purpose (`stop`): the watchdog leaves it stopped', async () => {
+    await world.start({}, { OPENROUTER_DELEGATE_WATCHDOG: 'on' });
     const gate = world.gate('held');
     world.model.script('held', [{ toolUse: { name: 'Bash', input: { command: gate.command('x'), description: 'Wait' } } }, { text: 'late' }]);
     const first = await world.serve();
@@ -131,12 +131,12 @@ describe('a service killed with SIGKILL mid-job, no bridge connected', { timeout
     const started = await world.startJob(before, { prompt: `${m('held')} go`, allowedTools: ['Bash'] });
     await world.waitForRunning(before, started.job.id);
     await gate.reached();
-    const keeperPid = Number.parseInt(await readFile(world.locations.keeperFile, 'utf8'), 10);
+    const watchdogPid = Number.parseInt(await readFile(world.locations.watchdogFile, 'utf8'), 10);
     await before.call('service.stop', { killJobs: false });
     await first.exited;
-    await expect.poll(() => alive(keeperPid), { timeout: 10_000 }).toBe(false);
+    await expect.poll(() => alive(watchdogPid), { timeout: 10_000 }).toBe(false);
     expect(await world.connect().catch(() => null)).toBeNull();
     const serviceLog = await readFile(path.join(world.locations.logs, 'service.log'), 'utf8');
-    expect(serviceLog).toContain('keeper: the service stopped (its socket is gone); leaving it stopped');
+    expect(serviceLog).toContain('watchdog: the service stopped (its socket is gone); leaving it stopped');
   });
 });

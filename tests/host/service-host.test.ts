@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServiceHost } from '../../src-main/host/service-host.js';
+import { ServiceHost, watchdogTurnedOff } from '../../src-main/host/service-host.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { AlreadyRunningError } from '../../src-main/ipc/server.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
@@ -39,5 +39,14 @@ describe.runIf(process.platform !== 'win32')('the service host', () => {
     const shared = await home();
     await (await host(shared)).start();
     await expect((await host(shared)).start()).rejects.toBeInstanceOf(AlreadyRunningError);
+  });
+});
+
+describe('turning the watchdog off', () => {
+  it('is off by the variable, or by its name before 2026-12', () => {
+    expect(watchdogTurnedOff({})).toBe(false);
+    expect(watchdogTurnedOff({ OPENROUTER_DELEGATE_WATCHDOG: 'on' })).toBe(false);
+    expect(watchdogTurnedOff({ OPENROUTER_DELEGATE_WATCHDOG: 'off' })).toBe(true);
+    expect(watchdogTurnedOff({ OPENROUTER_DELEGATE_KEEPER: 'off' })).toBe(true);
   });
 });

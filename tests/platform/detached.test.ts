@@ -1,4 +1,4 @@
-/** spawnDetached: what the tray app, the headless service and the keeper are started with, their output in the service log. */
+/** spawnDetached: what the tray app, the headless service and the watchdog are started with, their output in the service log. */
 import type { ChildProcess } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';

@@ -65,12 +65,12 @@ export class FaultWorld extends DelegationWorld {
   }
 
   /**
-   * Starts the fake and makes a home whose settings.json holds `settings` (no retries by default). No keeper
+   * Starts the fake and makes a home whose settings.json holds `settings` (no retries by default). No watchdog
    * unless `extraEnv` asks for one: these tests kill and start services themselves, and decide who comes back.
    */
   override async start(settings: Record<string, unknown> = {}, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
     assertBuilt();
-    await super.start(settings, { OPENROUTER_DELEGATE_KEEPER: 'off', ...extraEnv });
+    await super.start(settings, { OPENROUTER_DELEGATE_WATCHDOG: 'off', ...extraEnv });
   }
 
   /** Runs after the services and delegates are gone, before the home is removed (LIFO). */

@@ -3,6 +3,7 @@
  * inherits from the conversation — becomes a record in the queue, or a precise refusal. One path for
  * both, so a follow-up is held to the policy as it is now, not as it was at the first turn.
  */
+import { newJobToken, tokenHash } from '../gateway/job-token.js';
 import { randomUUID } from 'node:crypto';
 import { ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type { JobFallback, JobRecord, ParsedRequestOf, Settings } from '../../contract/index.js';
@@ -33,6 +34,7 @@ import { outOfWorktree } from './worktrees.js';
 import { planPrograms } from './sandbox.js';
 import { cachedSandboxProbe } from '../../platform/sandbox-probe.js';
 import { errorMessage } from '../../common/errors.js';
+import { allOrFirstError } from '../../common/promises.js';
 
 /** This machine's sandbox, for a registry not told otherwise. */
 const machineSandbox = cachedSandboxProbe();
@@ -99,10 +101,13 @@ export async function resolveJobRequest(
   const programs = planPrograms({ policy: settings.sandbox, profile, permissionMode, availability: await (deps.sandbox ?? machineSandbox)() });
   const timeoutMinutes = previous ? Math.min(previous.timeoutMinutes, settings.jobTimeoutMinutes) : resolveTimeout(request.timeoutMinutes, settings);
   const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
-  // A follow-up continues where its conversation worked: in its worktree, or in place.
-  const plan = previous ? null : await planIsolation(registry.worktrees, request.isolation, settings, cwd, addDirs);
-  const key = requireKey(registry);
-  await deps.locateClaude(request.caller.path);
+  // Three look-ups at once, their refusals in this order: where a first turn works (in a worktree, or in place; a
+  // follow-up continues where its conversation worked), the key, and Claude Code.
+  const [plan, key] = await allOrFirstError<[IsolationPlan | null, string, string]>([
+    previous ? null : planIsolation(registry.worktrees, request.isolation, settings, cwd, addDirs),
+    Promise.resolve().then(() => requireKey(registry)),
+    deps.locateClaude(request.caller.path),
+  ]);
   if (previous) await assertWorktreeUsable(registry.worktrees, previous.isolation);
   // The conversation's folder may have been removed since its last turn.
   if (previous) await resolveDirectory(previous.cwd, previous.cwd, "The conversation's directory");
@@ -163,7 +168,7 @@ export function conversationToContinue(registry: JobRegistry, request: FollowupR
 
 /**
  * Budget check and reservation in one synchronous step, then the files, then the queue. The caller
- * starts the queue moving (Supervisor.pump) once this returns.
+ * starts the queue moving (Lifecycle.startQueued) once this returns.
  */
 export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest, precondition: () => void = () => undefined): Promise<LiveJob> {
   const [job] = await admitAll(registry, [resolved], precondition);
@@ -255,7 +260,10 @@ async function makeWorktreesAndFolders(registry: JobRegistry, jobs: LiveJob[], r
     const { prompt, key } = requests[i] as ResolvedJobRequest;
     try {
       // The delegate never gets the key from its prompt either: it would go to the model's provider.
-      await registry.deps.store.create(job.record, scrubSecrets(prompt, key));
+      // The delegate's gateway token, its hash on disk with the rest: launch need not write it (lifecycle.ts).
+      const token = newJobToken();
+      await registry.deps.store.create(job.record, scrubSecrets(prompt, key), tokenHash(token));
+      job.tokenOnDisk = token;
       written.push(job);
     } catch (error) {
       for (const done of written) await registry.deps.store.remove(done.record.id).catch(() => undefined);

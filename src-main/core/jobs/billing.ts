@@ -63,7 +63,7 @@ export class JobBilling {
       void registry.persist(job);
       return;
     }
-    registry.track(
+    registry.runInBackground(
       (async () => {
         // Every generation the gateway saw, not only those the delegate's stream names: a request sent around
         // Claude Code (a delegate that took its own token) is billed all the same.

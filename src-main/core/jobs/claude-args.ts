@@ -47,7 +47,7 @@ export interface ProgramsArgs {
 
 /**
  * `serviceDirs`: the folders every file tool is denied (the service's own, or for a worktree job those around its
- * worktree, worktrees.ts `deniedAround`); `serviceFiles`: single files denied likewise.
+ * worktree, worktrees.ts `serviceFoldersToDeny`); `serviceFiles`: single files denied likewise.
  */
 export function claudeArgs(
   job: Pick<

@@ -90,19 +90,19 @@ export class GatewayLink implements GatewayJobs {
       .then(() => registry.deps.store.appendRequest(jobId, clean))
       .catch((error: unknown) => registry.log(`jobs: ${jobId}: request log not written: ${errorMessage(error)}`));
     this.writes.set(jobId, write);
-    registry.track(write);
+    registry.runInBackground(write);
     void write.then(() => {
       if (this.writes.get(jobId) !== write) return;
       this.writes.delete(jobId);
       // The job has ended while its last lines were written: its log is let go now (see release).
-      if (!this.isLive(jobId)) registry.track(registry.deps.store.closeRequestLog(jobId));
+      if (!this.isLive(jobId)) registry.runInBackground(registry.deps.store.closeRequestLog(jobId));
     });
     return write;
   }
 
   /** A job has ended: its request log is closed, now or once the lines still being written are in. */
   release(jobId: string): void {
-    if (!this.writes.has(jobId)) this.registry.track(this.registry.deps.store.closeRequestLog(jobId));
+    if (!this.writes.has(jobId)) this.registry.runInBackground(this.registry.deps.store.closeRequestLog(jobId));
   }
 
   private isLive(jobId: string): boolean {
@@ -112,6 +112,6 @@ export class GatewayLink implements GatewayJobs {
 
   stopForBudget(jobId: string, reason: string): void {
     const job = this.registry.job(jobId);
-    if (job) this.registry.track(this.lifecycle.terminate(job, 'budget_exceeded', reason));
+    if (job) this.registry.runInBackground(this.lifecycle.terminate(job, 'budget_exceeded', reason));
   }
 }

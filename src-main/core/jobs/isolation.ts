@@ -152,7 +152,7 @@ export async function noticeMissingWorktrees(registry: JobRegistry, jobs: readon
  * is removed if its branch is merged into another branch; otherwise the turns are kept, so the work stays reachable
  * and can still be discarded. Turns of a conversation whose later turns are not due go alone. Returns the ids to keep.
  */
-export async function spareFromPrune(worktrees: Worktrees, doomed: readonly JobRecord[], all: readonly JobRecord[]): Promise<Set<string>> {
+export async function jobsKeptFromPrune(worktrees: Worktrees, doomed: readonly JobRecord[], all: readonly JobRecord[]): Promise<Set<string>> {
   const due = new Set(doomed.map((record) => record.id));
   const conversations = new Map<string, JobRecord[]>();
   for (const record of all) {

@@ -92,6 +92,11 @@ export interface LiveJob {
   saving: Promise<void>;
   /** The sha256 of the token its delegate holds for the gateway; null before launch and for jobs from before the gateway. */
   tokenHash: string | null;
+  /**
+   * The token admission made for its delegate, its hash already on disk with the job's files: launch hands it over
+   * instead of writing another (null once launched, and for a job re-queued after a restart, which gets a new one).
+   */
+  tokenOnDisk: string | null;
   /** Its requests through the gateway, summed: the source of its tokens and its estimate (turn-meter.ts). */
   meter: TurnMeter;
 }
@@ -114,6 +119,7 @@ export function liveJob(record: JobRecord): LiveJob {
     persistRetry: null,
     saving: Promise.resolve(),
     tokenHash: null,
+    tokenOnDisk: null,
     meter: new TurnMeter(),
   };
 }
@@ -278,7 +284,7 @@ export class JobRegistry {
   }
 
   /** Work stop() must wait for; a failure is logged, never thrown at no one. */
-  track(promise: Promise<unknown>): void {
+  runInBackground(promise: Promise<unknown>): void {
     const tracked = promise.catch((error: unknown) => this.log(`jobs: ${errorMessage(error)}`));
     this.background.add(tracked);
     void tracked.finally(() => this.background.delete(tracked));

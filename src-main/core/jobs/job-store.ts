@@ -17,6 +17,7 @@ import { ServiceError } from '../../contract/protocol.js';
 import { readFileIfExists, writeFileAtomic } from '../fs/atomic-write.js';
 import { describeIssues, errorCode, errorMessage } from '../../common/errors.js';
 import { truncateEnd } from '../../common/format.js';
+import { allOrFirstError } from '../../common/promises.js';
 
 export interface JobPaths {
   dir: string;
@@ -134,7 +135,8 @@ export class JobStore {
    * Makes the job's folder with its prompt, record and empty output files. On failure nothing is
    * left behind and the error says, in plain words, what is wrong with the jobs folder.
    */
-  async create(record: JobRecord, prompt: string): Promise<JobPaths> {
+  /** A new job's folder and files; `tokenHash`, when given, is its delegate's gateway token's, as writeTokenHash writes it. */
+  async create(record: JobRecord, prompt: string, tokenHash?: string): Promise<JobPaths> {
     const valid = validate(record);
     const paths = this.paths(valid.id);
     try {
@@ -151,10 +153,14 @@ export class JobStore {
     try {
       // The umask may have taken bits away; the folder holds prompts and answers, so owner only.
       await chmod(paths.dir, 0o700);
-      await writeFileAtomic(paths.prompt, prompt, { mode: 0o600 });
-      await writeFileAtomic(paths.job, serialise(valid), { mode: 0o600 });
-      await createEmpty(paths.stream);
-      await createEmpty(paths.stderr);
+      // The files of a new folder, none waiting on another: written at once (each still whole, synced, renamed).
+      await allOrFirstError([
+        writeFileAtomic(paths.prompt, prompt, { mode: 0o600 }),
+        writeFileAtomic(paths.job, serialise(valid), { mode: 0o600 }),
+        createEmpty(paths.stream),
+        createEmpty(paths.stderr),
+        tokenHash === undefined ? undefined : writeFileAtomic(paths.tokenHash, `${tokenHash}\n`, { mode: 0o600 }),
+      ]);
     } catch (error) {
       await rm(paths.dir, { recursive: true, force: true }).catch(() => undefined);
       throw this.cannotStart(error);

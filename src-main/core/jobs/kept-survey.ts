@@ -32,8 +32,8 @@ export interface KeptSurveyDeps {
   /** Surveys the worktrees folder (isolation.ts, surveyAll). */
   survey: () => Promise<readonly SurveyedWorktree[]>;
   now: () => number;
-  /** Hands a survey under way to whoever waits for background work at stop (JobRegistry.track). */
-  track: (work: Promise<unknown>) => void;
+  /** Hands a survey under way to whoever waits for background work at stop (JobRegistry.runInBackground). */
+  runInBackground: (work: Promise<unknown>) => void;
   log: (line: string) => void;
   maxAgeMs?: number;
 }
@@ -68,7 +68,7 @@ export class KeptWorktreeSurvey {
     this.again = true;
     if (!this.running) {
       this.running = this.loop();
-      this.deps.track(this.running);
+      this.deps.runInBackground(this.running);
     }
     return this.running;
   }

@@ -26,12 +26,13 @@ import { streamParserFor } from './stream-parser.js';
 import type { StreamParser } from './stream-parser.js';
 import type { TurnFigures } from './turn-meter.js';
 import { StreamTail } from './stream-tail.js';
-import { deniedAround } from './worktrees.js';
+import { serviceFoldersToDeny } from './worktrees.js';
 import { presentSecretStores, sandboxSettings } from './sandbox.js';
 import type { ProgramsArgs } from './claude-args.js';
 import type { SandboxPolicy } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatMinutes, formatUsd } from '../../common/format.js';
+import { allOrFirstError } from '../../common/promises.js';
 
 const PROGRESS_PERSIST_THROTTLE_MS = 2000;
 
@@ -81,6 +82,12 @@ async function programsArgs(
   return { settings, denyBash: false };
 }
 
+/** What a job's tools may not reach (the service's folders), and the sandbox that holds its programs to it. */
+interface Confinement {
+  denied: { dirs: readonly string[]; files: readonly string[] };
+  programs: ProgramsArgs;
+}
+
 /** Processes by the job their environment marks them with (ENV.job): what processesByEnv finds. */
 type MarkedProcesses = Awaited<ReturnType<typeof processesByEnv>>;
 
@@ -98,7 +105,7 @@ export class JobLifecycle {
   }
 
   /** Starts queued jobs while there is room under the concurrency limit. */
-  pump(): void {
+  startQueued(): void {
     const { registry } = this;
     if (registry.stopped) return;
     const limit = registry.deps.settings().concurrency;
@@ -106,8 +113,61 @@ export class JobLifecycle {
       const job = registry.takeNextQueued();
       if (!job) return;
       job.launching = true;
-      registry.track(this.launch(job));
+      registry.runInBackground(this.launch(job));
     }
+  }
+
+  /**
+   * What a delegate needs before it can be spawned, the steps that wait on none other at once: where claude is; what
+   * its tools may not reach and the sandbox that holds its programs to that; its temp folder; its gateway token's hash
+   * on disk. Null when the job was cancelled meanwhile; its temp folder goes then, and on a failure.
+   */
+  private async prepare(job: LiveJob): Promise<{ command: string; args: string[]; env: Record<string, string> } | null> {
+    const { deps } = this.registry;
+    const record = job.record;
+    // A job re-queued after a restart lost its in-memory key and prices: look them up again.
+    job.apiKey ??= requireKey(this.registry);
+    job.pricing ??= record.prices ?? resolveModel(record.model, await deps.models(), deps.settings()).pricing;
+    // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
+    // exists, so a service restarted at any moment after knows what the delegate holds. Admission wrote the
+    // hash of the token it made with the job's files; a job re-queued after a restart gets a new one here.
+    const onDisk = job.tokenOnDisk;
+    job.tokenOnDisk = null;
+    const token = onDisk ?? newJobToken();
+    job.tokenHash = tokenHash(token);
+    // A temp folder of its own: the sandbox lets programs write in it, and in no other job's or the user's.
+    const tmp = jobTempDir(record.id);
+    const env: Record<string, string> = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id, TMPDIR: tmp };
+    const removeTmp = () => rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    try {
+      const [command, confined] = await allOrFirstError<[string, Confinement, unknown, void | undefined]>([
+        deps.locateClaude(job.callerPath),
+        this.confinement(record, env.HOME ?? homedir()),
+        mkdir(tmp, { recursive: true, mode: 0o700 }),
+        onDisk === null ? deps.store.writeTokenHash(record.id, job.tokenHash) : undefined,
+      ]);
+      if (!job.terminating) return { command, env, args: claudeArgs(record, confined.denied.dirs, confined.denied.files, confined.programs) };
+    } catch (error) {
+      await removeTmp();
+      throw error;
+    }
+    await removeTmp();
+    return null;
+  }
+
+  /** What a job's tools may not reach, and the sandbox its programs run in; refused when its worktree is gone. */
+  private async confinement(record: JobRecord, home: string): Promise<Confinement> {
+    const { deps } = this.registry;
+    const isolation = record.isolation;
+    if (isolation?.mode === 'worktree' && !(await this.registry.worktrees.present(isolation))) {
+      throw new Error(`Its worktree ${isolation.worktree ?? ''} is gone (deleted by hand?), so the delegate has nowhere to work. Start a new delegation.`);
+    }
+    // A worktree job's file tools reach its worktree, inside the data folder, and none of the service's folders besides.
+    const denied =
+      isolation?.mode === 'worktree' && isolation.worktree
+        ? await serviceFoldersToDeny(deps.serviceDirs ?? [], deps.serviceSubdirs ?? [], isolation.worktree)
+        : { dirs: deps.serviceDirs ?? [], files: [] };
+    return { denied, programs: await programsArgs(record, deps.settings().sandbox, home, denied) };
   }
 
   private async launch(job: LiveJob): Promise<void> {
@@ -116,46 +176,17 @@ export class JobLifecycle {
     const record = job.record;
     const paths = deps.store.paths(record.id);
     try {
-      // A job re-queued after a restart lost its in-memory key and prices: look them up again.
-      job.apiKey ??= requireKey(registry);
-      job.pricing ??= record.prices ?? resolveModel(record.model, await deps.models(), deps.settings()).pricing;
-      const command = await deps.locateClaude(job.callerPath);
-      if (job.terminating) {
+      const prepared = await this.prepare(job);
+      if (prepared === null) {
         // Cancelled before it was spawned: nothing to kill.
         job.launching = false;
-        await this.settleUnstarted(job, job.terminating, job.terminationReason);
+        await this.settleUnstarted(job, job.terminating ?? 'cancelled', job.terminationReason);
         return;
       }
-      const isolation = record.isolation;
-      if (isolation?.mode === 'worktree' && !(await registry.worktrees.present(isolation))) {
-        throw new Error(`Its worktree ${isolation.worktree ?? ''} is gone (deleted by hand?), so the delegate has nowhere to work. Start a new delegation.`);
-      }
-      // A worktree job's file tools reach its worktree, inside the data folder, and none of the service's folders besides.
-      const denied =
-        isolation?.mode === 'worktree' && isolation.worktree
-          ? await deniedAround(deps.serviceDirs ?? [], deps.serviceSubdirs ?? [], isolation.worktree)
-          : { dirs: deps.serviceDirs ?? [], files: [] };
-      // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
-      // exists, so a service restarted at any moment after knows what the delegate holds.
-      const token = newJobToken();
-      // A temp folder of its own: the sandbox lets programs write in it, and in no other job's or the user's.
-      const tmp = jobTempDir(record.id);
-      await mkdir(tmp, { recursive: true, mode: 0o700 });
-      const env: Record<string, string> = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id, TMPDIR: tmp };
-      const programs = await programsArgs(record, deps.settings().sandbox, env.HOME ?? homedir(), denied);
-      job.tokenHash = tokenHash(token);
-      await deps.store.writeTokenHash(record.id, job.tokenHash);
+      const { command, args, env } = prepared;
       registry.issueToken(job);
       const spawn = deps.spawn ?? spawnDetached;
-      const child = await spawn({
-        command,
-        args: claudeArgs(record, denied.dirs, denied.files, programs),
-        cwd: record.cwd,
-        env,
-        stdinFile: paths.prompt,
-        stdoutFile: paths.stream,
-        stderrFile: paths.stderr,
-      });
+      const child = await spawn({ command, args, cwd: record.cwd, env, stdinFile: paths.prompt, stdoutFile: paths.stream, stderrFile: paths.stderr });
       const started = {
         state: 'running' as const,
         startedAt: new Date(registry.now()).toISOString(),
@@ -181,7 +212,7 @@ export class JobLifecycle {
         .then(({ code, signal }) => this.finish(job, { code, signal }))
         .catch((error: unknown) => registry.log(`jobs: ${record.id}: ${String(error)}`));
       // Cancelled while it was being spawned: the process exists now, so end it like any other.
-      if (job.terminating) registry.track(this.kill(job));
+      if (job.terminating) registry.runInBackground(this.kill(job));
     } catch (error) {
       job.launching = false;
       await this.settleUnstarted(job, 'failed', errorMessage(error));
@@ -204,7 +235,7 @@ export class JobLifecycle {
     await registry.persist(job);
     registry.emit(job);
     registry.wake(job);
-    this.pump();
+    this.startQueued();
   }
 
   /** Tails the job's stream into its parser, pricing each assistant message as it arrives. */
@@ -220,7 +251,9 @@ export class JobLifecycle {
         // Lines flushed after the process exited belong to a job that is already ending by itself.
         if (job.record.state !== 'running' || job.finishing) return;
         if (job.record.estimatedCostUsd > job.record.maxCostUsd && !job.terminating) {
-          registry.track(this.terminate(job, 'budget_exceeded', `Stopped: the estimated cost passed the job's cap of ${formatUsd(job.record.maxCostUsd)}.`));
+          registry.runInBackground(
+            this.terminate(job, 'budget_exceeded', `Stopped: the estimated cost passed the job's cap of ${formatUsd(job.record.maxCostUsd)}.`),
+          );
         } else if (registry.now() - lastPersist > PROGRESS_PERSIST_THROTTLE_MS) {
           // At most every 2 s while it runs: save its progress, and tell the windows (tool calls, tokens, cost).
           lastPersist = registry.now();
@@ -267,7 +300,9 @@ export class JobLifecycle {
     const remaining = Math.max(0, started + job.record.timeoutMinutes * 60_000 - registry.now());
     const cancel = registry.setDeadline(() => {
       job.timers.delete(cancel);
-      registry.track(this.terminate(job, 'timed_out', `Stopped: the job ran longer than its timeout of ${formatMinutes(job.record.timeoutMinutes)}.`));
+      registry.runInBackground(
+        this.terminate(job, 'timed_out', `Stopped: the job ran longer than its timeout of ${formatMinutes(job.record.timeoutMinutes)}.`),
+      );
     }, remaining);
     job.timers.add(cancel);
   }
@@ -343,7 +378,7 @@ export class JobLifecycle {
   private async keepWork(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
     const isolation = job.record.isolation;
     if (isolation?.mode !== 'worktree') return;
-    job.record.isolation = await this.registry.worktrees.seal(isolation, { jobId: job.record.id, state, reason });
+    job.record.isolation = await this.registry.worktrees.saveToBranch(isolation, { jobId: job.record.id, state, reason });
   }
 
   /** The process ended: read the rest of its stream and settle the job's outcome. `lostReason`: it ended unseen, without a result. */
@@ -380,11 +415,11 @@ export class JobLifecycle {
       record.billing = record.generationIds.length > 0 ? 'pending' : 'unavailable';
       await registry.persist(job);
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
-      if (!worktree) registry.track(this.sweep(record.id));
-      registry.track(rm(jobTempDir(record.id), { recursive: true, force: true }).catch(() => undefined));
+      if (!worktree) registry.runInBackground(this.sweep(record.id));
+      registry.runInBackground(rm(jobTempDir(record.id), { recursive: true, force: true }).catch(() => undefined));
       registry.emit(job);
       registry.wake(job);
-      this.pump();
+      this.startQueued();
       if (record.billing === 'pending') this.billing.bill(job);
     })();
     return job.finishing;

@@ -121,7 +121,7 @@ export class JobRecovery {
         if (registry.stopped) return;
         void isSameProcess(pid ?? 0, pidStartTime ?? '').then((alive) => {
           if (alive) poll();
-          else registry.track(this.lifecycle.finish(job, { code: null, signal: null }));
+          else registry.runInBackground(this.lifecycle.finish(job, { code: null, signal: null }));
         });
       }, registry.deps.adoptedPollMs ?? 500);
       const cancel = () => clearTimeout(timer);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { describeFsError } from '../fs/atomic-write.js';
 import { processStartTime } from './process-table.js';
 import { errorMessage } from '../../common/errors.js';
+import { allOrFirstError } from '../../common/promises.js';
 
 export interface SpawnDetachedOptions {
   command: string;
@@ -53,12 +54,13 @@ export async function spawnDetached(options: SpawnDetachedOptions): Promise<Deta
   let started: Promise<void>;
   let exited: Promise<ProcessExit>;
   try {
-    const stdin = await openStdio(options.stdinFile, 'r', command, 'read');
-    handles.push(stdin);
-    const stdout = await openStdio(options.stdoutFile, 'a', command, 'open for writing');
-    handles.push(stdout);
-    const stderr = await openStdio(options.stderrFile, 'a', command, 'open for writing');
-    handles.push(stderr);
+    // Opened at once; each one that opened is in `handles`, closed below whatever happens.
+    const kept = (handle: FileHandle) => (handles.push(handle), handle);
+    const [stdin, stdout, stderr] = await allOrFirstError<[FileHandle, FileHandle, FileHandle]>([
+      openStdio(options.stdinFile, 'r', command, 'read').then(kept),
+      openStdio(options.stdoutFile, 'a', command, 'open for writing').then(kept),
+      openStdio(options.stderrFile, 'a', command, 'open for writing').then(kept),
+    ]);
     try {
       child = spawn(command, [...options.args], {
         cwd,

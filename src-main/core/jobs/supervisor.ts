@@ -31,7 +31,7 @@ import { JobRegistry } from './job-registry.js';
 import type { SupervisorDeps } from './job-registry.js';
 import { JobLifecycle } from './lifecycle.js';
 import { JobRecovery } from './recovery.js';
-import { noticeMissingWorktrees, removeTakenWorktrees, spareFromPrune, surveyAll } from './isolation.js';
+import { noticeMissingWorktrees, removeTakenWorktrees, jobsKeptFromPrune, surveyAll } from './isolation.js';
 import { KeptWorktreeSurvey } from './kept-survey.js';
 import { reportOf } from './worktree-cleanup.js';
 import { JobViews, TAIL_LIMIT_DEFAULT } from './views.js';
@@ -76,7 +76,7 @@ export class Supervisor {
     this.kept = new KeptWorktreeSurvey({
       survey: () => surveyAll(registry),
       now: registry.now,
-      track: (work) => registry.track(work),
+      runInBackground: (work) => registry.runInBackground(work),
       log: registry.log,
     });
     this.gateway = new GatewayLink(this.registry, this.lifecycle, this.billing, () => this.ready());
@@ -103,9 +103,9 @@ export class Supervisor {
     await noticeMissingWorktrees(registry, registry.all());
     await this.prune();
     // History is pruned at start and then twice a day, for a service that runs for weeks.
-    this.pruneTimer = setInterval(() => registry.track(this.prune()), 12 * 3600_000);
+    this.pruneTimer = setInterval(() => registry.runInBackground(this.prune()), 12 * 3600_000);
     this.pruneTimer.unref();
-    this.lifecycle.pump();
+    this.lifecycle.startQueued();
   }
 
   private async prune(): Promise<void> {
@@ -115,7 +115,7 @@ export class Supervisor {
       retentionDays: settings.retentionDays,
       isActive: (r) => isActive(r.state),
       // Never the only way back to unmerged work: those jobs stay until their branch is merged or discarded.
-      spare: (doomed, all) => spareFromPrune(registry.worktrees, doomed, all),
+      spare: (doomed, all) => jobsKeptFromPrune(registry.worktrees, doomed, all),
     });
     for (const id of removed) registry.forget(id);
     void this.kept.refresh();
@@ -146,7 +146,7 @@ export class Supervisor {
     if (request.models !== undefined) return this.startGroup(request, request.models, client);
     const resolved = await resolveJobRequest(this.registry, request, null, client);
     const job = await admit(this.registry, resolved);
-    this.lifecycle.pump();
+    this.lifecycle.startQueued();
     return this.views.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
   }
 
@@ -176,7 +176,7 @@ export class Supervisor {
       }
     }
     const jobs = await admitAll(registry, resolved, undefined, `group_${randomUUID().slice(0, 8)}`);
-    this.lifecycle.pump();
+    this.lifecycle.startQueued();
     const [first] = jobs;
     if (!first) throw new Error('a fan-out admitted no job');
     const view = await this.views.view(first, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
@@ -188,7 +188,7 @@ export class Supervisor {
     const { latest, stillLatest } = conversationToContinue(this.registry, request);
     const resolved = await resolveJobRequest(this.registry, request, latest, client);
     const job = await admit(this.registry, resolved, stillLatest);
-    this.lifecycle.pump();
+    this.lifecycle.startQueued();
     return this.views.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
   }
 

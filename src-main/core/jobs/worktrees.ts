@@ -9,7 +9,7 @@ import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeCounts, DiffLine, FileChange, FileDiff, JobChanges, JobIsolation } from '../../contract/index.js';
 import { MAX_CHANGED_FILES } from '../../contract/index.js';
-import { errorMessage } from '../../common/errors.js';
+import { errorCode, errorMessage } from '../../common/errors.js';
 import { truncateEnd } from '../../common/format.js';
 import { isInside } from '../fs/paths.js';
 import { GitError, git } from './git.js';
@@ -112,12 +112,34 @@ export function countChanges(files: readonly FileChange[]): ChangeCounts {
 }
 
 /**
+ * True only when git could find no repository from `cwd`: neither it nor any folder above holds a `.git` (a work tree's)
+ * or a `HEAD` (a bare repository's). The service's git sees no GIT_DIR (git.ts), so these are the only places it looks.
+ * Anything else, an unreadable folder included, leaves the answer to git.
+ */
+async function noRepositoryAbove(cwd: string): Promise<boolean> {
+  const absent = (file: string) =>
+    lstat(file).then(
+      () => false,
+      (error: unknown) => ['ENOENT', 'ENOTDIR'].includes(errorCode(error) ?? ''),
+    );
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    const [noDotGit, noHead] = await Promise.all([absent(path.join(dir, '.git')), absent(path.join(dir, 'HEAD'))]);
+    if (!noDotGit || !noHead) return false;
+    if (path.dirname(dir) === dir) return true;
+  }
+}
+
+/**
  * The service's folders a worktree job's file tools are denied, with one way left open: `allowed` (its worktree,
  * which lies inside the data folder). Every folder holding `allowed` is opened one level at a time: its other
  * entries are denied one by one, `known` ones included even before they exist (Claude Code makes its config folder
  * on its first run). Deny rules win over allow rules, so denying the data folder whole would close the worktree.
  */
-export async function deniedAround(serviceDirs: readonly string[], known: readonly string[], allowed: string): Promise<{ dirs: string[]; files: string[] }> {
+export async function serviceFoldersToDeny(
+  serviceDirs: readonly string[],
+  known: readonly string[],
+  allowed: string,
+): Promise<{ dirs: string[]; files: string[] }> {
   const dirs: string[] = [];
   const files: string[] = [];
   const expand = async (dir: string): Promise<void> => {
@@ -201,6 +223,8 @@ export class Worktrees {
 
   /** Whether `cwd` is in a git work tree, and if so its top folder, HEAD's commit (null before the first commit) and whether it is dirty. */
   async probe(cwd: string): Promise<RepoProbe> {
+    // Most of a start's time outside a repository was spent asking git what a look at the folders says.
+    if (await noRepositoryAbove(cwd)) return { kind: 'none', reason: 'not inside a git repository' };
     let root: string;
     try {
       root = (await this.git(['rev-parse', '--show-toplevel'], cwd)).stdout.trim();
@@ -248,7 +272,7 @@ export class Worktrees {
    * branch holds all of its work. Never throws: what went wrong is said in `problem`. The job's processes must be
    * gone (the supervisor sweeps them first), so nothing writes to the worktree any more.
    */
-  async seal(isolation: JobIsolation, ending: Ending): Promise<JobIsolation> {
+  async saveToBranch(isolation: JobIsolation, ending: Ending): Promise<JobIsolation> {
     const { repo, worktree, branch, baseCommit, gitDir } = isolation;
     if (isolation.mode !== 'worktree' || !repo || !worktree || !branch || !baseCommit) return isolation;
     const cleared = { ...isolation, savedCommit: null, problem: null };

@@ -67,7 +67,7 @@ function harness() {
   const kept = new KeptWorktreeSurvey({
     survey: surveys.survey,
     now: () => time,
-    track: (work) => tracked.push(work),
+    runInBackground: (work) => tracked.push(work),
     log: (line) => logged.push(line),
   });
   return { kept, surveys, logged, tracked, pass: (ms: number) => (time += ms) };

@@ -5,7 +5,7 @@
  * balance and OpenRouter's generation records. Waits are on events (a job's state), never on time.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ENV, ServiceError, defaultSettings } from '../../../src-main/contract/index.js';
@@ -22,6 +22,7 @@ import { isAlive, isSameProcess, processStartTime } from '../../../src-main/core
 import { spawnDetached } from '../../../src-main/core/jobs/spawn-detached.js';
 import type { DetachedProcess, SpawnDetachedOptions } from '../../../src-main/core/jobs/spawn-detached.js';
 import { Supervisor } from '../../../src-main/core/jobs/supervisor.js';
+import { tokenHash } from '../../../src-main/core/gateway/job-token.js';
 import { SURVEY_MAX_AGE_MS } from '../../../src-main/core/jobs/kept-survey.js';
 import type { SupervisorDeps } from '../../../src-main/core/jobs/supervisor.js';
 import { readJsonFixture } from '../../support/fake-openrouter.js';
@@ -54,22 +55,37 @@ interface Script {
   /** Starts a `sleep` in a session of its own that outlives it, as a delegate's Bash tool can, and writes its pid here. */
   leaves?: string;
 }
-const FAKE_CLAUDE = `
-const fs = require('node:fs');
-const s = JSON.parse(process.argv[1]);
-const emit = (lines) => { for (const line of lines ?? []) fs.writeSync(1, line + '\\n'); };
-const end = () => { for (const [name, text] of Object.entries(s.files ?? {})) fs.writeFileSync(name, text); emit(s.after); process.exit(s.exitCode ?? 0); };
-if (s.leaves) { const left = require('node:child_process').spawn('sleep', ['300'], { detached: true, stdio: 'ignore' }); fs.writeFileSync(s.leaves, String(left.pid)); left.unref(); }
-emit(s.before);
-if (s.gate) { const t = setInterval(() => { if (fs.existsSync(s.gate)) { clearInterval(t); end(); } }, 20); } else end();
-`;
+/** A shell word: `text` in single quotes. */
+const quoted = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The fake `claude` as a shell script: a shell starts in a millisecond or two where Node takes a tenth of a second, and
+ * these tests start some hundred of them. Its lines are files in `dir` (its $0), written as they are.
+ */
+async function fakeClaude(script: Script): Promise<{ command: string; args: string[] }> {
+  const dir = await mkdtemp(path.join(home.home, 'fake-claude-'));
+  const lines = (list: string[] = []) => list.map((line) => `${line}\n`).join('');
+  await writeFile(path.join(dir, 'before'), lines(script.before));
+  await writeFile(path.join(dir, 'after'), lines(script.after));
+  const files = Object.entries(script.files ?? {});
+  for (const [i, [, text]] of files.entries()) await writeFile(path.join(dir, `file-${i}`), text);
+  const steps = [
+    ...(script.leaves ? [`setsid sleep 300 </dev/null >/dev/null 2>&1 &`, `echo $! > ${quoted(script.leaves)}`] : []),
+    'cat "$0/before"',
+    ...(script.gate ? [`while [ ! -e ${quoted(script.gate)} ]; do sleep 0.02; done`] : []),
+    ...files.map(([name], i) => `cp "$0/file-${i}" ${quoted(name)}`),
+    'cat "$0/after"',
+    `exit ${script.exitCode ?? 0}`,
+  ];
+  return { command: '/bin/sh', args: ['-c', steps.join('\n'), dir] };
+}
 
 /** The delegate reports success with the captured session's answer. */
 const succeeds: Script = { after: SESSION };
 
 /** Lets a real process stand in for a job's process, wherever the test started it. */
 async function runScript(options: SpawnDetachedOptions, script: Script): Promise<DetachedProcess> {
-  const child = await spawnDetached({ ...options, command: process.execPath, args: ['-e', FAKE_CLAUDE, JSON.stringify(script)] });
+  const child = await spawnDetached({ ...options, ...(await fakeClaude(script)) });
   children.push({ pid: child.pid, startTime: child.startTime });
   return child;
 }
@@ -232,6 +248,17 @@ describe('a job', () => {
     expect(call?.env[ENV.job]).toBe(id);
     expect(call?.args).toEqual(expect.arrayContaining(['--model', MODEL]));
     expect(call?.args.some((a) => a.startsWith('--disallowedTools=') && a.includes(path.join(home.home, 'data')))).toBe(true);
+  });
+
+  it('hands its delegate the gateway token whose hash is on disk before the delegate exists, and only that one', async () => {
+    const tokens: string[] = [];
+    const h = harness({ deps: { childEnv: (_model, token) => (tokens.push(token), { PATH: process.env.PATH ?? '' }) } });
+    const id = await h.start();
+    const running = await h.until(id, 'running');
+    expect(running.pid).toBeGreaterThan(0);
+    expect(tokens).toHaveLength(1);
+    expect(await h.store.readTokenHash(id)).toBe(tokenHash(tokens[0] as string));
+    await finalState(h, id);
   });
 
   it('never writes the key into its record or prompt.txt', async () => {

@@ -215,7 +215,7 @@ describe('the kept worktrees, surveyed and cleaned up', () => {
       changes: null,
       problem: null,
     };
-    return worktrees.seal(isolation, { jobId, state: 'succeeded', reason: null });
+    return worktrees.saveToBranch(isolation, { jobId, state: 'succeeded', reason: null });
   }
 
   function named(...jobs: Array<[string, JobIsolation]>): Map<string, NamedWorktree> {

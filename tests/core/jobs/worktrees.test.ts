@@ -13,7 +13,7 @@ import {
   SERVICE_AUTHOR,
   Worktrees,
   branchForJob,
-  deniedAround,
+  serviceFoldersToDeny,
   intoWorktree,
   moveRulePath,
   outOfWorktree,
@@ -120,7 +120,7 @@ describe('parsePatch', () => {
   });
 });
 
-describe('deniedAround', () => {
+describe('serviceFoldersToDeny', () => {
   let root: string;
   beforeEach(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'ord-deny-'));
@@ -139,7 +139,7 @@ describe('deniedAround', () => {
     await symlink(path.join(root, 'run'), path.join(data, 'link'));
     const allowed = path.join(data, 'worktrees', 'job_a');
 
-    const denied = await deniedAround([runtime, data], [path.join(data, 'jobs'), path.join(data, 'claude-config')], allowed);
+    const denied = await serviceFoldersToDeny([runtime, data], [path.join(data, 'jobs'), path.join(data, 'claude-config')], allowed);
 
     expect(denied.dirs.sort()).toEqual(
       [runtime, path.join(data, 'claude-config'), path.join(data, 'jobs'), path.join(data, 'link'), path.join(data, 'worktrees', 'job_b')].sort(),
@@ -198,6 +198,26 @@ describe('Worktrees, with the real git', () => {
     expect(await worktrees.probe(plain)).toEqual({ kind: 'none', reason: 'not inside a git repository' });
   });
 
+  it('answers "not inside a git repository" without asking git only when nothing of git\'s is above the folder', async () => {
+    // No git on this PATH: an answer that needed git says so.
+    const noGit = new Worktrees({ dir: path.join(root, 'data', 'worktrees'), env: { ...process.env, PATH: path.join(root, 'no-such-folder') } });
+    const plain = path.join(root, 'plain', 'deeper');
+    await mkdir(plain, { recursive: true });
+    expect(await noGit.probe(plain)).toEqual({ kind: 'none', reason: 'not inside a git repository' });
+    // A `.git` above (a work tree's) or a `HEAD` (a bare repository's) leaves the answer to git.
+    for (const marker of ['.git', 'HEAD']) {
+      const folder = path.join(root, `under-${marker}`);
+      await mkdir(path.join(folder, 'sub'), { recursive: true });
+      await writeFile(path.join(folder, marker), '');
+      expect(await noGit.probe(path.join(folder, 'sub'))).toEqual({ kind: 'none', reason: 'git is not installed' });
+    }
+    // With git, a folder inside a bare repository is in no work tree.
+    const bare = path.join(root, 'bare.git');
+    await mkdir(bare);
+    await gitIn(bare, ['init', '--quiet', '--bare']);
+    expect(await worktrees.probe(bare)).toMatchObject({ kind: 'none', reason: expect.stringMatching(/^not in a git work tree/) });
+  });
+
   it("makes the worktree outside the user's tree, on a new branch from HEAD, leaving the tree, index and HEAD as they were", async () => {
     await writeFiles(repo, { 'a.txt': 'one\ntwo\nuncommitted\n', 'scratch.txt': 'mine\n' });
     const before = { state: await repoState(repo), tree: await treeOf(repo) };
@@ -228,7 +248,7 @@ describe('Worktrees, with the real git', () => {
     await rm(path.join(wt, 'old.txt'));
     const before = await repoState(repo);
 
-    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'cancelled', reason: 'Cancelled on request.' });
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'cancelled', reason: 'Cancelled on request.' });
 
     expect(sealed.problem).toBeNull();
     expect(sealed.savedCommit).toMatch(/^[0-9a-f]{40}$/);
@@ -247,7 +267,7 @@ describe('Worktrees, with the real git', () => {
     });
     expect(await repoState(repo)).toEqual(before);
     // Nothing left to commit the second time.
-    expect((await worktrees.seal(sealed, { jobId: JOB, state: 'succeeded', reason: null })).savedCommit).toBeNull();
+    expect((await worktrees.saveToBranch(sealed, { jobId: JOB, state: 'succeeded', reason: null })).savedCommit).toBeNull();
   });
 
   it('never goes through a .git file the delegate rewrote: a git folder of its own, with programs in its config, is never read', async () => {
@@ -263,7 +283,7 @@ describe('Worktrees, with the real git', () => {
     );
     await writeFiles(wt, { '.gitattributes': '* filter=x\n', 'work.txt': 'done\n', '.git': `gitdir: ${evil}\n` });
 
-    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'succeeded', reason: null });
 
     expect(sealed.problem).toBeNull();
     expect(existsSync(`${ran}-fsmonitor`)).toBe(false);
@@ -278,7 +298,7 @@ describe('Worktrees, with the real git', () => {
     const lock = path.resolve(wt, (await gitIn(wt, ['rev-parse', '--git-path', 'index.lock'])).trim());
     await writeFile(lock, '');
 
-    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'timed_out', reason: null });
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'timed_out', reason: null });
 
     expect(sealed.problem).toBeNull();
     expect((await branchFiles(repo, 'delegate/k3m9qz'))['half.txt']).toBe('written before the kill\n');
@@ -287,7 +307,7 @@ describe('Worktrees, with the real git', () => {
   it('lists what the branch changed with the commands to see and take it', async () => {
     const isolation = await isolationOf();
     await writeFiles(isolation.worktree ?? '', { 'new.txt': 'a\nb\n' });
-    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'succeeded', reason: null });
 
     const changes = await worktrees.changes(sealed);
 
@@ -314,7 +334,7 @@ describe('Worktrees, with the real git', () => {
     const isolation = await isolationOf();
     await writeFiles(isolation.worktree ?? '', { 'a.txt': 'one\nTWO\n', 'new.txt': 'fresh\n' });
     await rm(path.join(isolation.worktree ?? '', 'old.txt'));
-    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'succeeded', reason: null });
 
     const diff = await worktrees.diff(sealed);
 
@@ -330,7 +350,7 @@ describe('Worktrees, with the real git', () => {
     const isolation = await isolationOf();
     await rm(isolation.worktree ?? '', { recursive: true, force: true });
 
-    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'failed', reason: null });
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'failed', reason: null });
 
     expect(sealed.worktreeState).toBe('missing');
     expect(sealed.problem).toContain('was deleted before the job ended');
@@ -341,7 +361,7 @@ describe('Worktrees, with the real git', () => {
   it('removes a worktree only once its branch is merged into another, never before', async () => {
     const isolation = await isolationOf();
     await writeFiles(isolation.worktree ?? '', { 'new.txt': 'work\n' });
-    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'succeeded', reason: null });
 
     expect(await worktrees.removeIfMerged(sealed)).toBe('unmerged');
     expect(existsSync(isolation.worktree ?? '')).toBe(true);
@@ -365,7 +385,7 @@ describe('Worktrees, with the real git', () => {
   it('discards on request: the worktree, changes in it included, and the branch; the last commit is named', async () => {
     const isolation = await isolationOf();
     await writeFiles(isolation.worktree ?? '', { 'new.txt': 'work\n' });
-    const sealed = await worktrees.seal(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'succeeded', reason: null });
     await writeFiles(isolation.worktree ?? '', { 'uncommitted.txt': 'after\n' });
 
     const outcome = await worktrees.discard(sealed);

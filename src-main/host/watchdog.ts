@@ -1,16 +1,16 @@
 /**
- * The keeper (docs/ARCHITECTURE.md §11): brings a killed service back while its delegates still need it. Since
+ * The watchdog (docs/ARCHITECTURE.md §11): brings a killed service back while its delegates still need it. Since
  * the metering gateway, a delegate reaches OpenRouter only through the service; its Claude Code retries a
- * refused connection for a while (delegateMaxRetries), and the keeper makes sure a service is back on the
+ * refused connection for a while (delegateMaxRetries), and the watchdog makes sure a service is back on the
  * gateway's port within that while, with or without a bridge connected.
  *
  * One per home (a pid file in the runtime folder), started detached by the service's host when a job runs
- * (`openrouter-delegate keeper`). It holds a connection to the service and learns at once when it drops:
+ * (`openrouter-delegate watchdog`). It holds a connection to the service and learns at once when it drops:
  *  - the socket file is gone: the service stopped on purpose (`stop`, Ctrl-C, the tray app's Quit). It stays
- *    stopped; the keeper leaves, and the delegates wait for whoever starts a service next (a bridge does on
+ *    stopped; the watchdog leaves, and the delegates wait for whoever starts a service next (a bridge does on
  *    its next call);
  *  - the socket file is still there: the service died (SIGKILL, a crash, the OOM killer). If any job is still
- *    queued or running, the keeper starts the headless service, which re-adopts them.
+ *    queued or running, the watchdog starts the headless service, which re-adopts them.
  * It leaves once no job has been active for two checks in a row, and gives up after five restarts in ten
  * minutes (a service that dies at every start needs a person, not a loop).
  */
@@ -25,7 +25,7 @@ import type { Locations } from '../platform/locations.js';
 import { errorCode, errorMessage } from '../common/errors.js';
 import { formatMs } from '../common/format.js';
 
-export interface KeeperOptions {
+export interface WatchdogOptions {
   locations: Locations;
   env: NodeJS.ProcessEnv;
   /** How to start the headless service: `node <cli> serve --notify-ready`. */
@@ -38,9 +38,9 @@ export interface KeeperOptions {
 const RESTART_WINDOW_MS = 10 * 60_000;
 const MAX_RESTARTS = 5;
 
-export async function runKeeper(options: KeeperOptions): Promise<number> {
+export async function runWatchdog(options: WatchdogOptions): Promise<number> {
   const { locations, log } = options;
-  if (!(await takePidFile(locations.keeperFile))) return 0;
+  if (!(await takePidFile(locations.watchdogFile))) return 0;
   const restarts: number[] = [];
   try {
     for (;;) {
@@ -49,44 +49,44 @@ export async function runKeeper(options: KeeperOptions): Promise<number> {
         const how = await watch(client, options.checkMs ?? 2000);
         client.close();
         if (how === 'idle') {
-          log('keeper: no job is active any more; leaving');
+          log('watchdog: no job is active any more; leaving');
           return 0;
         }
         // The connection dropped. A service stopping on purpose removes its socket first.
         await pause(100);
         if (!existsSync(locations.socketPath)) {
-          log('keeper: the service stopped (its socket is gone); leaving it stopped');
+          log('watchdog: the service stopped (its socket is gone); leaving it stopped');
           return 0;
         }
       }
       if (!(await anyJobActive(locations))) {
-        log('keeper: no service, and no job that needs one; leaving');
+        log('watchdog: no service, and no job that needs one; leaving');
         return 0;
       }
       const now = Date.now();
       while (restarts.length > 0 && now - (restarts[0] ?? 0) > RESTART_WINDOW_MS) restarts.shift();
       if (restarts.length >= MAX_RESTARTS) {
-        log(`keeper: the service died ${MAX_RESTARTS} times in ${formatMs(RESTART_WINDOW_MS)}; not starting it again (see the service log)`);
+        log(`watchdog: the service died ${MAX_RESTARTS} times in ${formatMs(RESTART_WINDOW_MS)}; not starting it again (see the service log)`);
         return 1;
       }
       restarts.push(now);
-      log('keeper: the service is gone while jobs are active; starting it');
+      log('watchdog: the service is gone while jobs are active; starting it');
       try {
         const said = await startHeadlessService({ ...options.serve, env: options.env, locations });
-        log(`keeper: service ${said === 'ready' ? 'started' : 'already started by someone else'}`);
+        log(`watchdog: service ${said === 'ready' ? 'started' : 'already started by someone else'}`);
       } catch (error) {
-        log(`keeper: ${errorMessage(error)}`);
+        log(`watchdog: ${errorMessage(error)}`);
         await pause(1000);
       }
     }
   } finally {
-    await rm(locations.keeperFile, { force: true }).catch(() => undefined);
+    await rm(locations.watchdogFile, { force: true }).catch(() => undefined);
   }
 }
 
 async function connect(locations: Locations): Promise<IpcClient | null> {
   try {
-    return await IpcClient.connect({ locations, clientName: `keeper/${APP_VERSION}` });
+    return await IpcClient.connect({ locations, clientName: `watchdog/${APP_VERSION}` });
   } catch (error) {
     if (error instanceof ServiceError && error.code === 'unavailable') return null;
     throw error;
@@ -120,8 +120,8 @@ async function anyJobActive(locations: Locations): Promise<boolean> {
   return records.some((record) => isActive(record.state));
 }
 
-/** Whether a live keeper holds this home (its pid file names a running process). */
-export function keeperRunning(file: string): boolean {
+/** Whether a live watchdog holds this home (its pid file names a running process). */
+export function watchdogRunning(file: string): boolean {
   let text = '';
   try {
     text = readFileSync(file, 'utf8');
@@ -132,7 +132,7 @@ export function keeperRunning(file: string): boolean {
   return Number.isInteger(pid) && pid > 0 && isAlive(pid);
 }
 
-/** One keeper per home: the pid file holds the live keeper's pid; a dead keeper's file is taken over. */
+/** One watchdog per home: the pid file holds the live watchdog's pid; a dead watchdog's file is taken over. */
 async function takePidFile(file: string): Promise<boolean> {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -140,7 +140,7 @@ async function takePidFile(file: string): Promise<boolean> {
       return true;
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
-      if (keeperRunning(file)) return false;
+      if (watchdogRunning(file)) return false;
       await rm(file, { force: true });
     }
   }
