@@ -27,7 +27,7 @@ import {
   resolveTimeout,
 } from './job-request.js';
 import { liveJob } from './job-registry.js';
-import type { JobRegistry, LiveJob } from './job-registry.js';
+import type { JobRegistry, LiveJob, SupervisorDeps } from './job-registry.js';
 import { assertWorktreeUsable, followOn, inPlace, placeInWorktree, planIsolation } from './isolation.js';
 import type { IsolationPlan } from './isolation.js';
 import { outOfWorktree } from './worktrees.js';
@@ -61,6 +61,9 @@ export interface ResolvedJobRequest {
   worktree: Extract<IsolationPlan, { mode: 'worktree' }> | null;
 }
 
+/** What admission uses of the supervisor's dependencies (the registry holds the store and the settings). */
+export type AdmissionDeps = Pick<SupervisorDeps, 'apiKey' | 'balance' | 'models' | 'locateClaude' | 'sandbox' | 'serviceDirs'>;
+
 /**
  * The one way a request becomes a job's settings. `previous` is the conversation's latest turn for a
  * follow-up (its folders, model, tools and limits are inherited), null for a first turn. The order of
@@ -68,12 +71,12 @@ export interface ResolvedJobRequest {
  */
 export async function resolveJobRequest(
   registry: JobRegistry,
+  deps: AdmissionDeps,
   request: JobRequestInput,
   previous: JobRecord | null,
   client: string,
 ): Promise<ResolvedJobRequest> {
-  const { deps } = registry;
-  const settings = deps.settings();
+  const settings = registry.settings();
   assertDelegationOn(settings);
   const callerCwd = request.caller.cwd;
   const cwd = previous ? previous.cwd : await resolveDirectory(request.cwd ?? callerCwd, callerCwd, 'cwd');
@@ -105,7 +108,7 @@ export async function resolveJobRequest(
   // follow-up continues where its conversation worked), the key, and Claude Code.
   const [plan, key] = await allOrFirstError<[IsolationPlan | null, string, string]>([
     previous ? null : planIsolation(registry.worktrees, request.isolation, settings, cwd, addDirs),
-    Promise.resolve().then(() => requireKey(registry)),
+    Promise.resolve().then(() => requireKey(deps.apiKey)),
     deps.locateClaude(request.caller.path),
   ]);
   if (previous) await assertWorktreeUsable(registry.worktrees, previous.isolation);
@@ -148,7 +151,7 @@ export async function resolveJobRequest(
  * run now, and again at admission, so two follow-ups racing cannot both resume one session.
  */
 export function conversationToContinue(registry: JobRegistry, request: FollowupRequest): { latest: JobRecord; stillLatest: () => void } {
-  assertDelegationOn(registry.deps.settings());
+  assertDelegationOn(registry.settings());
   if ((request.jobId === undefined) === (request.sessionId === undefined)) {
     throw new ServiceError('invalid_request', 'Give either job_id or session_id of the conversation to continue.');
   }
@@ -170,8 +173,13 @@ export function conversationToContinue(registry: JobRegistry, request: FollowupR
  * Budget check and reservation in one synchronous step, then the files, then the queue. The caller
  * starts the queue moving (Lifecycle.startQueued) once this returns.
  */
-export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest, precondition: () => void = () => undefined): Promise<LiveJob> {
-  const [job] = await admitAll(registry, [resolved], precondition);
+export async function admit(
+  registry: JobRegistry,
+  deps: AdmissionDeps,
+  resolved: ResolvedJobRequest,
+  precondition: () => void = () => undefined,
+): Promise<LiveJob> {
+  const [job] = await admitAll(registry, deps, [resolved], precondition);
   if (!job) throw new Error('admission admitted nothing');
   return job;
 }
@@ -183,12 +191,13 @@ export async function admit(registry: JobRegistry, resolved: ResolvedJobRequest,
  */
 export async function admitAll(
   registry: JobRegistry,
+  deps: AdmissionDeps,
   requests: ResolvedJobRequest[],
   precondition: () => void = () => undefined,
   groupId?: string,
 ): Promise<LiveJob[]> {
   const records = requests.map((resolved) => {
-    const record = newRecord(registry, resolved.fields);
+    const record = newRecord(registry, deps, resolved.fields);
     if (resolved.fallbacks.length > 0) record.fallbacks = resolved.fallbacks;
     if (groupId !== undefined) record.groupId = groupId;
     if (estimateCostUsd([], resolved.pricing) === null) {
@@ -198,7 +207,7 @@ export async function admitAll(
   });
   const first = requests[0];
   if (!first) return [];
-  const remainingUsd = await remainingBalance(registry);
+  const remainingUsd = await remainingBalance(deps);
   // No await between the checks and the insertion below: concurrent requests see each other.
   precondition();
   // A set's jobs share one request, so one cap: the per-job budget holds for each, the day's and the reserve for their sum.
@@ -262,11 +271,11 @@ async function makeWorktreesAndFolders(registry: JobRegistry, jobs: LiveJob[], r
       // The delegate never gets the key from its prompt either: it would go to the model's provider.
       // The delegate's gateway token, its hash on disk with the rest: launch need not write it (lifecycle.ts).
       const token = newJobToken();
-      await registry.deps.store.create(job.record, scrubSecrets(prompt, key), tokenHash(token));
+      await registry.store.create(job.record, scrubSecrets(prompt, key), tokenHash(token));
       job.tokenOnDisk = token;
       written.push(job);
     } catch (error) {
-      for (const done of written) await registry.deps.store.remove(done.record.id).catch(() => undefined);
+      for (const done of written) await registry.store.remove(done.record.id).catch(() => undefined);
       await takeBack();
       throw new ServiceError('io_error', errorMessage(error));
     }
@@ -277,8 +286,8 @@ async function makeWorktreesAndFolders(registry: JobRegistry, jobs: LiveJob[], r
  * The one place what a caller sent becomes a record (job.json, every view and event, and the delegate's
  * command line): without the key. A folder cannot be renamed, so one whose path holds it is refused.
  */
-export function newRecord(registry: JobRegistry, fields: JobRequestFields): JobRecord {
-  const key = registry.deps.apiKey()?.value;
+export function newRecord(registry: JobRegistry, deps: Pick<AdmissionDeps, 'apiKey'>, fields: JobRequestFields): JobRecord {
+  const key = deps.apiKey()?.value;
   for (const dir of [fields.cwd, ...fields.addDirs]) {
     if (holdsSecret(dir, key)) {
       throw new ServiceError(
@@ -289,7 +298,7 @@ export function newRecord(registry: JobRegistry, fields: JobRequestFields): JobR
   }
   const scrub = (text: string) => scrubSecrets(text, key);
   return newJobRecord(
-    registry.deps.store.newJobId(),
+    registry.store.newJobId(),
     {
       ...fields,
       promptPreview: scrub(fields.promptPreview),
@@ -302,8 +311,8 @@ export function newRecord(registry: JobRegistry, fields: JobRequestFields): JobR
   );
 }
 
-export function requireKey(registry: JobRegistry): string {
-  const key = registry.deps.apiKey();
+export function requireKey(apiKey: SupervisorDeps['apiKey']): string {
+  const key = apiKey();
   if (!key) throw new ServiceError('no_key', 'No OpenRouter key is set, so nothing was started. The user can add one with `openrouter-delegate key set`.');
   return key.value;
 }
@@ -318,8 +327,8 @@ function assertDelegationOn(settings: Settings): void {
 }
 
 /** The balance a new job may draw on; refuses at once when OpenRouter has rejected the key. */
-async function remainingBalance(registry: JobRegistry): Promise<number | null> {
-  const balance = await registry.deps.balance({ refresh: false });
+async function remainingBalance(deps: Pick<AdmissionDeps, 'balance'>): Promise<number | null> {
+  const balance = await deps.balance({ refresh: false });
   if (balance.keyProblemCode === 'openrouter_unauthorized' || balance.keyProblemCode === 'openrouter_payment_required') {
     // Claude Code would retry a dead key for minutes before giving up: say it now instead.
     throw new ServiceError(balance.keyProblemCode, `Nothing was started: ${balance.keyProblem ?? 'OpenRouter refused the key.'}`);

@@ -4,7 +4,7 @@
  * `total_cost_usd` (Anthropic's prices) is never used.
  */
 import { fetchBilledCost } from './billed-cost.js';
-import type { JobRegistry, LiveJob } from './job-registry.js';
+import type { JobRegistry, LiveJob, SupervisorDeps } from './job-registry.js';
 
 /**
  * Look-ups in flight at once for all jobs together. fetchBilledCost keeps a few in flight per job, so 20 jobs
@@ -44,20 +44,25 @@ class Turns {
   }
 }
 
+/** What billing uses of the supervisor's dependencies: the key and OpenRouter's generation records. */
+export type BillingDeps = Pick<SupervisorDeps, 'apiKey' | 'getGeneration' | 'billingDelaysMs'>;
+
 export class JobBilling {
   private readonly registry: JobRegistry;
+  private readonly deps: BillingDeps;
   /** Aborted by stop(): a look-up waiting out its retry schedule must not hold the service open. */
   private readonly shutdown = new AbortController();
   private readonly lookups = new Turns(LOOKUPS_AT_ONCE, this.shutdown.signal);
 
-  constructor(registry: JobRegistry) {
+  constructor(registry: JobRegistry, deps: BillingDeps) {
     this.registry = registry;
+    this.deps = deps;
   }
 
   /** Asks OpenRouter what the job cost, in the background; the record says `pending` until it answers. */
   bill(job: LiveJob): void {
     const { registry } = this;
-    const key = job.apiKey ?? registry.deps.apiKey()?.value ?? null;
+    const key = job.apiKey ?? this.deps.apiKey()?.value ?? null;
     if (!key) {
       job.record.billing = 'unavailable';
       void registry.persist(job);
@@ -67,12 +72,12 @@ export class JobBilling {
       (async () => {
         // Every generation the gateway saw, not only those the delegate's stream names: a request sent around
         // Claude Code (a delegate that took its own token) is billed all the same.
-        const logged = await registry.deps.store.readRequests(job.record.id, Number.POSITIVE_INFINITY).catch(() => []);
+        const logged = await registry.store.readRequests(job.record.id, Number.POSITIVE_INFINITY).catch(() => []);
         const ids = [...new Set([...job.record.generationIds, ...logged.flatMap((r) => (r.generationId === null ? [] : [r.generationId]))])];
         const billed = await fetchBilledCost({
-          getGeneration: (id) => this.lookups.run(() => registry.deps.getGeneration(key, id)),
+          getGeneration: (id) => this.lookups.run(() => this.deps.getGeneration(key, id)),
           ids,
-          ...(registry.deps.billingDelaysMs ? { delaysMs: registry.deps.billingDelaysMs } : {}),
+          ...(this.deps.billingDelaysMs ? { delaysMs: this.deps.billingDelaysMs } : {}),
           signal: this.shutdown.signal,
         });
         if (registry.stopped) return;
@@ -89,14 +94,13 @@ export class JobBilling {
    * gateway asks this of a request its delegate hung up on, which a provider may have billed in full.
    */
   async generationCost(id: string): Promise<number | null> {
-    const { registry } = this;
-    const key = registry.deps.apiKey()?.value ?? null;
+    const key = this.deps.apiKey()?.value ?? null;
     if (!key) return null;
     try {
       const billed = await fetchBilledCost({
-        getGeneration: (one) => this.lookups.run(() => registry.deps.getGeneration(key, one)),
+        getGeneration: (one) => this.lookups.run(() => this.deps.getGeneration(key, one)),
         ids: [id],
-        ...(registry.deps.billingDelaysMs ? { delaysMs: registry.deps.billingDelaysMs } : {}),
+        ...(this.deps.billingDelaysMs ? { delaysMs: this.deps.billingDelaysMs } : {}),
         signal: this.shutdown.signal,
       });
       return billed.billedUsd;

@@ -50,7 +50,7 @@ export class GatewayLink implements GatewayJobs {
   }
 
   day(): { spentUsd: number; capUsd: number } {
-    return { spentUsd: this.registry.spentToday(), capUsd: this.registry.deps.settings().budgets.perDayUsd };
+    return { spentUsd: this.registry.spentToday(), capUsd: this.registry.settings().budgets.perDayUsd };
   }
 
   requestStarted(jobId: string, entry: GatewayRequest): Promise<void> {
@@ -87,7 +87,7 @@ export class GatewayLink implements GatewayJobs {
     const { registry } = this;
     const clean = { ...entry, note: entry.note === null ? null : registry.redact(entry.note) };
     const write = (this.writes.get(jobId) ?? Promise.resolve())
-      .then(() => registry.deps.store.appendRequest(jobId, clean))
+      .then(() => registry.store.appendRequest(jobId, clean))
       .catch((error: unknown) => registry.log(`jobs: ${jobId}: request log not written: ${errorMessage(error)}`));
     this.writes.set(jobId, write);
     registry.runInBackground(write);
@@ -95,14 +95,14 @@ export class GatewayLink implements GatewayJobs {
       if (this.writes.get(jobId) !== write) return;
       this.writes.delete(jobId);
       // The job has ended while its last lines were written: its log is let go now (see release).
-      if (!this.isLive(jobId)) registry.runInBackground(registry.deps.store.closeRequestLog(jobId));
+      if (!this.isLive(jobId)) registry.runInBackground(registry.store.closeRequestLog(jobId));
     });
     return write;
   }
 
   /** A job has ended: its request log is closed, now or once the lines still being written are in. */
   release(jobId: string): void {
-    if (!this.writes.has(jobId)) this.registry.runInBackground(this.registry.deps.store.closeRequestLog(jobId));
+    if (!this.writes.has(jobId)) this.registry.runInBackground(this.registry.store.closeRequestLog(jobId));
   }
 
   private isLive(jobId: string): boolean {

@@ -125,7 +125,12 @@ export function liveJob(record: JobRecord): LiveJob {
 }
 
 export class JobRegistry {
-  readonly deps: SupervisorDeps;
+  /** What the registry itself uses of the supervisor's dependencies; each part is handed its own (supervisor.ts). */
+  private readonly deps: Pick<SupervisorDeps, 'apiKey' | 'onChange' | 'persistRetryMs'>;
+  /** The jobs' folders on disk: the registry persists what it holds there, and the parts read them. */
+  readonly store: JobStore;
+  /** The user's settings as they are now: the policy every part applies. */
+  readonly settings: () => Settings;
   readonly now: () => number;
   readonly log: (line: string) => void;
   readonly setDeadline: (callback: () => void, ms: number) => () => void;
@@ -143,6 +148,8 @@ export class JobRegistry {
 
   constructor(deps: SupervisorDeps) {
     this.deps = deps;
+    this.store = deps.store;
+    this.settings = deps.settings;
     this.now = deps.now ?? Date.now;
     this.log = deps.log ?? (() => undefined);
     this.setDeadline = deps.setDeadline ?? realDeadline;
@@ -320,7 +327,7 @@ export class JobRegistry {
 
   private async writeRecord(job: LiveJob): Promise<void> {
     try {
-      await this.deps.store.write(job.record);
+      await this.store.write(job.record);
       job.unsaved = false;
     } catch (error) {
       if (!job.unsaved) this.log(`jobs: ${job.record.id}: job.json not saved: ${errorMessage(error)}; trying again until it is`);

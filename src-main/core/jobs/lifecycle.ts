@@ -15,7 +15,7 @@ import { claudeArgs } from './claude-args.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { jobOutcome } from './job-outcome.js';
 import type { ProcessEnd } from './job-outcome.js';
-import type { JobRegistry, LiveJob, Termination } from './job-registry.js';
+import type { JobRegistry, LiveJob, SupervisorDeps, Termination } from './job-registry.js';
 import { resolveModel } from './job-request.js';
 import { killTree } from './kill-tree.js';
 import { processesByEnv } from './process-table.js';
@@ -91,16 +91,24 @@ interface Confinement {
 /** Processes by the job their environment marks them with (ENV.job): what processesByEnv finds. */
 type MarkedProcesses = Awaited<ReturnType<typeof processesByEnv>>;
 
+/** What a job's launch, watch and end use of the supervisor's dependencies. */
+export type LifecycleDeps = Pick<
+  SupervisorDeps,
+  'apiKey' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'serviceDirs' | 'serviceSubdirs' | 'killGraceMs' | 'onKeyRejected'
+>;
+
 export class JobLifecycle {
   private readonly registry: JobRegistry;
+  private readonly deps: LifecycleDeps;
   private readonly billing: JobBilling;
   /** The pass over /proc that the sweeps asking for one now will share; null once it has begun. */
   private nextScan: Promise<MarkedProcesses> | null = null;
   /** The last pass asked for, settled or not: the next one begins after it. */
   private lastScan: Promise<unknown> = Promise.resolve();
 
-  constructor(registry: JobRegistry, billing: JobBilling) {
+  constructor(registry: JobRegistry, deps: LifecycleDeps, billing: JobBilling) {
     this.registry = registry;
+    this.deps = deps;
     this.billing = billing;
   }
 
@@ -108,7 +116,7 @@ export class JobLifecycle {
   startQueued(): void {
     const { registry } = this;
     if (registry.stopped) return;
-    const limit = registry.deps.settings().concurrency;
+    const limit = registry.settings().concurrency;
     while (registry.runningCount() < limit) {
       const job = registry.takeNextQueued();
       if (!job) return;
@@ -123,11 +131,12 @@ export class JobLifecycle {
    * on disk. Null when the job was cancelled meanwhile; its temp folder goes then, and on a failure.
    */
   private async prepare(job: LiveJob): Promise<{ command: string; args: string[]; env: Record<string, string> } | null> {
-    const { deps } = this.registry;
+    const { deps } = this;
+    const { store, settings } = this.registry;
     const record = job.record;
     // A job re-queued after a restart lost its in-memory key and prices: look them up again.
-    job.apiKey ??= requireKey(this.registry);
-    job.pricing ??= record.prices ?? resolveModel(record.model, await deps.models(), deps.settings()).pricing;
+    job.apiKey ??= requireKey(deps.apiKey);
+    job.pricing ??= record.prices ?? resolveModel(record.model, await deps.models(), settings()).pricing;
     // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
     // exists, so a service restarted at any moment after knows what the delegate holds. Admission wrote the
     // hash of the token it made with the job's files; a job re-queued after a restart gets a new one here.
@@ -144,7 +153,7 @@ export class JobLifecycle {
         deps.locateClaude(job.callerPath),
         this.confinement(record, env.HOME ?? homedir()),
         mkdir(tmp, { recursive: true, mode: 0o700 }),
-        onDisk === null ? deps.store.writeTokenHash(record.id, job.tokenHash) : undefined,
+        onDisk === null ? store.writeTokenHash(record.id, job.tokenHash) : undefined,
       ]);
       if (!job.terminating) return { command, env, args: claudeArgs(record, confined.denied.dirs, confined.denied.files, confined.programs) };
     } catch (error) {
@@ -157,7 +166,7 @@ export class JobLifecycle {
 
   /** What a job's tools may not reach, and the sandbox its programs run in; refused when its worktree is gone. */
   private async confinement(record: JobRecord, home: string): Promise<Confinement> {
-    const { deps } = this.registry;
+    const { deps } = this;
     const isolation = record.isolation;
     if (isolation?.mode === 'worktree' && !(await this.registry.worktrees.present(isolation))) {
       throw new Error(`Its worktree ${isolation.worktree ?? ''} is gone (deleted by hand?), so the delegate has nowhere to work. Start a new delegation.`);
@@ -167,14 +176,15 @@ export class JobLifecycle {
       isolation?.mode === 'worktree' && isolation.worktree
         ? await serviceFoldersToDeny(deps.serviceDirs ?? [], deps.serviceSubdirs ?? [], isolation.worktree)
         : { dirs: deps.serviceDirs ?? [], files: [] };
-    return { denied, programs: await programsArgs(record, deps.settings().sandbox, home, denied) };
+    return { denied, programs: await programsArgs(record, this.registry.settings().sandbox, home, denied) };
   }
 
   private async launch(job: LiveJob): Promise<void> {
     const { registry } = this;
-    const { deps } = registry;
+    const { deps } = this;
+    const { store } = registry;
     const record = job.record;
-    const paths = deps.store.paths(record.id);
+    const paths = store.paths(record.id);
     try {
       const prepared = await this.prepare(job);
       if (prepared === null) {
@@ -196,7 +206,7 @@ export class JobLifecycle {
       };
       // On disk before any client can see it: a service killed right after a client saw "running" must
       // find the job running, with its pid, when it starts again (not queued, to be spawned twice).
-      const saved = await deps.store.write({ ...record, ...started }).then(
+      const saved = await store.write({ ...record, ...started }).then(
         () => true,
         () => false,
       );
@@ -244,7 +254,7 @@ export class JobLifecycle {
     const parser = (job.parser = streamParserFor(job.record));
     let lastPersist = 0;
     job.tail = new StreamTail({
-      file: registry.deps.store.paths(job.record.id).stream,
+      file: registry.store.paths(job.record.id).stream,
       onLine: (line) => {
         parser.push(line);
         this.absorb(job);
@@ -340,7 +350,7 @@ export class JobLifecycle {
     if (left.length === 0) return;
     registry.log(`jobs: ${jobId}: ending ${left.length} process(es) the delegate left running: ${left.map((p) => p.pid).join(', ')}`);
     await Promise.all(
-      left.map((p) => killTree(p.pid, { startTime: p.startTime, graceMs: registry.deps.killGraceMs ?? 2000, log: registry.log }).catch(() => undefined)),
+      left.map((p) => killTree(p.pid, { startTime: p.startTime, graceMs: this.deps.killGraceMs ?? 2000, log: registry.log }).catch(() => undefined)),
     );
   }
 
@@ -368,7 +378,7 @@ export class JobLifecycle {
     if (pid === null) return;
     const outcome = await killTree(pid, {
       startTime: pidStartTime,
-      ...(registry.deps.killGraceMs !== undefined ? { graceMs: registry.deps.killGraceMs } : {}),
+      ...(this.deps.killGraceMs !== undefined ? { graceMs: this.deps.killGraceMs } : {}),
       log: registry.log,
     });
     if (outcome.survivors.length > 0) registry.log(`jobs: ${job.record.id}: processes survived the kill: ${outcome.survivors.join(', ')}`);
@@ -384,7 +394,7 @@ export class JobLifecycle {
   /** The process ended: read the rest of its stream and settle the job's outcome. `lostReason`: it ended unseen, without a result. */
   finish(job: LiveJob, exit: ProcessEnd, lostReason?: string): Promise<void> {
     const { registry } = this;
-    const { store } = registry.deps;
+    const { store } = registry;
     job.finishing ??= (async () => {
       if (registry.stopped) return;
       job.tail?.flush();
@@ -398,7 +408,7 @@ export class JobLifecycle {
       Object.assign(record, { exitCode: exit.code, signal: exit.signal, endedAt: new Date(registry.now()).toISOString() });
       const termination = job.terminating ? { state: job.terminating, reason: job.terminationReason } : null;
       const outcome = lostReason ? { state: 'lost' as const, endReason: lostReason } : jobOutcome(termination, job.parser?.result, exit, stderrTail);
-      if (job.parser?.result?.apiErrorStatus === 401) registry.deps.onKeyRejected?.();
+      if (job.parser?.result?.apiErrorStatus === 401) this.deps.onKeyRejected?.();
       const raw = job.parser?.result?.text ?? job.parser?.lastAssistantText ?? null;
       const text = raw === null ? null : registry.redact(raw);
       // The answer is on disk before the job says it has ended: a caller who sees the final state and asks for

@@ -7,7 +7,7 @@ import { ENV } from '../../contract/index.js';
 import type { JobRecord } from '../../contract/index.js';
 import type { JobBilling } from './billing.js';
 import { liveJob } from './job-registry.js';
-import type { JobRegistry, LiveJob } from './job-registry.js';
+import type { JobRegistry, LiveJob, SupervisorDeps } from './job-registry.js';
 import type { JobLifecycle } from './lifecycle.js';
 import { isSameProcess, processesByEnv } from './process-table.js';
 import { streamParserFor } from './stream-parser.js';
@@ -18,13 +18,18 @@ const LOST_REASON = "The job's process ended while the service was not running, 
 
 type MarkedProcess = { pid: number; startTime: string | null };
 
+/** What recovery uses of the supervisor's dependencies. */
+export type RecoveryDeps = Pick<SupervisorDeps, 'apiKey' | 'models' | 'adoptedPollMs'>;
+
 export class JobRecovery {
   private readonly registry: JobRegistry;
+  private readonly deps: RecoveryDeps;
   private readonly lifecycle: JobLifecycle;
   private readonly billing: JobBilling;
 
-  constructor(registry: JobRegistry, lifecycle: JobLifecycle, billing: JobBilling) {
+  constructor(registry: JobRegistry, deps: RecoveryDeps, lifecycle: JobLifecycle, billing: JobBilling) {
     this.registry = registry;
+    this.deps = deps;
     this.lifecycle = lifecycle;
     this.billing = billing;
   }
@@ -64,7 +69,7 @@ export class JobRecovery {
       return;
     }
     const parser = streamParserFor(job.record);
-    const read = await readStreamFile(registry.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => null);
+    const read = await readStreamFile(registry.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => null);
     if (!read || read.bytes === 0) {
       registry.enqueue(job.record.id);
       return;
@@ -82,17 +87,17 @@ export class JobRecovery {
     // The prices kept at admission: the cap is enforced even offline, or if the model left the catalog.
     job.pricing =
       job.record.prices ??
-      (await registry.deps
+      (await this.deps
         .models()
         .then((models) => models.find((m) => m.id === job.record.model)?.pricing ?? null)
         .catch(() => null));
     if (!job.pricing) registry.log(`jobs: ${job.record.id}: no prices for ${job.record.model}; its cost cannot be estimated until it ends`);
     await this.readMeter(job);
-    job.apiKey = registry.deps.apiKey()?.value ?? null;
+    job.apiKey = this.deps.apiKey()?.value ?? null;
     if (alive) {
       registry.log(`jobs: re-adopting ${job.record.id} (pid ${pid})`);
       // Its delegate still holds its gateway token: the gateway takes it again (a job from before the gateway has none).
-      job.tokenHash = await registry.deps.store.readTokenHash(job.record.id);
+      job.tokenHash = await registry.store.readTokenHash(job.record.id);
       registry.issueToken(job);
       this.lifecycle.follow(job);
       this.lifecycle.armTimeout(job);
@@ -101,13 +106,13 @@ export class JobRecovery {
     }
     // The process is gone: whatever it wrote is in the stream file.
     const parser = (job.parser = streamParserFor(job.record));
-    await readStreamFile(registry.deps.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => undefined);
+    await readStreamFile(registry.store.paths(job.record.id).stream, (line) => parser.push(line)).catch(() => undefined);
     await this.lifecycle.finish(job, { code: null, signal: null }, parser.result ? undefined : LOST_REASON);
   }
 
   /** What the job's requests through the gateway cost so far, from its log: the meter starts where the last service left it. */
   private async readMeter(job: LiveJob): Promise<void> {
-    const logged = await this.registry.deps.store.readRequests(job.record.id, Number.POSITIVE_INFINITY).catch(() => []);
+    const logged = await this.registry.store.readRequests(job.record.id, Number.POSITIVE_INFINITY).catch(() => []);
     job.meter = TurnMeter.fromLog(logged);
   }
 
@@ -123,7 +128,7 @@ export class JobRecovery {
           if (alive) poll();
           else registry.runInBackground(this.lifecycle.finish(job, { code: null, signal: null }));
         });
-      }, registry.deps.adoptedPollMs ?? 500);
+      }, this.deps.adoptedPollMs ?? 500);
       const cancel = () => clearTimeout(timer);
       job.timers.add(cancel);
     };

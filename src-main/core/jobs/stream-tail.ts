@@ -146,7 +146,7 @@ export class StreamTail {
   private fileWatcher: fs.FSWatcher | null = null;
   private dirWatcher: fs.FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private pumping: Promise<void> | null = null;
+  private reading: Promise<void> | null = null;
   private again = false;
   private started = false;
   private stopped = false;
@@ -184,8 +184,8 @@ export class StreamTail {
   start(): void {
     if (this.started || this.stopped) return;
     this.started = true;
-    this.timer = setInterval(() => void this.pump(), this.pollMs);
-    void this.pump();
+    this.timer = setInterval(() => void this.readAvailable(), this.pollMs);
+    void this.readAvailable();
   }
 
   /**
@@ -248,7 +248,7 @@ export class StreamTail {
     this.closeFileWatcher();
     this.closeDirWatcher();
     // Closing the handle under an in-flight read would hand the read a closed (or reused) fd.
-    if (this.pumping !== null) await this.pumping;
+    if (this.reading !== null) await this.reading;
     const handle = this.handle;
     this.handle = null;
     if (handle !== null) await handle.close().catch(() => {});
@@ -261,12 +261,12 @@ export class StreamTail {
   }
 
   /** Reads until EOF; a wake-up during a read makes the loop read again instead of overlapping it. */
-  private pump(): Promise<void> {
-    if (this.pumping !== null) {
+  private readAvailable(): Promise<void> {
+    if (this.reading !== null) {
       this.again = true;
-      return this.pumping;
+      return this.reading;
     }
-    this.pumping = (async () => {
+    this.reading = (async () => {
       try {
         do {
           this.again = false;
@@ -275,10 +275,10 @@ export class StreamTail {
       } catch (error) {
         this.onError(asError(error));
       } finally {
-        this.pumping = null;
+        this.reading = null;
       }
     })();
-    return this.pumping;
+    return this.reading;
   }
 
   private async readToEnd(): Promise<void> {
@@ -321,7 +321,7 @@ export class StreamTail {
   private watchFile(): void {
     if (!this.started || this.stopped || this.fileWatcher !== null) return;
     try {
-      const watcher = fs.watch(this.file, () => void this.pump());
+      const watcher = fs.watch(this.file, () => void this.readAvailable());
       // inotify limits, a vanished file …: the poll carries on alone.
       watcher.on('error', () => this.closeFileWatcher());
       this.fileWatcher = watcher;
@@ -336,7 +336,7 @@ export class StreamTail {
     const name = path.basename(this.file);
     try {
       const watcher = fs.watch(path.dirname(this.file), (_event, filename) => {
-        if (filename === null || filename === name) void this.pump();
+        if (filename === null || filename === name) void this.readAvailable();
       });
       watcher.on('error', () => this.closeDirWatcher());
       this.dirWatcher = watcher;

@@ -25,6 +25,7 @@ import type {
 } from '../../contract/index.js';
 import { randomUUID } from 'node:crypto';
 import { admit, admitAll, conversationToContinue, resolveJobRequest } from './admission.js';
+import type { AdmissionDeps } from './admission.js';
 import { JobBilling } from './billing.js';
 import { GatewayLink } from './gateway-link.js';
 import { JobRegistry } from './job-registry.js';
@@ -45,6 +46,8 @@ type FollowupRequest = ParsedRequestOf<'jobs.followup'>;
 
 export class Supervisor {
   private readonly registry: JobRegistry;
+  /** Handed to admission, which is functions of the registry and these. */
+  private readonly deps: AdmissionDeps;
   private readonly billing: JobBilling;
   private readonly lifecycle: JobLifecycle;
   private readonly recovery: JobRecovery;
@@ -68,9 +71,11 @@ export class Supervisor {
         deps.onChange?.(record);
       },
     });
-    this.billing = new JobBilling(this.registry);
-    this.lifecycle = new JobLifecycle(this.registry, this.billing);
-    this.recovery = new JobRecovery(this.registry, this.lifecycle, this.billing);
+    // Each part is handed the dependencies it uses; the registry holds the jobs, their store and the settings.
+    this.deps = deps;
+    this.billing = new JobBilling(this.registry, deps);
+    this.lifecycle = new JobLifecycle(this.registry, deps, this.billing);
+    this.recovery = new JobRecovery(this.registry, deps, this.lifecycle, this.billing);
     this.views = new JobViews(this.registry);
     const registry = this.registry;
     this.kept = new KeptWorktreeSurvey({
@@ -96,7 +101,7 @@ export class Supervisor {
 
   private async load(): Promise<void> {
     const { registry } = this;
-    const { records, unreadable } = await registry.deps.store.loadAll();
+    const { records, unreadable } = await registry.store.loadAll();
     registry.noteUnreadable(unreadable);
     for (const problem of unreadable) registry.log(`jobs: cannot read ${problem.dir}: ${problem.problem}`);
     await this.recovery.recoverAll(records);
@@ -110,8 +115,8 @@ export class Supervisor {
 
   private async prune(): Promise<void> {
     const { registry } = this;
-    const settings = registry.deps.settings();
-    const { removed } = await registry.deps.store.prune({
+    const settings = registry.settings();
+    const { removed } = await registry.store.prune({
       retentionDays: settings.retentionDays,
       isActive: (r) => isActive(r.state),
       // Never the only way back to unmerged work: those jobs stay until their branch is merged or discarded.
@@ -138,14 +143,14 @@ export class Supervisor {
       registry.wake(job);
     }
     await registry.settled(tails);
-    await registry.deps.store.closeRequestLogs();
+    await registry.store.closeRequestLogs();
   }
 
   async startJob(request: StartRequest, client: string): Promise<JobView> {
     await this.ready();
     if (request.models !== undefined) return this.startGroup(request, request.models, client);
-    const resolved = await resolveJobRequest(this.registry, request, null, client);
-    const job = await admit(this.registry, resolved);
+    const resolved = await resolveJobRequest(this.registry, this.deps, request, null, client);
+    const job = await admit(this.registry, this.deps, resolved);
     this.lifecycle.startQueued();
     return this.views.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
   }
@@ -158,7 +163,7 @@ export class Supervisor {
   private async startGroup(request: StartRequest, models: string[], client: string): Promise<JobView> {
     const { registry } = this;
     if (request.model !== undefined) throw new ServiceError('invalid_request', 'Give either model or models (a fan-out), not both.');
-    const limit = registry.deps.settings().fanOutLimit;
+    const limit = registry.settings().fanOutLimit;
     if (models.length > limit) {
       throw new ServiceError('policy_refused', `${models.length} models are more than the user's fan-out limit of ${limit}. Name at most ${limit}.`);
     }
@@ -168,14 +173,14 @@ export class Supervisor {
     // One after the other: each refusal names its model, and the first one stops the rest.
     for (const model of models) {
       try {
-        resolved.push(await resolveJobRequest(registry, { ...request, model }, null, client));
+        resolved.push(await resolveJobRequest(registry, this.deps, { ...request, model }, null, client));
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
         const named = error.message.includes(model) ? error.message : `${model}: ${error.message}`;
         throw new ServiceError(error.code, `${named} The fan-out was refused whole: no job was started.`, error.next ? { next: error.next } : undefined);
       }
     }
-    const jobs = await admitAll(registry, resolved, undefined, `group_${randomUUID().slice(0, 8)}`);
+    const jobs = await admitAll(registry, this.deps, resolved, undefined, `group_${randomUUID().slice(0, 8)}`);
     this.lifecycle.startQueued();
     const [first] = jobs;
     if (!first) throw new Error('a fan-out admitted no job');
@@ -186,8 +191,8 @@ export class Supervisor {
   async followup(request: FollowupRequest, client: string): Promise<JobView> {
     await this.ready();
     const { latest, stillLatest } = conversationToContinue(this.registry, request);
-    const resolved = await resolveJobRequest(this.registry, request, latest, client);
-    const job = await admit(this.registry, resolved, stillLatest);
+    const resolved = await resolveJobRequest(this.registry, this.deps, request, latest, client);
+    const job = await admit(this.registry, this.deps, resolved, stillLatest);
     this.lifecycle.startQueued();
     return this.views.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
   }
@@ -301,7 +306,7 @@ export class Supervisor {
     await this.ready();
     const job = this.registry.find(jobId);
     const active = isActive(job.record.state);
-    const requests = (await this.registry.deps.store.readRequests(job.record.id)).map((entry) =>
+    const requests = (await this.registry.store.readRequests(job.record.id)).map((entry) =>
       entry.outcome === 'pending' && (!active || Date.parse(entry.at) < this.startedAt)
         ? { ...entry, outcome: 'interrupted' as const, note: 'the service stopped before this request ended; the delegate retried it' }
         : entry,

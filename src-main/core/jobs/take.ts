@@ -65,7 +65,7 @@ async function takeable(registry: JobRegistry, job: LiveJob): Promise<Takeable> 
     );
   if (latest.problem) return refuse(`${latest.problem} So ${branch} may not hold all of the delegate's work: ${byHand}.`);
   const first = turns[0]?.record ?? record;
-  const settings = registry.deps.settings();
+  const settings = registry.settings();
   return {
     isolation,
     source: {

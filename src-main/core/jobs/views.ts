@@ -25,7 +25,7 @@ export class JobViews {
 
   async view(job: LiveJob, options: { waitSeconds: number; progressLimit: number }): Promise<JobView> {
     const { registry } = this;
-    const { store } = registry.deps;
+    const { store } = registry;
     const waitTimedOut = await this.wait(job, options.waitSeconds);
     const record = job.record;
     if (!job.parser && !isActive(record.state)) {
@@ -46,7 +46,7 @@ export class JobViews {
     };
     if (record.state === 'budget_exceeded') {
       const requests = await store.readRequests(record.id, Number.POSITIVE_INFINITY).catch(() => []);
-      view.budgetStop = budgetStopOf(record, requests, registry.deps.settings().budgets.perJobUsd);
+      view.budgetStop = budgetStopOf(record, requests, registry.settings().budgets.perJobUsd);
     }
     if (record.state === 'failed' || record.state === 'lost') {
       const stderr = withoutStderrNoise(await store.readStderrTail(record.id, 2000).catch(() => ''));
@@ -91,7 +91,7 @@ export class JobViews {
     const view = { ...(await this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT })), ...(group ? { group } : {}) };
     if (isActive(job.record.state)) return { ...view, resultText: null, truncatedAt: null };
     const changes = await this.changes(job);
-    const text = await this.registry.deps.store.readResult(job.record.id);
+    const text = await this.registry.store.readResult(job.record.id);
     if (text === null) return { ...view, resultText: null, truncatedAt: null, ...changes };
     const truncated = text.length > request.maxChars;
     if (!truncated) return { ...view, resultText: text, truncatedAt: null, ...changes };
@@ -132,7 +132,7 @@ export class JobViews {
       conversation.costUsd += jobCostUsd(record);
       if (record.groupId !== undefined) conversation.groupId = record.groupId;
     }
-    const settings = registry.deps.settings();
+    const settings = registry.settings();
     // A fan-out's conversations side by side, where its newest one stands.
     const ordered = [...conversations.values()];
     const grouped = ordered

@@ -47,19 +47,18 @@ beforeEach(async () => {
   spawned = 0;
   children = [];
   store = new JobStore({ dir: path.join(home.home, 'jobs'), now: () => clock });
-  registry = new JobRegistry(
-    registryDeps(store, () => clock, {
-      adoptedPollMs: 20,
-      // Recovery itself never spawns; a job it wrongly queued and the queue then started would show here.
-      spawn: () => {
-        spawned++;
-        return Promise.reject(new Error('no delegate is started in these tests'));
-      },
-    }),
-  );
-  billing = new JobBilling(registry);
-  const lifecycle = new JobLifecycle(registry, billing);
-  recovery = new JobRecovery(registry, lifecycle, billing);
+  const deps = registryDeps(store, () => clock, {
+    adoptedPollMs: 20,
+    // Recovery itself never spawns; a job it wrongly queued and the queue then started would show here.
+    spawn: () => {
+      spawned++;
+      return Promise.reject(new Error('no delegate is started in these tests'));
+    },
+  });
+  registry = new JobRegistry(deps);
+  billing = new JobBilling(registry, deps);
+  const lifecycle = new JobLifecycle(registry, deps, billing);
+  recovery = new JobRecovery(registry, deps, lifecycle, billing);
 });
 
 afterEach(async () => {
