@@ -68,6 +68,9 @@ export default defineConfig({
           include: ['tests/**/*.test.ts'],
           exclude: UNIT,
           setupFiles: ['tests/support/keyring-guard.ts'],
+          // Pages, services and real CLIs answer in well under a second on an idle machine, in seconds on a loaded one:
+          // a poll gives up after 10 s, not 1 (it returns as soon as it holds; a CI run failed on a page's first load).
+          expect: { poll: { timeout: 10_000 } },
         },
       },
     ],

@@ -127,7 +127,7 @@ export function bearerOf(req: http.IncomingMessage): string | null {
  * With `withinMs` (a request that holds no live job's token), a body still coming by then is not waited for:
  * the answer goes and the socket is closed, so a stranger cannot hold it by trickling a body (SECURITY.md §2).
  */
-export function afterBody(req: http.IncomingMessage, answer: () => void, withinMs?: number): void {
+export function answerAfterBody(req: http.IncomingMessage, answer: () => void, withinMs?: number): void {
   if (req.complete || req.readableEnded) {
     answer();
     return;

@@ -22,7 +22,19 @@ import type { Decision, Prices } from './ceiling.js';
 import { answerCostUsd, openFlight } from './flight.js';
 import type { Flight } from './flight.js';
 import { downstreamHeaders, upstreamHeaders } from './gateway-headers.js';
-import { afterBody, bearerOf, endBroken, fail, parseObject, parseTarget, pipe, readBody, readErrorBody, unreachable, watchHangUp } from './gateway-http.js';
+import {
+  answerAfterBody,
+  bearerOf,
+  endBroken,
+  fail,
+  parseObject,
+  parseTarget,
+  pipe,
+  readBody,
+  readErrorBody,
+  unreachable,
+  watchHangUp,
+} from './gateway-http.js';
 import type { GatewayJob, GatewayJobs } from './gateway-jobs.js';
 import { tokenHash } from './job-token.js';
 import { refusalOf } from './request-refusal.js';
@@ -116,13 +128,13 @@ export class MeteringGateway {
     const url = parseTarget(req.url ?? '/');
     if (req.method !== 'POST' || !url || !FORWARDED.has(url.pathname)) {
       const what = `${req.method ?? '?'} ${(url?.pathname ?? req.url ?? '').slice(0, 100)}`;
-      afterBody(req, () => this.fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`), 1_000);
+      answerAfterBody(req, () => this.fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`), 1_000);
       return;
     }
     const token = bearerOf(req);
     const job = token ? await this.options.jobs.byTokenHash(tokenHash(token)) : null;
     if (!job) {
-      afterBody(
+      answerAfterBody(
         req,
         () => this.fail(res, 401, 'authentication_error', 'This token belongs to no running OpenRouter Delegate job (it ended, or was never issued).'),
         1_000,
@@ -132,7 +144,7 @@ export class MeteringGateway {
     this.onAuthenticated?.(req);
     const body = await readBody(req, MAX_BODY_BYTES);
     if (body === 'too_large') {
-      afterBody(req, () => this.fail(res, 413, 'request_too_large', `The request is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB.`));
+      answerAfterBody(req, () => this.fail(res, 413, 'request_too_large', `The request is larger than ${MAX_BODY_BYTES / 1024 / 1024} MiB.`));
       return;
     }
     if (body === 'aborted') return;

@@ -3,7 +3,6 @@
  * inherits from the conversation — becomes a record in the queue, or a precise refusal. One path for
  * both, so a follow-up is held to the policy as it is now, not as it was at the first turn.
  */
-import { newJobToken, tokenHash } from '../gateway/job-token.js';
 import { randomUUID } from 'node:crypto';
 import { ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type { JobFallback, JobRecord, ParsedRequestOf, Settings } from '../../contract/index.js';
@@ -33,6 +32,7 @@ import type { IsolationPlan } from './isolation.js';
 import { outOfWorktree } from './worktrees.js';
 import { planPrograms } from './sandbox.js';
 import { cachedSandboxProbe } from '../../platform/sandbox-probe.js';
+import { newJobToken, tokenHash } from '../gateway/job-token.js';
 import { errorMessage } from '../../common/errors.js';
 import { allOrFirstError } from '../../common/promises.js';
 
@@ -171,7 +171,7 @@ export function conversationToContinue(registry: JobRegistry, request: FollowupR
 
 /**
  * Budget check and reservation in one synchronous step, then the files, then the queue. The caller
- * starts the queue moving (Lifecycle.startQueued) once this returns.
+ * starts the queue moving (JobLifecycle.startQueued) once this returns.
  */
 export async function admit(
   registry: JobRegistry,

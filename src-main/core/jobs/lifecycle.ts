@@ -180,8 +180,7 @@ export class JobLifecycle {
   }
 
   private async launch(job: LiveJob): Promise<void> {
-    const { registry } = this;
-    const { deps } = this;
+    const { registry, deps } = this;
     const { store } = registry;
     const record = job.record;
     const paths = store.paths(record.id);
