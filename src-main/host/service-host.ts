@@ -4,12 +4,11 @@
  * constructs a transport and neither host reaches into the core: they get one route to the service, its
  * dispatcher and its events.
  */
-import path from 'node:path';
 import { APP_VERSION, ENV } from '../contract/index.js';
 import type { EventName, JobRecord } from '../contract/index.js';
 import { spawnDetached } from '../platform/detached.js';
 import { isAlive } from '../core/jobs/process-table.js';
-import { watchdogRunning } from './watchdog.js';
+import { watchdogWatches } from './watchdog.js';
 import { GatewayServer } from '../ipc/gateway-server.js';
 import { IpcServer } from '../ipc/server.js';
 import { Service } from '../core/service/service.js';
@@ -152,9 +151,7 @@ export class ServiceHost implements HostedService {
   private ensureWatchdog(): void {
     const launch = this.options.watchdog;
     if (!launch || watchdogTurnedOff(this.options.env)) return;
-    // A watchdog started before an update wrote its pid under its former name, keeper.pid: it watches all the same.
-    const former = path.join(this.locations.runtime, 'keeper.pid');
-    if ((this.watchdogPid !== null && isAlive(this.watchdogPid)) || watchdogRunning(this.locations.watchdogFile) || watchdogRunning(former)) return;
+    if ((this.watchdogPid !== null && isAlive(this.watchdogPid)) || watchdogWatches(this.locations)) return;
     const { child } = spawnDetached({ command: launch.command, args: launch.args, env: this.options.env, locations: this.locations });
     child.on('error', (error) => this.service.log(`watchdog: cannot start it: ${error.message}`));
     child.unref();

@@ -16,6 +16,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { APP_VERSION, ServiceError, isActive } from '../contract/index.js';
 import { IpcClient } from '../ipc/client.js';
 import { JobStore } from '../core/jobs/job-store.js';
@@ -120,8 +121,16 @@ async function anyJobActive(locations: Locations): Promise<boolean> {
   return records.some((record) => isActive(record.state));
 }
 
-/** Whether a live watchdog holds this home (its pid file names a running process). */
-export function watchdogRunning(file: string): boolean {
+/**
+ * Whether a live watchdog watches this home: its pid file names a running process. One started before an update
+ * wrote its pid as keeper.pid, the watchdog's former name, and watches all the same.
+ */
+export function watchdogWatches(locations: Locations): boolean {
+  return watchdogRunning(locations.watchdogFile) || watchdogRunning(path.join(locations.runtime, 'keeper.pid'));
+}
+
+/** Whether the live watchdog's pid is in `file`. */
+function watchdogRunning(file: string): boolean {
   let text = '';
   try {
     text = readFileSync(file, 'utf8');

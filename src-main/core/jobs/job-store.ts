@@ -159,7 +159,7 @@ export class JobStore {
         writeFileAtomic(paths.job, serialise(valid), { mode: 0o600 }),
         createEmpty(paths.stream),
         createEmpty(paths.stderr),
-        tokenHash === undefined ? undefined : writeFileAtomic(paths.tokenHash, `${tokenHash}\n`, { mode: 0o600 }),
+        tokenHash === undefined ? undefined : writeTokenHashFile(paths, tokenHash),
       ]);
     } catch (error) {
       await rm(paths.dir, { recursive: true, force: true }).catch(() => undefined);
@@ -234,7 +234,7 @@ export class JobStore {
   async writeTokenHash(id: string, hash: string): Promise<void> {
     const paths = this.paths(id);
     if (!(await isDirectory(paths.dir))) throw new JobNotFoundError(id);
-    await writeFileAtomic(paths.tokenHash, `${hash}\n`, { mode: 0o600 });
+    await writeTokenHashFile(paths, hash);
   }
 
   async readTokenHash(id: string): Promise<string | null> {
@@ -428,6 +428,11 @@ function validate(record: JobRecord): JobRecord {
 
 function serialise(record: JobRecord): string {
   return `${JSON.stringify(record, null, 2)}\n`;
+}
+
+/** The delegate's gateway token's hash, one line: read back by readTokenHash. */
+function writeTokenHashFile(paths: JobPaths, hash: string): Promise<void> {
+  return writeFileAtomic(paths.tokenHash, `${hash}\n`, { mode: 0o600 });
 }
 
 async function createEmpty(file: string): Promise<void> {

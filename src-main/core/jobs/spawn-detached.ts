@@ -55,7 +55,10 @@ export async function spawnDetached(options: SpawnDetachedOptions): Promise<Deta
   let exited: Promise<ProcessExit>;
   try {
     // Opened at once; each one that opened is in `handles`, closed below whatever happens.
-    const kept = (handle: FileHandle) => (handles.push(handle), handle);
+    const kept = (handle: FileHandle): FileHandle => {
+      handles.push(handle);
+      return handle;
+    };
     const [stdin, stdout, stderr] = await allOrFirstError<[FileHandle, FileHandle, FileHandle]>([
       openStdio(options.stdinFile, 'r', command, 'read').then(kept),
       openStdio(options.stdoutFile, 'a', command, 'open for writing').then(kept),
