@@ -178,6 +178,7 @@ export const JobRecordSchema = z.object({
   estimatedCostUsd: z.number(),
   billedCostUsd: z.number().nullable(),
   billing: BillingStateSchema,
+  /** The OpenRouter generations billing asked about, from the gateway's request log; empty until billing runs. */
   generationIds: z.array(z.string()),
   /** Requests through the metering gateway (absent on jobs from before it). */
   requests: RequestCountsSchema.optional(),

@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TailEntrySchema } from '../../src-main/contract/jobs.js';
 import type { Usage } from '../../src-main/contract/jobs.js';
-import { StreamParser, TAIL_CAPACITY } from '../../src-main/core/jobs/stream-parser.js';
+import { REMEMBERED_MESSAGES, StreamParser, TAIL_CAPACITY } from '../../src-main/core/jobs/stream-parser.js';
 import { readStreamFile, StreamTail } from '../../src-main/core/jobs/stream-tail.js';
 import { makeTempHome } from '../support/temp-home.js';
 import { longString, mutateBytes, mutateJson, randomChunks, randomJson, randomNumber, randomString } from './support/mutate.js';
@@ -241,9 +241,9 @@ function parserProblems(parser: StreamParser, pushed: number, previousCalls: num
   const total = parser.totalUsage;
   for (const key of Object.keys(total) as Array<keyof Usage>)
     if (best[key] < total[key]) problems.push(`bestUsage.${key} ${best[key]} < totalUsage.${key} ${total[key]}`);
-  const generations = parser.generationIds;
-  if (new Set(generations).size !== generations.length || generations.some((g) => !g.startsWith('gen-')))
-    problems.push(`generation ids ${JSON.stringify(generations.slice(0, 5))}`);
+  const remembered = parser.usageByMessage;
+  if (remembered.size > REMEMBERED_MESSAGES) problems.push(`usage remembered for ${remembered.size} messages, more than ${REMEMBERED_MESSAGES}`);
+  for (const [id, usage] of remembered) problems.push(...usageProblems(`usage of ${id.slice(0, 40)}`, usage));
   const result = parser.result;
   if (result && (typeof result.subtype !== 'string' || result.errors.some((e) => typeof e !== 'string')))
     problems.push(`result ${JSON.stringify(result).slice(0, 200)}`);

@@ -70,10 +70,18 @@ export class JobBilling {
     }
     registry.runInBackground(
       (async () => {
-        // Every generation the gateway saw, not only those the delegate's stream names: a request sent around
-        // Claude Code (a delegate that took its own token) is billed all the same.
+        // The generations the gateway's requests were answered with, as its request log names them: never ids the
+        // delegate's stream names, which the delegate writes (a record from before the gateway keeps its own).
         const logged = await registry.store.readRequests(job.record.id, Number.POSITIVE_INFINITY).catch(() => []);
         const ids = [...new Set([...job.record.generationIds, ...logged.flatMap((r) => (r.generationId === null ? [] : [r.generationId]))])];
+        job.record.generationIds = ids;
+        if (ids.length === 0) {
+          // No request of the job was answered with a generation (none sent, or all refused): none to look up.
+          job.record.billing = 'unavailable';
+          await registry.persist(job);
+          registry.emit(job);
+          return;
+        }
         const billed = await fetchBilledCost({
           getGeneration: (id) => this.lookups.run(() => this.deps.getGeneration(key, id)),
           ids,

@@ -36,23 +36,6 @@ import { allOrFirstError } from '../../common/promises.js';
 
 const PROGRESS_PERSIST_THROTTLE_MS = 2000;
 
-/**
- * Brings the record's generation ids up to the parser's by appending the new ones. This runs on every
- * line: copying the whole list each time cost the square of a stream's messages (a 10 MB stream of short
- * messages made some 700 MB of garbage, and 20 at once grew the service by the hundred MB; bench/delegation.ts).
- * The record's list is a prefix of the parser's (both read the same stream in order), except when a new
- * parser starts over on a record filled before, after a restart: then it is copied once.
- */
-function copyNewIds(record: JobRecord, ids: readonly string[]): void {
-  const known = record.generationIds;
-  const last = known.length - 1;
-  if (known.length > ids.length || (last >= 0 && known[last] !== ids[last])) {
-    record.generationIds = ids.slice();
-    return;
-  }
-  for (let i = known.length; i < ids.length; i++) known.push(ids[i] as string);
-}
-
 /** A job's private temp folder (its TMPDIR), removed when the job ends. */
 function jobTempDir(jobId: string): string {
   return path.join(tmpdir(), `ord-${jobId}`);
@@ -281,7 +264,6 @@ export class JobLifecycle {
     Object.assign(record, job.meter.figures(parser ? this.streamFigures(job, parser) : { usage: record.usage, estimatedCostUsd: record.estimatedCostUsd }));
     if (!parser) return;
     record.toolCalls = parser.toolCalls;
-    copyNewIds(record, parser.generationIds);
     const result = parser.result;
     if (result) {
       record.resultSubtype = result.subtype;
@@ -421,7 +403,8 @@ export class JobLifecycle {
         await this.keepWork(job, outcome.state, endReason);
       }
       Object.assign(record, { state: outcome.state, endReason });
-      record.billing = record.generationIds.length > 0 ? 'pending' : 'unavailable';
+      // Billing finds the generations in the request log; a job that sent nothing through the gateway has none.
+      record.billing = record.generationIds.length > 0 || job.meter.requests > 0 ? 'pending' : 'unavailable';
       await registry.persist(job);
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
       if (!worktree) registry.runInBackground(this.sweep(record.id));

@@ -45,7 +45,7 @@ export class JobRecovery {
     for (const job of loaded) {
       if (job.record.state === 'running') await this.recover(job);
       else if (job.record.state === 'queued') await this.requeue(job, marked.get(job.record.id) ?? []);
-      else if (job.record.billing === 'pending' && job.record.generationIds.length > 0) this.billing.bill(job);
+      else if (job.record.billing === 'pending') this.billing.bill(job);
     }
   }
 

@@ -1,7 +1,7 @@
 /**
  * Reads a delegated job's `claude -p --output-format stream-json --verbose` output, one line at a
  * time, into what the service shows and bills (docs/ARCHITECTURE.md §4): a bounded tail, tool-call counts,
- * usage per assistant message, OpenRouter generation ids and the result.
+ * usage per assistant message and the result.
  *
  * One state machine, kept whole: every event kind it reads feeds the same per-message usage, tool-call and
  * tail state, and the rules below (repeats, snapshots, sub-agents) cut across all of them. What is not state lives
@@ -29,12 +29,14 @@
  *
  * The parser is pure and tolerant: empty lines, garbage, non-object JSON and unknown event types
  * are skipped (garbage is counted). Memory stays flat however long the stream: the tail is a ring,
- * tool names and per-message usage are remembered for a bounded window; only the generation ids
- * grow, one per model call through OpenRouter (billing asks for each).
+ * tool names and per-message usage are remembered for a bounded window. The stream's message ids are not
+ * what billing asks OpenRouter about: the delegate writes this stream, and can write any id into it; the
+ * generations a job is billed for are those its requests through the gateway were answered with.
  */
-import { ZERO_USAGE, maxUsage } from '../../contract/jobs.js';
+import { maxUsage } from '../../contract/jobs.js';
 import type { TailEntry, Usage } from '../../contract/jobs.js';
 import { isRecord } from '../../common/errors.js';
+import { MessageUsage } from './message-usage.js';
 import { Ring } from './ring.js';
 import { modelUsageOf, nonEmptyString, numberOrNull, stringOrNull, usageOf } from './stream-fields.js';
 import { isBlank, shorten, summarizeToolInput, toolResultText } from './stream-text.js';
@@ -53,12 +55,12 @@ const NOTICE_CHARS = 500;
 const REMEMBERED_TOOL_CALLS = 4096;
 /**
  * Messages whose usage is remembered, so that their repeats are merged. The repeats of a message follow
- * it within a few events (the captures have at most one other message in between), so this is plenty; a
- * message older than that is final, its usage already in the total. Kept for every message, usage grew
- * with the stream: 20 streams of 10 MB in short messages held 19 MB of it (bench/delegation.ts). A repeat
- * that came later still would be counted again: the safe side for a budget.
+ * it within a few events (the captures have at most one other message in between; parallel sub-agents
+ * make it a few dozen), so this is plenty; a message older than that is final, its usage already in the
+ * total. A repeat that came later still would be counted again: the safe side for a budget, and the
+ * gateway's own figures replace the stream's once the job's requests have settled.
  */
-export const REMEMBERED_MESSAGES = 1024;
+export const REMEMBERED_MESSAGES = 64;
 
 export interface StreamInit {
   model: string | null;
@@ -106,11 +108,7 @@ export interface StreamParserOptions {
 export class StreamParser {
   private readonly resumed: boolean;
   private readonly ring = new Ring<TailEntry>(TAIL_CAPACITY);
-  /** Message id → its usage, for the last REMEMBERED_MESSAGES messages (insertion order = last seen). */
-  private readonly usage = new Map<string, Usage>();
-  private readonly total: Usage = { ...ZERO_USAGE };
-  private readonly generations: string[] = [];
-  private readonly generationSet = new Set<string>();
+  private readonly usage = new MessageUsage(REMEMBERED_MESSAGES);
   /** tool_use id → tool name, for the last REMEMBERED_TOOL_CALLS calls (insertion order = age). */
   private readonly toolNames = new Map<string, string>();
   private session: string | null = null;
@@ -119,7 +117,6 @@ export class StreamParser {
   private calls = 0;
   private garbage = 0;
   private lines = 0;
-  private unnamedMessages = 0;
   private resultInfo: StreamResult | null = null;
   private retries = 0;
   private lastRetry: ApiRetry | null = null;
@@ -196,12 +193,12 @@ export class StreamParser {
    * the last REMEMBERED_MESSAGES messages; totalUsage counts them all.
    */
   get usageByMessage(): ReadonlyMap<string, Usage> {
-    return this.usage;
+    return this.usage.byMessage();
   }
 
   /** Σ usageByMessage: what the stream says so far (output tokens are undercounted, see bestUsage). */
   get totalUsage(): Usage {
-    return { ...this.total };
+    return { ...this.usage.total };
   }
 
   /**
@@ -211,20 +208,11 @@ export class StreamParser {
    * Use this for cost: prices are linear, so `estimateCostUsd([parser.bestUsage], pricing)` works.
    */
   get bestUsage(): Usage {
-    let best: Usage = { ...this.total };
+    let best: Usage = { ...this.usage.total };
     const result = this.resultInfo;
     if (result?.usage) best = maxUsage(best, result.usage);
     if (result?.modelUsage) best = maxUsage(best, result.modelUsage);
     return best;
-  }
-
-  /**
-   * Assistant message ids that are OpenRouter generation ids (`gen-…`), in order, each once. The parser's
-   * own list, not a copy: it only ever grows at its end, and a caller that follows it line by line copies
-   * just what is new (copying all of it on every line costs the square of a long stream's messages).
-   */
-  get generationIds(): readonly string[] {
-    return this.generations;
   }
 
   get result(): StreamResult | null {
@@ -251,10 +239,6 @@ export class StreamParser {
     const subagent = nonEmptyString(event.parent_tool_use_id) !== null;
     const id = nonEmptyString(message.id);
     this.recordUsage(id, message.usage);
-    if (id !== null && id.startsWith('gen-') && !this.generationSet.has(id)) {
-      this.generationSet.add(id);
-      this.generations.push(id);
-    }
     const content = message.content;
     if (typeof content === 'string') {
       this.onText(content, subagent);
@@ -271,24 +255,7 @@ export class StreamParser {
 
   private recordUsage(id: string | null, raw: unknown): void {
     const usage = usageOf(raw);
-    if (usage === null) return;
-    // A message without an id cannot be matched with its repeats: counting it on its own may
-    // overcount, which for a budget is the safe side.
-    const key = id ?? `(unnamed ${++this.unnamedMessages})`;
-    const previous = this.usage.get(key);
-    const next = previous === undefined ? usage : maxUsage(previous, usage);
-    const before = previous ?? ZERO_USAGE;
-    this.total.inputTokens += next.inputTokens - before.inputTokens;
-    this.total.outputTokens += next.outputTokens - before.outputTokens;
-    this.total.cacheReadTokens += next.cacheReadTokens - before.cacheReadTokens;
-    this.total.cacheWriteTokens += next.cacheWriteTokens - before.cacheWriteTokens;
-    // Set again at the newest end: a message still being repeated is never the one forgotten.
-    if (previous !== undefined) this.usage.delete(key);
-    this.usage.set(key, next);
-    if (this.usage.size > REMEMBERED_MESSAGES) {
-      const oldest = this.usage.keys().next();
-      if (!oldest.done) this.usage.delete(oldest.value);
-    }
+    if (usage !== null) this.usage.add(id, usage);
   }
 
   private onToolUse(block: Json, subagent: boolean): void {

@@ -45,10 +45,15 @@ export class TurnMeter {
     this.settledCount++;
   }
 
+  /** Requests the turn sent through the gateway: settled, under way or cut off. */
+  get requests(): number {
+    return this.settledCount + this.inFlight.size + this.cutOff;
+  }
+
   /** The turn's figures: its requests' sums when they all have settled; else the larger of those and the stream's. */
   figures(stream: TurnFigures): TurnFigures {
     const costUsd = Math.round(this.costUsd * 1e9) / 1e9;
-    if (this.settledCount + this.inFlight.size + this.cutOff === 0) return stream;
+    if (this.requests === 0) return stream;
     if (this.inFlight.size === 0 && this.cutOff === 0) return { usage: { ...this.usage }, estimatedCostUsd: costUsd };
     return { usage: maxUsage(stream.usage, this.usage), estimatedCostUsd: Math.max(stream.estimatedCostUsd, costUsd) };
   }

@@ -54,6 +54,8 @@ interface Script {
   files?: Record<string, string>;
   /** Starts a `sleep` in a session of its own that outlives it, as a delegate's Bash tool can, and writes its pid here. */
   leaves?: string;
+  /** The generations its requests through the gateway were answered with, logged as the gateway would once it runs. */
+  answered?: string[];
 }
 /** A shell word: `text` in single quotes. */
 const quoted = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
@@ -80,8 +82,11 @@ async function fakeClaude(script: Script): Promise<{ command: string; args: stri
   return { command: '/bin/sh', args: ['-c', steps.join('\n'), dir] };
 }
 
-/** The delegate reports success with the captured session's answer. */
-const succeeds: Script = { after: SESSION };
+/** The captured session's three `gen-…` message ids, in order. */
+const SESSION_GENERATIONS = ['gen-1786000001-AbCdEfGhIjKlMnOpQrSt', 'gen-1786000007-ZyXwVuTsRqPoNmLkJiHg', 'gen-1786000012-QwErTyUiOpAsDfGhJkLz'];
+
+/** The delegate reports success with the captured session's answer, its three requests answered through the gateway. */
+const succeeds: Script = { after: SESSION, answered: SESSION_GENERATIONS };
 
 /** Lets a real process stand in for a job's process, wherever the test started it. */
 async function runScript(options: SpawnDetachedOptions, script: Script): Promise<DetachedProcess> {
@@ -183,6 +188,11 @@ function harness(options: { scripts?: Array<Script | Error>; deps?: Partial<Supe
       spawned.push(spawnOptions);
       const script = scripts.shift() ?? succeeds;
       if (script instanceof Error) throw script;
+      const jobId = spawnOptions.env[ENV.job] ?? '';
+      // Before the child can end: a job's requests have all settled by the time its stream does.
+      (script.answered ?? []).forEach((generationId, i) =>
+        supervisor.gateway.logRequest(jobId, { ...requestEntry(clock.now()), id: `r${i + 1}`, generationId }, 0),
+      );
       return runScript(spawnOptions, script);
     },
     billingDelaysMs: [5, 5],
@@ -235,7 +245,6 @@ describe('a job', () => {
     expect(job.state).toBe('succeeded');
     expect(h.states.get(id)).toEqual(expect.arrayContaining(['queued', 'running', 'succeeded']));
     expect(job.estimatedCostUsd).toBeGreaterThan(0);
-    expect(job.generationIds).toHaveLength(3);
     const result = await h.supervisor.result({ jobId: id, waitSeconds: 0, maxChars: 50_000 });
     expect(result.resultText).toBe(ANSWER);
   });
@@ -524,7 +533,8 @@ describe('fallback models', () => {
 
 describe("a job's stream estimate with fallbacks", () => {
   it('prices the tokens at the cheapest model that may have served them, never below what the gateway metered', async () => {
-    const h = harness({ settings: { fallbackModels: ['deepseek/deepseek-v4-flash-0731'] } });
+    // No request through the gateway: the figures are the stream's.
+    const h = harness({ settings: { fallbackModels: ['deepseek/deepseek-v4-flash-0731'] }, scripts: [{ after: SESSION }] });
     const id = await h.start({ model: 'z-ai/glm-4.7' });
     const record = await finalState(h, id);
     expect(record.fallbacks?.map((f) => f.model)).toEqual(['deepseek/deepseek-v4-flash-0731']);
@@ -697,28 +707,54 @@ describe('recovery at start', () => {
     expect(h.spawned).toHaveLength(0);
   });
 
-  it('re-adopts a running job with the generation ids its record had, each once and in order, and those its stream adds', async () => {
+  it('re-adopts a running job and bills the generations its record had and those its request log names, each once and in order', async () => {
     const clock = new FakeClock();
     const store = new JobStore({ dir: path.join(home.home, 'jobs'), now: clock.now });
     const record = newJobRecord(store.newJobId(), jobFields({ model: MODEL, permissionMode: 'plan', cwd: home.home, promptPreview: 'Fix it.' }), clock.now());
     const paths = await store.create(record, 'Fix it.');
     const gate = gateFile('readopted');
     const orphan = await runOrphan(record.id, paths, { before: SESSION.slice(0, 3), gate, after: SESSION.slice(3) });
-    const ids = ['gen-1786000001-AbCdEfGhIjKlMnOpQrSt', 'gen-1786000007-ZyXwVuTsRqPoNmLkJiHg', 'gen-1786000012-QwErTyUiOpAsDfGhJkLz'];
-    // The last service saw the first message, saved its progress, and died.
+    const ids = SESSION_GENERATIONS;
+    // The last service was from before the gateway's log was billing's source: its record names the first generation.
     const startedAt = new Date(clock.now()).toISOString();
     await store.write({ ...record, state: 'running', startedAt, pid: orphan.pid, pidStartTime: orphan.startTime, generationIds: ids.slice(0, 1) });
+    for (const [i, generationId] of ids.entries()) await store.appendRequest(record.id, { ...requestEntry(clock.now()), id: `r${i + 1}`, generationId });
+    await store.closeRequestLog(record.id);
     const h = harness({ store });
     await h.supervisor.start();
     expect((await h.supervisor.status({ jobId: record.id, waitSeconds: 0, progressLimit: 15 })).job.state).toBe('running');
     await h.open(gate);
-    const job = await finalState(h, record.id);
-    expect(job.state).toBe('succeeded');
+    const job = await h.when(record.id, (r) => r.state === 'succeeded' && r.billing !== 'pending');
+    expect(job.billing).toBe('complete');
     expect(job.generationIds).toEqual(ids);
   });
 });
 
 describe('billing and saving', () => {
+  it("bills the generations the gateway's requests were answered with, never ids the delegate's stream names", async () => {
+    const asked: string[] = [];
+    // The stream names the captured session's three generations; the gateway answered one request, with another.
+    const h = harness({
+      scripts: [{ after: SESSION, answered: ['gen-1786000099-LoggedByTheGateway'] }],
+      deps: { getGeneration: async (_key, id) => (asked.push(id), generation(id)) },
+    });
+    const id = await h.start();
+    const billed = await h.when(id, (record) => record.state === 'succeeded' && record.billing !== 'pending');
+    expect(asked).toEqual(['gen-1786000099-LoggedByTheGateway']);
+    expect(billed.generationIds).toEqual(['gen-1786000099-LoggedByTheGateway']);
+    expect(billed.billedCostUsd).toBeCloseTo(GENERATION_TEMPLATE.total_cost, 9);
+  });
+
+  it('says billing is unavailable for a job whose stream names generations but which sent no request', async () => {
+    let asked = 0;
+    const h = harness({ scripts: [{ after: SESSION }], deps: { getGeneration: async (_key, id) => (asked++, generation(id)) } });
+    const id = await h.start();
+    const ended = await h.until(id, 'succeeded');
+    expect(ended.billing).toBe('unavailable');
+    expect(ended.generationIds).toEqual([]);
+    expect(asked).toBe(0);
+  });
+
   it('asks again for generations OpenRouter has not recorded yet', async () => {
     const asked = new Map<string, number>();
     const h = harness({
