@@ -13,9 +13,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NATIVE_EXTERNALS = ['@napi-rs/keyring', 'electron'];
 
 export const ENTRIES = [
-  { name: 'cli', input: 'src-main/cli/openrouter-delegate.ts', outDir: 'dist/cli', fileName: 'openrouter-delegate.js', format: 'es', bin: true },
-  { name: 'config', input: 'src-main/cli/openrouter-mcp-config.ts', outDir: 'dist/cli', fileName: 'openrouter-mcp-config.js', format: 'es', bin: true },
-  // The bridge is CommonJS so its launcher can compile it with V8's code cache (src-bridge/launcher.ts).
+  // The CLIs and the bridge are CommonJS so their launchers can compile them with V8's code cache
+  // (src-main/platform/code-cache.ts). One launcher serves both CLIs: it runs the bundle of its own name.
+  { name: 'cli', input: 'src-main/cli/openrouter-delegate.ts', outDir: 'dist/cli', fileName: 'openrouter-delegate.cjs', format: 'cjs', bin: false },
+  { name: 'cli-launcher', input: 'src-main/cli/launcher.ts', outDir: 'dist/cli', fileName: 'openrouter-delegate.js', format: 'es', bin: true },
+  { name: 'config', input: 'src-main/cli/openrouter-mcp-config.ts', outDir: 'dist/cli', fileName: 'openrouter-mcp-config.cjs', format: 'cjs', bin: false },
+  { name: 'config-launcher', input: 'src-main/cli/launcher.ts', outDir: 'dist/cli', fileName: 'openrouter-mcp-config.js', format: 'es', bin: true },
   { name: 'bridge', input: 'src-bridge/main.ts', outDir: 'dist/bridge', fileName: 'bridge.cjs', format: 'cjs', bin: false },
   { name: 'bridge-launcher', input: 'src-bridge/launcher.ts', outDir: 'dist/bridge', fileName: 'openrouter-delegate-mcp.js', format: 'es', bin: true },
   { name: 'electron-main', input: 'src-main/electron/main.ts', outDir: 'dist/electron', fileName: 'main.js', format: 'es', bin: false },

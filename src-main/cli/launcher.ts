@@ -1,0 +1,24 @@
+/**
+ * The executable of both CLIs, `openrouter-delegate` and `openrouter-mcp-config` (scripts/build.mjs builds it once
+ * under each name). Every command is a new Node, and compiling the CLI's bundle was about half of its start: this
+ * launcher runs the CommonJS bundle of its own name beside it (`openrouter-delegate.js` → `openrouter-delegate.cjs`)
+ * compiled with V8's code cache (src-main/platform/code-cache.ts), as the bridge's launcher does.
+ *
+ * The bundle runs its command as it loads; the cache, when this start had none V8 took, is written as the process
+ * exits, so it holds the functions the command compiled too. That covers a command that ends with process.exit();
+ * only a process killed by a signal leaves it unwritten, for the next start to write.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runCachedBundle } from '../platform/code-cache.js';
+import { resolveLocations } from '../platform/locations.js';
+
+const launcher = fileURLToPath(import.meta.url);
+const name = path.basename(launcher, path.extname(launcher));
+const { needsCache, saveCache } = runCachedBundle({
+  bundle: path.join(path.dirname(launcher), `${name}.cjs`),
+  entryFile: launcher,
+  name,
+  cacheDir: path.join(resolveLocations(process.env).cache, 'v8'),
+});
+if (needsCache) process.once('exit', saveCache);
