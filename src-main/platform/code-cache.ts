@@ -43,9 +43,9 @@ export interface CachedBundle {
   saveCache(): void;
 }
 
-/** The cache file for this bundle's content on this Node and CPU. */
+/** The cache file for this bundle's content on this Node, V8 and CPU (Electron's Node may share a version number, not its V8). */
 export function cacheFileFor(cacheDir: string, name: string, source: string): string {
-  const key = createHash('sha256').update(process.version).update(process.arch).update(source).digest('hex').slice(0, 24);
+  const key = createHash('sha256').update(process.version).update(process.versions.v8).update(process.arch).update(source).digest('hex').slice(0, 24);
   return path.join(cacheDir, `${name}-${key}.bin`);
 }
 
