@@ -6,7 +6,9 @@
  *
  * The bundle runs its command as it loads; the cache, when this start had none V8 took, is written as the process
  * exits, so it holds the functions the command compiled too. That covers a command that ends with process.exit();
- * only a process killed by a signal leaves it unwritten, for the next start to write.
+ * only a process killed by a signal leaves it unwritten, for the next start to write. The service and the watchdog
+ * use the cache the commands write and write none themselves: they run for hours, and the watchdog ends after the
+ * service, when whoever stopped the service may be removing its home.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,4 +23,7 @@ const { needsCache, saveCache } = runCachedBundle({
   name,
   cacheDir: path.join(resolveLocations(process.env).cache, 'v8'),
 });
-if (needsCache) process.once('exit', saveCache);
+/** The commands that run until stopped (src-main/cli/openrouter-delegate.ts; `keeper` is the watchdog's former name). */
+const LONG_RUNNING = new Set(['serve', 'watchdog', 'keeper']);
+const command = process.argv.slice(2).find((word) => !word.startsWith('-'));
+if (needsCache && !(command !== undefined && LONG_RUNNING.has(command))) process.once('exit', saveCache);

@@ -80,4 +80,22 @@ describe.runIf(process.platform === 'linux')('the service a command starts', () 
     const argv = (await readFile(`/proc/${status.service.pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
     expect(argv.slice(1)).toEqual([CLI, 'serve', '--notify-ready']);
   });
+
+  it('leaves the cache to the commands: a service that found none it could take writes none as it stops', async () => {
+    const { home, env } = await newHome();
+    await runCli(['--version'], env);
+    const [written = ''] = await cachesOf(home, 'openrouter-delegate');
+    const cacheFile = path.join(home, 'cache', 'v8', written);
+    await writeFile(cacheFile, 'not a code cache');
+    const service = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    await new Promise<void>((resolve, reject) => {
+      service.stdout.on('data', (data: Buffer) => data.toString().includes('ready') && resolve());
+      service.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
+    });
+    const exited = new Promise((resolve) => service.once('exit', resolve));
+    service.kill('SIGTERM');
+    await exited;
+    // A write as it ended would land in a home its stopper may be removing (the watchdog ends after the service).
+    expect(await readFile(cacheFile, 'utf8')).toBe('not a code cache');
+  });
 });
