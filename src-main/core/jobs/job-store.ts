@@ -11,13 +11,14 @@ import type { FileHandle } from 'node:fs/promises';
 import { chmod, mkdir, open, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GatewayRequest, JobRecord } from '../../contract/jobs.js';
-import { GatewayRequestSchema, JobRecordSchema } from '../../contract/jobs.js';
+import { JobRecordSchema } from '../../contract/jobs.js';
 import { nextCall } from '../../contract/methods.js';
 import { ServiceError } from '../../contract/protocol.js';
 import { readFileIfExists, writeFileAtomic } from '../fs/atomic-write.js';
 import { describeIssues, errorCode, errorMessage } from '../../common/errors.js';
 import { truncateEnd } from '../../common/format.js';
 import { allOrFirstError } from '../../common/promises.js';
+import { RequestLogs } from './request-log.js';
 
 export interface JobPaths {
   dir: string;
@@ -84,8 +85,10 @@ export class JobStore {
   private readonly now: () => number;
   private lastStamp = '';
   private lastSuffix = 0;
-  /** The request logs open for appending, by job id (see appendRequest). */
-  private readonly requestLogs = new Map<string, Promise<FileHandle>>();
+  private readonly requestLogs = new RequestLogs(
+    (id) => this.paths(id).requests,
+    (id) => new JobNotFoundError(id),
+  );
 
   constructor(options: JobStoreOptions) {
     this.dir = options.dir;
@@ -243,56 +246,23 @@ export class JobStore {
     return /^[0-9a-f]{64}$/.test(hash) ? hash : null;
   }
 
-  /**
-   * One line per request, appended (O_APPEND: lines of concurrent requests never interleave). Each starts on
-   * a line of its own, so a line torn by a crash costs only itself. The file stays open while its job makes
-   * requests (two lines each, the first before the request may go): one write a line, not a stat, an open and
-   * a close. `closeRequestLog` lets it go; a later line opens it again.
-   */
-  async appendRequest(id: string, entry: GatewayRequest): Promise<void> {
-    let log = this.requestLogs.get(id);
-    if (!log) {
-      const file = this.paths(id).requests;
-      log = open(file, 'a', 0o600).catch((error: unknown) => {
-        this.requestLogs.delete(id);
-        // The job's folder is gone (pruned, deleted by hand) or was never made.
-        if (errorCode(error) === 'ENOENT') throw new JobNotFoundError(id);
-        throw new ServiceError('io_error', `Cannot open ${file}: ${errorMessage(error)}`, { cause: error });
-      });
-      this.requestLogs.set(id, log);
-    }
-    await (await log).write(`\n${JSON.stringify(entry)}\n`);
+  /** Appends one line to the job's request log (request-log.ts). */
+  appendRequest(id: string, entry: GatewayRequest): Promise<void> {
+    return this.requestLogs.append(id, entry);
   }
 
   /** Closes the job's request log if it is open (its job ended, or the service stops). */
-  async closeRequestLog(id: string): Promise<void> {
-    const log = this.requestLogs.get(id);
-    if (!log) return;
-    this.requestLogs.delete(id);
-    await (await log.catch(() => null))?.close().catch(() => undefined);
+  closeRequestLog(id: string): Promise<void> {
+    return this.requestLogs.close(id);
   }
 
-  async closeRequestLogs(): Promise<void> {
-    await Promise.all([...this.requestLogs.keys()].map((id) => this.closeRequestLog(id)));
+  closeRequestLogs(): Promise<void> {
+    return this.requestLogs.closeAll();
   }
 
-  /**
-   * The last `limit` requests of the log, each as its last line says (a request is written when it starts and
-   * again when it ends), in the order they started; lines that do not parse (a write cut short) are skipped.
-   */
-  async readRequests(id: string, limit = 1000): Promise<GatewayRequest[]> {
-    const text = (await readFileIfExists(this.paths(id).requests)) ?? '';
-    const entries = new Map<string, GatewayRequest>();
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      try {
-        const parsed = GatewayRequestSchema.safeParse(JSON.parse(line));
-        if (parsed.success) entries.set(parsed.data.id, parsed.data);
-      } catch {
-        // A torn line: the rest stands.
-      }
-    }
-    return [...entries.values()].slice(-limit);
+  /** The last `limit` requests of the job's log, each as its last line says, in the order they started. */
+  readRequests(id: string, limit = 1000): Promise<GatewayRequest[]> {
+    return this.requestLogs.read(id, limit);
   }
 
   /** The final answer, or null when the job has none (yet). */
