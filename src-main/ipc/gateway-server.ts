@@ -37,14 +37,19 @@ export interface GatewayServerDeps {
   trustedSockets?: number;
   /** A request's headers must be in within this of its first byte, or of the connection for its first request (default 2 s). */
   headersTimeoutMs?: number;
+  /** A request refused here (wrong Host) is answered once its body is in, or closed if the body is still coming after this (default 1 s). */
+  refusedBodyMs?: number;
 }
 
-const DEFAULTS = { untrustedSockets: 256, trustedSockets: 512, headersTimeoutMs: 2_000 };
-/** A request refused here (wrong Host) is answered once its body is in, or closed if the body is still coming after this. */
-const REFUSED_BODY_MS = 1_000;
+/** The limits a listener holds sockets to, as it runs with them. */
+export type GatewayServerLimits = Required<Pick<GatewayServerDeps, 'untrustedSockets' | 'trustedSockets' | 'headersTimeoutMs' | 'refusedBodyMs'>>;
+
+const DEFAULTS: GatewayServerLimits = { untrustedSockets: 256, trustedSockets: 512, headersTimeoutMs: 2_000, refusedBodyMs: 1_000 };
 
 export class GatewayServer {
   private readonly deps: GatewayServerDeps;
+  /** The deadlines and budgets in force: the defaults (SECURITY.md §2), or what the deps gave (tests wait out shorter ones). */
+  readonly limits: GatewayServerLimits;
   private server: http.Server | null = null;
   /** Oldest first (a Set keeps insertion order): the first is the one a new connection closes. */
   private readonly untrusted = new Set<Socket>();
@@ -57,6 +62,12 @@ export class GatewayServer {
 
   constructor(deps: GatewayServerDeps) {
     this.deps = deps;
+    this.limits = {
+      untrustedSockets: deps.untrustedSockets ?? DEFAULTS.untrustedSockets,
+      trustedSockets: deps.trustedSockets ?? DEFAULTS.trustedSockets,
+      headersTimeoutMs: deps.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs,
+      refusedBodyMs: deps.refusedBodyMs ?? DEFAULTS.refusedBodyMs,
+    };
   }
 
   broadcast(): void {
@@ -74,7 +85,7 @@ export class GatewayServer {
    */
   trust(socket: Socket): void {
     if (!this.untrusted.has(socket)) return;
-    if (this.trusted.size >= (this.deps.trustedSockets ?? DEFAULTS.trustedSockets)) {
+    if (this.trusted.size >= this.limits.trustedSockets) {
       if (!this.trustedFullLogged) this.deps.log?.(`gateway: ${this.trusted.size} delegates' connections open, the most kept apart; more count as strangers'`);
       this.trustedFullLogged = true;
       return;
@@ -87,7 +98,7 @@ export class GatewayServer {
   async start(): Promise<void> {
     const log = this.deps.log ?? (() => undefined);
     const kept = await readKeptPort(this.deps.stateFile);
-    const headersTimeout = this.deps.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs;
+    const headersTimeout = this.limits.headersTimeoutMs;
     const server = http.createServer(
       {
         headersTimeout,
@@ -126,7 +137,7 @@ export class GatewayServer {
 
   /** A new connection is untrusted; when their budget is full it takes the place of the oldest. */
   private admit(socket: Socket): void {
-    if (this.untrusted.size >= (this.deps.untrustedSockets ?? DEFAULTS.untrustedSockets)) {
+    if (this.untrusted.size >= this.limits.untrustedSockets) {
       const oldest = this.untrusted.values().next().value;
       if (oldest) {
         this.untrusted.delete(oldest);
@@ -143,10 +154,14 @@ export class GatewayServer {
   private route(req: http.IncomingMessage, res: http.ServerResponse): void {
     const host = req.headers.host;
     if (host !== `${LOOPBACK}:${this.port}` && host !== `localhost:${this.port}`) {
-      answerAfterBody(req, () => {
-        res.writeHead(421, { 'content-type': 'application/json', connection: 'close' });
-        res.end(JSON.stringify({ type: 'error', error: { type: 'permission_error', message: 'Wrong Host for the OpenRouter Delegate gateway.' } }));
-      });
+      answerAfterBody(
+        req,
+        () => {
+          res.writeHead(421, { 'content-type': 'application/json', connection: 'close' });
+          res.end(JSON.stringify({ type: 'error', error: { type: 'permission_error', message: 'Wrong Host for the OpenRouter Delegate gateway.' } }));
+        },
+        this.limits.refusedBodyMs,
+      );
       return;
     }
     this.deps.handle(req, res);
@@ -155,10 +170,10 @@ export class GatewayServer {
 
 /**
  * Answered once the body is in (and thrown away): an answer sent mid-upload is lost to the reset. A body still
- * coming after REFUSED_BODY_MS is not waited for: the answer goes and the socket closes, so a refused client
+ * coming after `withinMs` is not waited for: the answer goes and the socket closes, so a refused client
  * cannot hold a socket for the request timeout by trickling its body.
  */
-function answerAfterBody(req: http.IncomingMessage, answer: () => void): void {
+function answerAfterBody(req: http.IncomingMessage, answer: () => void, withinMs: number): void {
   if (req.complete) {
     answer();
     return;
@@ -167,7 +182,7 @@ function answerAfterBody(req: http.IncomingMessage, answer: () => void): void {
   const deadline = setTimeout(() => {
     answer();
     req.socket.destroy();
-  }, REFUSED_BODY_MS);
+  }, withinMs);
   req.once('end', () => {
     clearTimeout(deadline);
     answer();

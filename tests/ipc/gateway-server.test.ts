@@ -22,7 +22,13 @@ const MODEL = 'deepseek/deepseek-v4-flash-0731';
 const PRICING = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePerM: 1.25, variable: false, tieredFromPromptTokens: null };
 /** More than the 512 sockets the listener used to share between delegates and strangers. */
 const FLOOD = 600;
-/** Far above the deadlines under test (2 s for headers, 1 s for a refused body), far below the 120 s request timeout. */
+/**
+ * The deadlines the tests wait out, shorter than the service's (2 s for headers, 1 s for a refused body: the last test
+ * holds the defaults to those) so a test waits a fifth of a second, not seconds, through the same real sockets.
+ */
+const HEADERS_MS = 200;
+const REFUSED_BODY_MS = 200;
+/** Far above the deadlines under test, far below the 120 s request timeout. */
 const CLOSED_WITHIN_MS = 10_000;
 
 class Jobs implements GatewayJobs {
@@ -74,7 +80,13 @@ beforeEach(async () => {
     res.end(JSON.stringify({ id: 'gen-1', type: 'message', model: MODEL, content: [], usage: { input_tokens: 5, output_tokens: 1 } }));
   });
   jobs = new Jobs();
-  gateway = new MeteringGateway({ jobs, upstream: fake.baseUrl, apiKey: () => KEY, attribution: { url: 'https://example.org/app', title: 'Test' } });
+  gateway = new MeteringGateway({
+    jobs,
+    upstream: fake.baseUrl,
+    apiKey: () => KEY,
+    attribution: { url: 'https://example.org/app', title: 'Test' },
+    refusedBodyMs: REFUSED_BODY_MS,
+  });
   server = null;
 });
 
@@ -91,6 +103,8 @@ async function startListener(deps: Partial<GatewayServerDeps> = {}): Promise<Gat
     handle: (req, res) => void gateway.handle(req, res),
     stateFile: path.join(dir, 'gateway.json'),
     onListening: (url) => (gateway.url = url),
+    headersTimeoutMs: HEADERS_MS,
+    refusedBodyMs: REFUSED_BODY_MS,
     ...deps,
   });
   gateway.onAuthenticated = (req) => listener.trust(req.socket);
@@ -252,5 +266,17 @@ describe('the gateway listener against other local users', () => {
     await expect.poll(() => Object.keys(extra.freeSockets).length, { timeout: 5_000 }).toBe(0);
     expect((await delegateRequest(listener.port, token, extra)).localPort).not.toBe(extraFirst.localPort);
     expect((await delegateRequest(listener.port, token, kept)).localPort).toBe(keptFirst.localPort);
+  });
+
+  it('holds sockets to the limits SECURITY.md §2 gives, unless told otherwise', () => {
+    const deps = { handle: () => undefined, stateFile: path.join(dir, 'gateway.json'), onListening: () => undefined };
+    expect(new GatewayServer(deps).limits).toEqual({ untrustedSockets: 256, trustedSockets: 512, headersTimeoutMs: 2_000, refusedBodyMs: 1_000 });
+    expect(new GatewayServer({ ...deps, headersTimeoutMs: HEADERS_MS, refusedBodyMs: REFUSED_BODY_MS }).limits).toMatchObject({
+      headersTimeoutMs: HEADERS_MS,
+      refusedBodyMs: REFUSED_BODY_MS,
+    });
+    const gatewayOptions = { jobs, upstream: fake.baseUrl, apiKey: () => KEY, attribution: { url: 'https://example.org/app', title: 'Test' } };
+    expect(new MeteringGateway(gatewayOptions).refusedBodyMs).toBe(1_000);
+    expect(new MeteringGateway({ ...gatewayOptions, refusedBodyMs: REFUSED_BODY_MS }).refusedBodyMs).toBe(REFUSED_BODY_MS);
   });
 });

@@ -35,7 +35,9 @@ import {
   unreachable,
   watchHangUp,
 } from './gateway-http.js';
-import type { GatewayJob, GatewayJobs } from './gateway-jobs.js';
+import type { GatewayJob } from './gateway-jobs.js';
+import { REFUSED_BODY_MS } from './gateway-options.js';
+import type { GatewayOptions } from './gateway-options.js';
 import { tokenHash } from './job-token.js';
 import { refusalOf } from './request-refusal.js';
 import { MAX_COUNT_TOKENS_PER_JOB, MAX_IN_FLIGHT_PER_JOB, SpendLedger } from './spend-ledger.js';
@@ -46,33 +48,12 @@ import { UsageMeter } from './usage-meter.js';
 import type { MeteredAnswer } from './usage-meter.js';
 
 export type { GatewayJob, GatewayJobs } from './gateway-jobs.js';
+export type { GatewayOptions } from './gateway-options.js';
 
 /** Anthropic's own limit for a Messages request. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 /** The paths Claude Code calls under ANTHROPIC_BASE_URL (captured from the pinned CLI: tests/e2e/gateway.test.ts). */
 const FORWARDED = new Set(['/v1/messages', '/v1/messages/count_tokens']);
-
-export interface GatewayOptions {
-  jobs: GatewayJobs;
-  /** OpenRouter's API root, e.g. https://openrouter.ai/api (the Messages API is under /v1). */
-  upstream: string;
-  apiKey: () => string | null;
-  /** OpenRouter said the key is no good: read it afresh next time. */
-  onUnauthorized?: () => void;
-  attribution: { url: string; title: string };
-  /** The user's provider policy, as OpenRouter's `provider` object; null when it says nothing. */
-  provider?: () => Record<string, unknown> | null;
-  /**
-   * OpenRouter's billed cost of one generation, once its record is in (null when none came): what a request the
-   * delegate hung up on really cost. Without it such a request counts at its ceiling.
-   */
-  billedCost?: (generationId: string) => Promise<number | null>;
-  /** The user allows server tools and URL sources (billed outside token prices); read at each request. Default: no. */
-  allowServerTools?: () => boolean;
-  now?: () => number;
-  log?: (line: string) => void;
-}
-
 /** A request that passed every check of its own and may now be metered. */
 interface Checked {
   req: http.IncomingMessage;
@@ -94,6 +75,8 @@ export class MeteringGateway {
   private readonly options: GatewayOptions;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
+  /** How long a refused request's body is waited for (GatewayOptions.refusedBodyMs). */
+  readonly refusedBodyMs: number;
   private readonly ledger = new SpendLedger();
   private nextRequest = 1;
   /** Where delegates reach it, once the host listens; null until then. */
@@ -108,6 +91,7 @@ export class MeteringGateway {
     this.options = options;
     this.now = options.now ?? Date.now;
     this.log = options.log ?? (() => undefined);
+    this.refusedBodyMs = options.refusedBodyMs ?? REFUSED_BODY_MS;
   }
 
   /** Answers one HTTP request; settles once done with it, never rejects. Whatever a client sends gets an Anthropic-shaped answer. */
@@ -128,7 +112,11 @@ export class MeteringGateway {
     const url = parseTarget(req.url ?? '/');
     if (req.method !== 'POST' || !url || !FORWARDED.has(url.pathname)) {
       const what = `${req.method ?? '?'} ${(url?.pathname ?? req.url ?? '').slice(0, 100)}`;
-      answerAfterBody(req, () => this.fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`), 1_000);
+      answerAfterBody(
+        req,
+        () => this.fail(res, 404, 'not_found_error', `The OpenRouter Delegate gateway serves POST /v1/messages only, not ${what}.`),
+        this.refusedBodyMs,
+      );
       return;
     }
     const token = bearerOf(req);
@@ -137,7 +125,7 @@ export class MeteringGateway {
       answerAfterBody(
         req,
         () => this.fail(res, 401, 'authentication_error', 'This token belongs to no running OpenRouter Delegate job (it ended, or was never issued).'),
-        1_000,
+        this.refusedBodyMs,
       );
       return;
     }
