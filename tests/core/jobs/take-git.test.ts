@@ -4,17 +4,17 @@
  * (worktree-cleanup.ts); the delegate's worktree and branch are never touched; every unclean take is refused with the
  * user's tree, index, HEAD and branches exactly as they were; uncommitted changes in other files survive a take.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BranchTake, TakeRefused } from '../../../src-main/core/jobs/take-git.js';
 import type { GitRun, TakeSource } from '../../../src-main/core/jobs/take-git.js';
 import { git } from '../../../src-main/core/jobs/git.js';
 import { findTaken } from '../../../src-main/core/jobs/worktree-cleanup.js';
 import { Worktrees } from '../../../src-main/core/jobs/worktrees.js';
 import { taskLine } from '../../../src-main/core/jobs/take.js';
-import { gitIn, makeRepo, treeOf, writeFiles } from '../../support/git-repo.js';
+import { RepoTemplate, gitIn, treeOf, writeFiles } from '../../support/git-repo.js';
 
 let root: string;
 let repo: string;
@@ -27,19 +27,26 @@ const FILES = {
   'src/other.ts': 'export const other = 1;\n',
 };
 
+/** The user's repository as every test starts it, with the user's identity in it: the take's commits are theirs. */
+const template = new RepoTemplate(FILES, async (dir) => {
+  await gitIn(dir, ['config', 'user.name', 'Repo User']);
+  await gitIn(dir, ['config', 'user.email', 'user@example.invalid']);
+});
+
 beforeEach(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'od-take-'));
-  repo = path.join(root, 'repo');
-  base = await makeRepo(repo, FILES);
-  repo = (await gitIn(repo, ['rev-parse', '--show-toplevel'])).trim();
-  // The user's identity, in the repository: the take's commits are theirs.
-  await gitIn(repo, ['config', 'user.name', 'Repo User']);
-  await gitIn(repo, ['config', 'user.email', 'user@example.invalid']);
+  base = await template.copyTo(path.join(root, 'repo'));
+  // As git names it (`rev-parse --show-toplevel`): with any symbolic link on the way resolved.
+  repo = await realpath(path.join(root, 'repo'));
   worktrees = new Worktrees({ dir: path.join(root, 'data', 'worktrees') });
 });
 
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
+});
+
+afterAll(async () => {
+  await template.remove();
 });
 
 /** A delegate's worktree and branch from the base, one commit per change, by the delegate's author. */
@@ -64,13 +71,11 @@ async function commitOnMain(files: Record<string, string>, subject = 'meanwhile 
   return (await gitIn(repo, ['rev-parse', 'HEAD'])).trim();
 }
 
-/** Everything of the user's a take could touch: status, index, HEAD, every ref, every file. */
+/** Everything of the user's a take could touch: status (with HEAD's branch and commit), index, every ref, every file. */
 async function snapshot(dir = repo) {
   return {
-    status: await gitIn(dir, ['status', '--porcelain=v2', '--untracked-files=all', '--ignored']),
+    status: await gitIn(dir, ['status', '--porcelain=v2', '--branch', '--untracked-files=all', '--ignored']),
     index: await gitIn(dir, ['ls-files', '--stage']),
-    head: await gitIn(dir, ['rev-parse', 'HEAD']),
-    symbolic: await gitIn(dir, ['symbolic-ref', '--quiet', 'HEAD']).catch(() => 'detached'),
     refs: await gitIn(dir, ['for-each-ref', '--format=%(refname) %(objectname)']),
     files: await treeOf(dir),
   };

@@ -6,25 +6,31 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobIsolation } from '../../../src-main/contract/index.js';
 import { findOrphans, findTaken, folderSize, removeTaken, reportOf, surveyWorktrees, worktreeOrigin } from '../../../src-main/core/jobs/worktree-cleanup.js';
 import type { NamedWorktree } from '../../../src-main/core/jobs/worktree-cleanup.js';
 import { Worktrees } from '../../../src-main/core/jobs/worktrees.js';
-import { branches, gitIn, makeRepo, writeFiles } from '../../support/git-repo.js';
+import { RepoTemplate, branches, gitIn, writeFiles } from '../../support/git-repo.js';
 
 let root: string;
 let repo: string;
 let base: string;
 
+const template = new RepoTemplate({ 'README.md': '# demo\n', 'src/app.ts': 'export const a = 1;\n' });
+
 beforeEach(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'od-cleanup-'));
   repo = path.join(root, 'repo');
-  base = await makeRepo(repo, { 'README.md': '# demo\n', 'src/app.ts': 'export const a = 1;\n' });
+  base = await template.copyTo(repo);
 });
 
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
+});
+
+afterAll(async () => {
+  await template.remove();
 });
 
 /** A delegate's branch from the base, with one commit per change. */

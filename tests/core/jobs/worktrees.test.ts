@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobIsolation } from '../../../src-main/contract/index.js';
 import {
   SERVICE_AUTHOR,
@@ -21,7 +21,7 @@ import {
   parsePatch,
   DIFF_LIMITS,
 } from '../../../src-main/core/jobs/worktrees.js';
-import { branchFiles, branches, commitsSince, gitIn, makeRepo, repoState, treeOf, worktreeList, writeFiles } from '../../support/git-repo.js';
+import { RepoTemplate, branchFiles, branches, commitsSince, gitIn, repoState, treeOf, worktreeList, writeFiles } from '../../support/git-repo.js';
 
 const JOB = 'job_20261130T091500Z_k3m9qz';
 
@@ -156,14 +156,19 @@ describe('Worktrees, with the real git', () => {
   let worktrees: Worktrees;
   const logged: string[] = [];
 
+  const template = new RepoTemplate({ 'a.txt': 'one\ntwo\n', 'src/keep.ts': 'export const keep = 1;\n', 'old.txt': 'to be removed\n' });
+
   beforeEach(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'ord-worktrees-'));
     repo = path.join(root, 'repo');
-    base = await makeRepo(repo, { 'a.txt': 'one\ntwo\n', 'src/keep.ts': 'export const keep = 1;\n', 'old.txt': 'to be removed\n' });
+    base = await template.copyTo(repo);
     worktrees = new Worktrees({ dir: path.join(root, 'data', 'worktrees'), log: (line) => logged.push(line) });
   });
   afterEach(async () => {
     await rm(root, { recursive: true, force: true });
+  });
+  afterAll(async () => {
+    await template.remove();
   });
 
   const isolationOf = async (jobId = JOB): Promise<JobIsolation> => {
