@@ -9,6 +9,9 @@ const KEY = `sk-or-v1-${'0123456789abcdef'.repeat(3)}0123456789ab`;
 const MANAGEMENT_KEY = 'sk-or-v1-management0123456789abcdef0123456789abcdef0123456789abcd';
 const UNKNOWN_KEY = 'sk-or-v1-unknown00000000000000000000000000000000000000000000000000';
 
+/** The deadline the timeout tests wait out, far shorter than the service's. */
+const TIMEOUT_MS = 50;
+
 let fake: FakeOpenRouter;
 let clock: number;
 
@@ -263,17 +266,17 @@ describe('OpenRouterClient failures', () => {
 
   it('turns a request that never answers into openrouter_timeout', async () => {
     fake.hang('/api/v1/models');
-    expect((await failure(client({ timeoutMs: 200 }).listModels())).code).toBe('openrouter_timeout');
+    expect((await failure(client({ timeoutMs: TIMEOUT_MS }).listModels())).code).toBe('openrouter_timeout');
   });
 
   it('turns an answer slower than timeoutMs into openrouter_timeout', async () => {
     fake.failNext('/api/v1/models', { status: 200, body: { data: [] }, delayMs: 10_000 });
-    expect((await failure(client({ timeoutMs: 200 }).listModels())).code).toBe('openrouter_timeout');
+    expect((await failure(client({ timeoutMs: TIMEOUT_MS }).listModels())).code).toBe('openrouter_timeout');
   });
 
   it('says how long it waited', async () => {
     fake.hang('/api/v1/models');
-    expect((await failure(client({ timeoutMs: 200 }).listModels())).message).toContain('within 200 ms');
+    expect((await failure(client({ timeoutMs: TIMEOUT_MS }).listModels())).message).toContain(`within ${TIMEOUT_MS} ms`);
   });
 
   it('turns a closed port into openrouter_unreachable naming the host and OPENROUTER_BASE_URL', async () => {
@@ -341,7 +344,7 @@ describe('the key never leaks into an error', () => {
 
   it('keeps it out of a timeout', async () => {
     fake.hang('/api/v1/key');
-    expect(everythingIn(await failure(client({ timeoutMs: 200 }).getKeyInfo(KEY)))).not.toContain(KEY);
+    expect(everythingIn(await failure(client({ timeoutMs: TIMEOUT_MS }).getKeyInfo(KEY)))).not.toContain(KEY);
   });
 
   it('keeps it out of an unreachable error', async () => {
