@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -39,15 +40,29 @@ interface LeakProbe {
   lines: string[];
 }
 
-/** Runs data/stream-tail-leak-probe.ts; a leaked handle would keep it alive past the timeout. */
-function runLeakProbe(mode: string): Promise<LeakProbe> {
+/**
+ * Runs data/stream-tail-leak-probe.ts once for both modes (a Node with tsx takes most of a second to start), each
+ * judged by its own before and after; a leaked handle would keep it alive past the timeout.
+ */
+let leakProbes: Promise<Record<string, LeakProbe>> | null = null;
+
+function runLeakProbes(): Promise<Record<string, LeakProbe>> {
   const script = fileURLToPath(new URL('./data/stream-tail-leak-probe.ts', import.meta.url));
-  return new Promise((resolve, reject) => {
+  // A folder of its own: each test's is removed after it, and the second mode's test reads what the first one's run found.
+  const probeDir = mkdtempSync(path.join(os.tmpdir(), 'ord-stream-tail-probe-'));
+  return new Promise<Record<string, LeakProbe>>((resolve, reject) => {
     // Run from the repository so `--import tsx` resolves.
-    execFile(process.execPath, ['--import', 'tsx', script, dir, mode], { cwd: ROOT, timeout: 20_000 }, (error, stdout) =>
-      error ? reject(error) : resolve(JSON.parse(stdout) as LeakProbe),
+    execFile(process.execPath, ['--import', 'tsx', script, probeDir, 'existing', 'missing'], { cwd: ROOT, timeout: 20_000 }, (error, stdout) =>
+      error ? reject(error) : resolve(JSON.parse(stdout) as Record<string, LeakProbe>),
     );
-  });
+  }).finally(() => rmSync(probeDir, { recursive: true, force: true }));
+}
+
+async function runLeakProbe(mode: string): Promise<LeakProbe> {
+  leakProbes ??= runLeakProbes();
+  const probe = (await leakProbes)[mode];
+  if (!probe) throw new Error(`the leak probe has no ${mode} run`);
+  return probe;
 }
 
 /** Open file descriptors, where the platform lists them (Linux); null elsewhere. */
