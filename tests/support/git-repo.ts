@@ -33,7 +33,7 @@ export async function makeRepo(dir: string, files: Record<string, string>): Prom
 /**
  * A repository made once with git (makeRepo, then `prepare`) and copied for each test that needs one as it was made.
  * Nothing in a new repository's .git names its folder, so git cannot tell a copy from one it made (the index's file
- * times differ, and git compares those files' contents instead); a copy costs no git run, where makeRepo costs four.
+ * times differ, and git compares those files' contents instead); a copy costs one `cp`, where makeRepo costs four gits.
  * Every test still has a repository of its own.
  */
 export class RepoTemplate {
@@ -48,7 +48,9 @@ export class RepoTemplate {
   async copyTo(dir: string): Promise<string> {
     this.made ??= this.make();
     const { repo, base } = await this.made;
-    await cp(repo, dir, { recursive: true, errorOnExist: true, force: false });
+    // `cp -a` copies a new .git in a third of the time fs.cp takes (one file at a time, several calls each).
+    if (process.platform === 'win32') await cp(repo, dir, { recursive: true, errorOnExist: true, force: false });
+    else await run('cp', ['-a', repo, dir]);
     return base;
   }
 
