@@ -32,13 +32,7 @@ import { ScriptedModel } from '../support/fake-anthropic.js';
 import { MODEL } from '../support/delegation.js';
 import { jobFields } from '../support/job-fields.js';
 import { UiWorlds, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
-
-const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0): Usage => ({
-  inputTokens,
-  outputTokens,
-  cacheReadTokens,
-  cacheWriteTokens,
-});
+import { usage } from '../support/usage.js';
 
 function day(date: string, models: Array<[string, number, number?]>): SpendReport['days'][number] {
   const cells = models.map(([model, costUsd, jobs = 1]) => ({ model, costUsd, jobs, usage: usage(100, 10, 50, 5) }));

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Usage } from '../../../src-main/contract/jobs.js';
 import { estimateCostUsd } from '../../../src-main/core/catalog/cost-estimate.js';
 import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
 import type { CatalogPricing } from '../../../src-main/core/catalog/parse.js';
 import { StreamParser } from '../../../src-main/core/jobs/stream-parser.js';
 import { readJsonFixture } from '../../support/fake-openrouter.js';
+import { usage } from '../../support/usage.js';
 
 const catalog = parseModelsBody(readJsonFixture('models-2026-08.json'));
 
@@ -14,13 +14,6 @@ function pricingOf(id: string): CatalogPricing {
   if (!model) throw new Error(`${id} is not in the catalog`);
   return model.pricing;
 }
-
-const usage = (inputTokens: number, outputTokens: number, cacheReadTokens: number, cacheWriteTokens: number): Usage => ({
-  inputTokens,
-  outputTokens,
-  cacheReadTokens,
-  cacheWriteTokens,
-});
 
 describe('estimateCostUsd', () => {
   it('prices a real capture’s messages at deepseek-v4-flash list prices, cache writes at the input price', () => {

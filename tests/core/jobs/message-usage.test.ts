@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MessageUsage } from '../../../src-main/core/jobs/message-usage.js';
-import type { Usage } from '../../../src-main/contract/index.js';
-
-const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0): Usage => ({
-  inputTokens,
-  outputTokens,
-  cacheReadTokens,
-  cacheWriteTokens,
-});
+import { usage } from '../../support/usage.js';
 
 describe('the usage of a stream’s latest messages', () => {
   it('merges the repeats of a message into its largest reading of each field, and counts it once in the total', () => {

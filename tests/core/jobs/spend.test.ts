@@ -8,17 +8,11 @@ import { jobCostUsd } from '../../../src-main/core/jobs/budget.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { lastLocalDays, spendReport } from '../../../src-main/core/jobs/spend.js';
 import { jobFields } from '../../support/job-fields.js';
+import { usage } from '../../support/usage.js';
 
 /** 30 Nov 2026, 15:00 local time: "today" in these tests. */
 const NOW = new Date(2026, 10, 30, 15, 0).getTime();
 const local = (month: number, day: number, hour = 12, minute = 0) => new Date(2026, month, day, hour, minute).getTime();
-const usage = (inputTokens: number, outputTokens: number, cacheReadTokens = 0, cacheWriteTokens = 0): Usage => ({
-  inputTokens,
-  outputTokens,
-  cacheReadTokens,
-  cacheWriteTokens,
-});
-
 let ids = 0;
 function job(
   createdAt: number,

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { TailEntry, Usage } from '../../../src-main/contract/jobs.js';
 import { REMEMBERED_MESSAGES, StreamParser, TAIL_CAPACITY } from '../../../src-main/core/jobs/stream-parser.js';
+import { usage } from '../../support/usage.js';
 
 const CLAUDE_FIXTURES = new URL('../../fixtures/claude/', import.meta.url);
 const DATA = new URL('./data/', import.meta.url);
@@ -18,13 +19,6 @@ function parse(lines: Iterable<string>): StreamParser {
 
 const parseFixture = (name: string) => parse(linesOf(new URL(name, CLAUDE_FIXTURES)));
 const parseData = (name: string) => parse(linesOf(new URL(name, DATA)));
-
-const usage = (inputTokens: number, outputTokens: number, cacheReadTokens: number, cacheWriteTokens: number): Usage => ({
-  inputTokens,
-  outputTokens,
-  cacheReadTokens,
-  cacheWriteTokens,
-});
 
 function countKinds(entries: TailEntry[]): Record<TailEntry['kind'], number> {
   const counts = { tool_call: 0, tool_result: 0, text: 0, notice: 0 };
