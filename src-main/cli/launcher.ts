@@ -23,7 +23,10 @@ const { needsCache, saveCache } = runCachedBundle({
   name,
   cacheDir: path.join(resolveLocations(process.env).cache, 'v8'),
 });
-/** The commands that run until stopped (src-main/cli/openrouter-delegate.ts; `keeper` is the watchdog's former name). */
-const LONG_RUNNING = new Set(['serve', 'watchdog', 'keeper']);
+/**
+ * The commands that run until stopped (src-main/cli/openrouter-delegate.ts): `start` serves in the foreground when it
+ * has no tray app to start; `keeper` is the watchdog's former name.
+ */
+const LONG_RUNNING = new Set(['serve', 'start', 'watchdog', 'keeper']);
 const command = process.argv.slice(2).find((word) => !word.startsWith('-'));
 if (needsCache && !(command !== undefined && LONG_RUNNING.has(command))) process.once('exit', saveCache);

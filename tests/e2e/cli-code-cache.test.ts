@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { IpcClient } from '../../src-main/ipc/client.js';
+import { resolveLocations } from '../../src-main/platform/locations.js';
 import { CLI, CONFIG_CLI, ROOT, pidAlive, runCli, runProcess } from '../support/built.js';
 import { useE2eHomes } from '../support/e2e-homes.js';
 
@@ -81,20 +83,30 @@ describe.runIf(process.platform === 'linux')('the service a command starts', () 
     expect(argv.slice(1)).toEqual([CLI, 'serve', '--notify-ready']);
   });
 
-  it('leaves the cache to the commands: a service that found none it could take writes none as it stops', async () => {
+  // `start` serves in the foreground when there is no tray app to start (no display here): it is the service then.
+  it.each([
+    { command: ['serve', '--notify-ready'], ready: 'ready', on: 'stdout' as const },
+    { command: ['start'], ready: 'serving on', on: 'stderr' as const },
+  ])('leaves the cache to the commands: `$command.0`, serving, writes none as it stops though it found none it could take', async ({ command, ready, on }) => {
     const { home, env } = await newHome();
+    const headless = { ...env, DISPLAY: '', WAYLAND_DISPLAY: '' };
     await runCli(['--version'], env);
     const [written = ''] = await cachesOf(home, 'openrouter-delegate');
     const cacheFile = path.join(home, 'cache', 'v8', written);
     await writeFile(cacheFile, 'not a code cache');
-    const service = spawn(process.execPath, [CLI, 'serve', '--notify-ready'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const service = spawn(process.execPath, [CLI, ...command], { env: headless, stdio: ['ignore', 'pipe', 'pipe'] });
+    service[on === 'stdout' ? 'stderr' : 'stdout'].resume();
     await new Promise<void>((resolve, reject) => {
-      service.stdout.on('data', (data: Buffer) => data.toString().includes('ready') && resolve());
+      service[on].on('data', (data: Buffer) => data.toString().includes(ready) && resolve());
       service.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
     });
     const exited = new Promise((resolve) => service.once('exit', resolve));
-    service.kill('SIGTERM');
-    await exited;
+    // Stopped as `openrouter-delegate stop` stops it, but not by a CLI, which would write the cache itself.
+    const client = await IpcClient.connect({ locations: resolveLocations(env), clientName: 'test' });
+    const closed = new Promise<void>((resolve) => client.onClose(resolve));
+    await client.call('service.stop', { killJobs: false });
+    await closed;
+    expect(await exited).toBe(0);
     // A write as it ended would land in a home its stopper may be removing (the watchdog ends after the service).
     expect(await readFile(cacheFile, 'utf8')).toBe('not a code cache');
   });
