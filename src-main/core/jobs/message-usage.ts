@@ -48,7 +48,7 @@ export class MessageUsage {
     } else {
       // Taken to the newest end, the younger ones moved up a slot: a message still being repeated is never the one
       // forgotten. A repeat comes within a few messages of the one before, so few move.
-      this.scratch.set(this.tokens.subarray(found * WIDTH, (found + 1) * WIDTH));
+      for (let field = 0; field < WIDTH; field++) this.scratch[field] = this.tokens[found * WIDTH + field] as number;
       for (let slot = found; slot !== this.newest; slot = (slot + 1) % this.capacity) {
         const next = (slot + 1) % this.capacity;
         this.ids[slot] = this.ids[next] ?? null;
