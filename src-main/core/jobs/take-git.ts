@@ -4,57 +4,22 @@
  * before anything is touched, and a rebase replays each commit there (a three-way merge on the commit's parent), never
  * in the delegate's worktree or on its branch. Only then is anything changed, in two steps on the user's side: the
  * index and the files the take changes (`git read-tree -m -u`, which keeps every other uncommitted change as it is),
- * then the branch, compare-and-swap. A step that fails puts back what the steps before it changed. Whatever cannot be
- * done cleanly is refused, saying what to do, with nothing touched.
+ * then the branch, compare-and-swap (take-apply.ts). A step that fails puts back what the steps before it changed.
+ * Whatever cannot be done cleanly is refused, saying what to do, with nothing touched.
  */
-import { lstat, rm } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { TAKE_WAYS } from '../../contract/index.js';
-import type { TakePlan, TakeWay } from '../../contract/index.js';
-import { errorCode, errorMessage } from '../../common/errors.js';
-import { git } from './git.js';
-import type { GitOptions } from './git.js';
+import type { TakeWay } from '../../contract/index.js';
+import { allOrFirstError } from '../../common/promises.js';
+import { TakeRefused, TakeRepository } from './take-apply.js';
+import type { GitRun, PlannedWay, Replayed, UserPlace } from './take-apply.js';
 import { CLEANUP_LIMITS, findTaken } from './worktree-cleanup.js';
 import type { Taken } from './worktree-cleanup.js';
 import { BRANCH_PREFIX, SERVICE_AUTHOR, countChanges, parseNumstat } from './worktrees.js';
 
-/** The real git (git.ts), or a test's wrapper round it. */
-export type GitRun = (args: readonly string[], options: GitOptions) => Promise<{ stdout: string; code: number }>;
-
-/** The branch to take and what its commits' messages are made from. */
-export interface TakeSource {
-  repo: string;
-  branch: string;
-  /** The commit the branch was made from. */
-  base: string;
-  /** The first line of the squash commit's message (the job's task), and the line that says whose work it is. */
-  task: string;
-  credit: string;
-  /** How many days after the job ended its worktree and branch may go, once taken (the user's retentionDays). */
-  retentionDays: number;
-}
-
-/** Where the work goes: the branch HEAD is on, and its commit. */
-export interface UserPlace {
-  into: string;
-  ref: string;
-  head: string;
-}
-
-/** A way, planned: what the preview says of it, and what doing it needs. */
-export interface PlannedWay extends TakePlan {
-  /** The tree the user's branch will have. */
-  tree: string | null;
-  /** The paths it changes, each with how (A, M, D, T: `git diff --name-status`). */
-  paths: Map<string, string>;
-  /** A rebase's commits, each with the tree it leads to once replayed. */
-  replayed: Replayed[];
-}
-
-interface Replayed {
-  commit: string;
-  tree: string;
-}
+export { TakeRefused } from './take-apply.js';
+export type { GitRun, PlannedWay, TakeSource, UserPlace } from './take-apply.js';
 
 export interface TakeSurvey {
   place: UserPlace | null;
@@ -75,14 +40,6 @@ export interface TakeDone {
   taken: Taken;
 }
 
-/** Thrown when a take is refused: the message says why and what to do; nothing was touched (or all was put back). */
-export class TakeRefused extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TakeRefused';
-  }
-}
-
 /** What runs in the middle of a take in the user's repository would break, found by the files git keeps for it. */
 const UNDER_WAY: ReadonlyArray<readonly [file: string, what: string, fix: string]> = [
   ['MERGE_HEAD', 'A merge', 'finish it (`git commit`) or abort it (`git merge --abort`)'],
@@ -96,6 +53,12 @@ const UNDER_WAY: ReadonlyArray<readonly [file: string, what: string, fix: string
 
 /** `git merge-tree --write-tree` came with git 2.38. */
 const MERGE_TREE_SINCE = [2, 38] as const;
+
+/**
+ * The gits found new enough, asked once: git is not downgraded under a running service. One found too old is asked
+ * again at the next take, so an upgrade needs no restart.
+ */
+const NEW_ENOUGH = new WeakSet<GitRun>();
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
@@ -111,28 +74,41 @@ function refusedWay(how: TakeWay, refusal: string): PlannedWay {
   return { how, refusal, ...EMPTY_EFFECT, tree: null, paths: new Map(), replayed: [] };
 }
 
+/**
+ * What every way's plan starts from, found once for all of them. What only some ways need is asked when first needed,
+ * once: a merge and a squash make the same tree, and so change the same files.
+ */
+interface SurveyFacts {
+  place: UserPlace;
+  tip: string;
+  ahead: number;
+  fastForward: boolean;
+  dirty: ReadonlyMap<string, string>;
+  tipTree: () => Promise<string>;
+  /** The user's branch and the delegate's, merged (merge-tree). */
+  merged: () => Promise<Merged>;
+  /** The files between the user's branch and a tree. */
+  changesTo: (tree: string) => Promise<Changes>;
+  knowsTheUser: () => Promise<boolean>;
+}
+
+/** The files between two trees: counts, and how each changes (A, M, D, T). */
+interface Changes {
+  files: ReturnType<typeof parseNumstat>;
+  kinds: Map<string, string>;
+}
+
+/** A question asked the first time it is needed, its answer shared by whoever needs it after. */
+function once<T>(ask: () => Promise<T>): () => Promise<T> {
+  let answer: Promise<T> | undefined;
+  return () => (answer ??= ask());
+}
+
 /** A commit's change merged onto another tree: the tree it leads to, or the files it conflicts in. */
 type Merged = { tree: string } | { conflicts: string[] };
 
-export class BranchTake {
-  private readonly source: TakeSource;
-  private readonly env: NodeJS.ProcessEnv | undefined;
-  private readonly runGit: GitRun;
-
-  constructor(source: TakeSource, options: { env?: NodeJS.ProcessEnv | undefined; run?: GitRun } = {}) {
-    this.source = source;
-    this.env = options.env;
-    this.runGit = options.run ?? git;
-  }
-
-  private git(args: readonly string[], more: Omit<GitOptions, 'cwd' | 'env'> = {}) {
-    return this.runGit(args, { cwd: this.source.repo, ...(this.env ? { env: this.env } : {}), ...more });
-  }
-
-  private async line(args: readonly string[]): Promise<string> {
-    return (await this.git(args)).stdout.trim();
-  }
-
+/** Plans a take (survey) and does it (take), in the repository the work goes into. */
+export class BranchTake extends TakeRepository {
   /** What each way (all three, or `only`) would do, or why it would be refused; changes nothing the user can see. */
   async survey(only?: TakeWay): Promise<TakeSurvey> {
     const ways = only ? [only] : [...TAKE_WAYS];
@@ -145,18 +121,26 @@ export class BranchTake {
     });
     const { repo, branch, base } = this.source;
     if (!(await lstat(repo).catch(() => null))?.isDirectory()) return refuseAll(`The repository ${repo} is gone: there is nothing to take the work into.`);
-    const tooOld = await this.gitTooOld();
+    // Each group's questions are independent reads: asked at once, answered in the order the refusals are checked
+    // (allOrFirstError throws the first failure in that order). A take's preview waits on four rounds, not forty runs.
+    const [tooOld, place, underWay, tip] = await allOrFirstError([
+      this.gitTooOld(),
+      this.userPlace(),
+      this.operationUnderWay(),
+      this.commitOf(`refs/heads/${branch}`),
+    ] as const);
     if (tooOld) return refuseAll(tooOld);
-    const place = await this.userPlace();
     if (typeof place === 'string') return refuseAll(place);
-    const underWay = await this.operationUnderWay();
     if (underWay) return refuseAll(underWay, place);
-    const tip = await this.commitOf(`refs/heads/${branch}`);
     if (!tip) return refuseAll(`The branch ${branch} is gone from ${repo} (deleted by hand?): there is nothing to take.`, place);
-    if (Number(await this.line(['rev-list', '--count', `${base}..${tip}`])) === 0)
-      return refuseAll(`The delegate made no commit on ${branch}: there is nothing to take.`, place, tip);
-    const ahead = Number(await this.line(['rev-list', '--count', `${place.head}..${tip}`]));
-    const taken = await findTaken(repo, branch, base, this.env).catch(() => null);
+    const [sinceBase, ahead, taken, fastForward, dirty] = await allOrFirstError([
+      this.line(['rev-list', '--count', `${base}..${tip}`]).then(Number),
+      this.line(['rev-list', '--count', `${place.head}..${tip}`]).then(Number),
+      findTaken(repo, branch, base, this.env).catch(() => null),
+      this.git(['merge-base', '--is-ancestor', place.head, tip], { okCodes: [0, 1] }).then((found) => found.code === 0),
+      this.dirtyPaths(),
+    ] as const);
+    if (sinceBase === 0) return refuseAll(`The delegate made no commit on ${branch}: there is nothing to take.`, place, tip);
     if (taken?.route || ahead === 0) {
       const where = taken?.into ?? place.into;
       return refuseAll(
@@ -166,10 +150,19 @@ export class BranchTake {
         ahead,
       );
     }
-    const fastForward = (await this.git(['merge-base', '--is-ancestor', place.head, tip], { okCodes: [0, 1] })).code === 0;
-    const dirty = await this.dirtyPaths();
-    const planned: PlannedWay[] = [];
-    for (const how of ways) planned.push(await this.planWay(how, place, tip, ahead, fastForward, dirty));
+    const changes = new Map<string, Promise<Changes>>();
+    const facts: SurveyFacts = {
+      place,
+      tip,
+      ahead,
+      fastForward,
+      dirty,
+      tipTree: once(() => this.line(['rev-parse', `${tip}^{tree}`])),
+      merged: once(() => this.mergeTrees(place.head, tip)),
+      changesTo: (tree) => changes.get(tree) ?? (changes.set(tree, this.changes(place.head, tree)).get(tree) as Promise<Changes>),
+      knowsTheUser: once(() => this.knowsTheUser()),
+    };
+    const planned = await allOrFirstError(ways.map((how) => this.planWay(how, facts)));
     return { place, tip, branchCommits: ahead, refusal: null, ways: planned };
   }
 
@@ -183,16 +176,19 @@ export class BranchTake {
     if (!plan || !survey.place || !survey.tip) throw new TakeRefused(survey.refusal ?? 'There is nothing to take.');
     if (plan.refusal) throw new TakeRefused(plan.refusal);
     const { place, tip } = survey;
-    const after = await this.commitFor(plan, place, tip);
-    await this.moveBranch(place, after, plan.paths, how);
+    const after = await this.apply(plan, place, tip);
     const taken = await findTaken(this.source.repo, this.source.branch, this.source.base, this.env).catch((): Taken => ({ route: null, into: null, tip }));
     return { how, into: place.into, before: place.head, after, plan, taken };
   }
 
   private async gitTooOld(): Promise<string | null> {
+    if (NEW_ENOUGH.has(this.runGit)) return null;
     const said = await this.line(['version']);
     const [major = 0, minor = 0] = (/(\d+)\.(\d+)/.exec(said) ?? []).slice(1).map(Number);
-    if (major > MERGE_TREE_SINCE[0] || (major === MERGE_TREE_SINCE[0] && minor >= MERGE_TREE_SINCE[1])) return null;
+    if (major > MERGE_TREE_SINCE[0] || (major === MERGE_TREE_SINCE[0] && minor >= MERGE_TREE_SINCE[1])) {
+      NEW_ENOUGH.add(this.runGit);
+      return null;
+    }
     return `Taking needs git ${MERGE_TREE_SINCE.join('.')} or newer (\`git merge-tree --write-tree\`), and this is ${said.replace(/^git version /, '')}: take the work with git yourself (\`git merge ${this.source.branch}\` in ${this.source.repo}).`;
   }
 
@@ -241,13 +237,14 @@ export class BranchTake {
     return dirty;
   }
 
-  private async planWay(how: TakeWay, place: UserPlace, tip: string, ahead: number, fastForward: boolean, dirty: Map<string, string>): Promise<PlannedWay> {
+  private async planWay(how: TakeWay, facts: SurveyFacts): Promise<PlannedWay> {
     const { branch } = this.source;
+    const { place, tip, ahead, fastForward, dirty } = facts;
     const moves = how !== 'squash' && fastForward;
     let tree: string;
     let commits = ahead;
     let replayed: Replayed[] = [];
-    if (moves) tree = await this.line(['rev-parse', `${tip}^{tree}`]);
+    if (moves) tree = await facts.tipTree();
     else if (how === 'rebase') {
       const replay = await this.replay(place, tip);
       if (typeof replay === 'string') return refusedWay(how, replay);
@@ -256,7 +253,7 @@ export class BranchTake {
       tree = replay.at(-1)?.tree ?? '';
       commits = replay.length;
     } else {
-      const merged = fastForward ? { tree: await this.line(['rev-parse', `${tip}^{tree}`]) } : await this.mergeTrees(place.head, tip);
+      const merged = fastForward ? { tree: await facts.tipTree() } : await facts.merged();
       if ('conflicts' in merged)
         return refusedWay(
           how,
@@ -265,14 +262,14 @@ export class BranchTake {
       tree = merged.tree;
       commits = how === 'squash' ? 1 : ahead + 1;
     }
-    const changed = await this.changes(place.head, tree);
+    const changed = await facts.changesTo(tree);
     const inTheWay = await this.inTheWay(changed.kinds, dirty);
     if (inTheWay.length > 0)
       return refusedWay(
         how,
         `You have uncommitted changes in files this take would change: ${someOf(inTheWay)}. Commit or stash them (\`git stash --include-untracked\`), or move them away, then take again.`,
       );
-    if (!moves && !(await this.knowsTheUser()))
+    if (!moves && !(await facts.knowsTheUser()))
       return refusedWay(
         how,
         `git does not know who you are in ${this.source.repo}, and this way makes a commit of yours: set \`git config --global user.name "Your Name"\` and \`git config --global user.email you@example.com\`, then take again.`,
@@ -320,7 +317,8 @@ export class BranchTake {
     const replayed: Replayed[] = [];
     for (const [commit = '', parent = ''] of commits) {
       const mergeBase = await this.scaffold(`${parent}^{tree}`, []);
-      const merged = await this.mergeTrees(await this.scaffold(onto, [mergeBase]), await this.scaffold(`${commit}^{tree}`, [mergeBase]));
+      const [ours, theirs] = await allOrFirstError([this.scaffold(onto, [mergeBase]), this.scaffold(`${commit}^{tree}`, [mergeBase])] as const);
+      const merged = await this.mergeTrees(ours, theirs);
       if ('conflicts' in merged) {
         const subject = await this.line(['log', '-1', '--format=%s', commit]);
         return `Replaying ${commit.slice(0, 7)} "${subject}" of ${branch} onto ${place.into} conflicts in ${someOf(merged.conflicts)}: it cannot be rebased cleanly. Take it by merge (its conflicts are yours to resolve then: \`git merge ${branch}\`), or discard it and delegate again from ${place.into} as it is now.`;
@@ -333,10 +331,14 @@ export class BranchTake {
   }
 
   /** The files between two trees: counts, and how each changes (A, M, D, T). */
-  private async changes(from: string, to: string) {
-    const files = parseNumstat((await this.git(['diff', '--numstat', '-z', '--no-renames', from, to])).stdout);
+  private async changes(from: string, to: string): Promise<Changes> {
+    const [numstat, nameStatus] = await allOrFirstError([
+      this.git(['diff', '--numstat', '-z', '--no-renames', from, to]),
+      this.git(['diff', '--name-status', '-z', '--no-renames', from, to]),
+    ] as const);
+    const files = parseNumstat(numstat.stdout);
     const kinds = new Map<string, string>();
-    const listed = (await this.git(['diff', '--name-status', '-z', '--no-renames', from, to])).stdout.split('\0');
+    const listed = nameStatus.stdout.split('\0');
     for (let i = 0; i + 1 < listed.length; i += 2) kinds.set(listed[i + 1] ?? '', listed[i] ?? '');
     return { files, kinds };
   }
@@ -353,90 +355,8 @@ export class BranchTake {
     return found;
   }
 
-  private async occupied(file: string): Promise<boolean> {
-    return lstat(path.join(this.source.repo, file)).then(
-      () => true,
-      (error: unknown) => errorCode(error) !== 'ENOENT',
-    );
-  }
-
   private async knowsTheUser(): Promise<boolean> {
     const said = await this.git(['var', 'GIT_COMMITTER_IDENT'], { okCodes: [0, 128] });
     return said.code === 0;
-  }
-
-  /** The commit the user's branch moves to: the branch's own tip, a merge or squash commit, or the replayed commits' last. */
-  private async commitFor(plan: PlannedWay, place: UserPlace, tip: string): Promise<string> {
-    if (plan.fastForward) return tip;
-    if (plan.how === 'rebase') {
-      let parent = place.head;
-      for (const step of plan.replayed) parent = await this.recommit(step, parent);
-      return parent;
-    }
-    const parents = plan.how === 'merge' ? [place.head, tip] : [place.head];
-    const made = await this.git(['commit-tree', plan.tree ?? '', ...parents.flatMap((p) => ['-p', p]), '-F', '-'], { input: plan.message ?? '' });
-    return made.stdout.trim();
-  }
-
-  /** A replayed commit: its tree on `parent`, its author, date and message as they were; the user commits it. */
-  private async recommit(step: Replayed, parent: string): Promise<string> {
-    const [name = '', email = '', date = ''] = (await this.line(['log', '-1', '--format=%an%x00%ae%x00%ad', '--date=raw', step.commit])).split('\0');
-    const message = (await this.git(['log', '-1', '--format=%B', step.commit])).stdout;
-    const made = await this.git(['commit-tree', step.tree, '-p', parent, '-F', '-'], {
-      input: message,
-      vars: { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_AUTHOR_DATE: date },
-    });
-    return made.stdout.trim();
-  }
-
-  /**
-   * The user's side, in two steps: the index and the files that change (`read-tree -m -u`: two-tree, so every other
-   * path's uncommitted change stays, and git refuses before it writes when a changed path is not clean), then the
-   * branch, only if it is still where it was. A failed step puts back what the one before it changed.
-   */
-  private async moveBranch(place: UserPlace, after: string, paths: ReadonlyMap<string, string>, how: TakeWay): Promise<void> {
-    // The index's file times, brought up to date (as `git status` or `git merge` would): read-tree goes by them, and
-    // would take a file that was only touched for one that was changed. Exit 1 just says some files are changed.
-    await this.git(['update-index', '-q', '--refresh'], { okCodes: [0, 1] });
-    try {
-      await this.git(['read-tree', '-m', '-u', place.head, after]);
-    } catch (error) {
-      await this.putBack(after, paths);
-      throw new TakeRefused(`git could not update your files (${errorMessage(error)}): nothing was taken; your files are as they were. Take again.`);
-    }
-    try {
-      await this.git(['update-ref', '-m', `openrouter-delegate take --${how} ${this.source.branch}`, place.ref, after, place.head]);
-    } catch (error) {
-      const back = await this.git(['read-tree', '-m', '-u', after, place.head]).then(
-        () => 'your files are as they were',
-        () => `your files hold the take's changes, staged: \`git read-tree -m -u ${after} ${place.head}\` puts them back`,
-      );
-      throw new TakeRefused(`${place.into} could not be moved (${errorMessage(error)}; did it change meanwhile?): nothing was taken; ${back}. Take again.`);
-    }
-  }
-
-  /**
-   * After a `read-tree -u` that failed: git writes the index last, so it still holds HEAD's entries, and the files
-   * it wrote before it failed are the take's. Each such file is put back from the index (or removed, if the take
-   * added it); a file holding anything else (the user's) is left as it is.
-   */
-  private async putBack(after: string, paths: ReadonlyMap<string, string>): Promise<void> {
-    for (const [file, kind] of paths) {
-      const theirs = kind === 'D' ? null : await this.blobOf(`${after}:${file}`);
-      const current = (await this.occupied(file))
-        ? await this.git(['hash-object', '--', file]).then(
-            (r) => r.stdout.trim(),
-            () => 'unreadable',
-          )
-        : null;
-      if (current !== theirs) continue;
-      if (kind === 'A') await rm(path.join(this.source.repo, file), { force: true }).catch(() => undefined);
-      else await this.git(['checkout-index', '--force', '--quiet', '--', file]).catch(() => undefined);
-    }
-  }
-
-  private async blobOf(name: string): Promise<string | null> {
-    const found = await this.git(['rev-parse', '--verify', '--quiet', name], { okCodes: [0, 1, 128] });
-    return found.code === 0 ? found.stdout.trim() : null;
   }
 }

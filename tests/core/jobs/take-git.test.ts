@@ -309,6 +309,32 @@ describe('clean or refused, with nothing touched', () => {
     expect((await new BranchTake(source, { env }).take('merge')).plan.fastForward).toBe(true);
   });
 
+  it('refuses every way on a git older than 2.38, naming it; asks a git found new enough once, one too old at every take', async () => {
+    const { branch } = await delegateWork(TWO_CHANGES);
+    const before = await snapshot();
+    const asked = (version: string | null) => {
+      const said: string[] = [];
+      const run: GitRun = (args, options) => {
+        said.push(args[0] ?? '');
+        return version && args[0] === 'version' ? Promise.resolve({ stdout: `git version ${version}\n`, code: 0 }) : git(args, options);
+      };
+      return { run, versions: () => said.filter((command) => command === 'version').length };
+    };
+    const old = asked('2.37.1');
+    const preview = await taker(branch, old.run).survey();
+    expect(preview.refusal).toMatch(
+      /^Taking needs git 2\.38 or newer \(`git merge-tree --write-tree`\), and this is 2\.37\.1: take the work with git yourself \(`git merge delegate\//,
+    );
+    expect(preview.ways.map((way) => way.refusal)).toEqual([preview.refusal, preview.refusal, preview.refusal]);
+    expect(await refusal(taker(branch, old.run).take('merge'))).toBe(preview.refusal);
+    expect(old.versions()).toBe(2);
+    expect(await snapshot()).toEqual(before);
+    const machines = asked(null);
+    expect((await taker(branch, machines.run).survey()).refusal).toBeNull();
+    expect((await taker(branch, machines.run).take('merge')).plan.fastForward).toBe(true);
+    expect(machines.versions()).toBe(1);
+  });
+
   it('puts everything back when moving the branch fails after the files were updated', async () => {
     const work = await delegateWork(TWO_CHANGES);
     await commitOnMain({ 'NOTES.md': 'meanwhile\n' });
