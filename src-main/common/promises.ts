@@ -9,3 +9,12 @@ export async function allOrFirstError<T extends readonly unknown[]>(steps: { [K 
   if (failed) throw failed.reason;
   return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
+
+/**
+ * A step's value once every step has settled (Promise.allSettled), or its failure, thrown where the value is read:
+ * steps asked at once then fail as if asked one by one, and one whose answer is never read never fails the caller.
+ */
+export function valueOf<T>(outcome: PromiseSettledResult<T>): T {
+  if (outcome.status === 'rejected') throw outcome.reason;
+  return outcome.value;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allOrFirstError } from '../../src-main/common/promises.js';
+import { allOrFirstError, valueOf } from '../../src-main/common/promises.js';
 
 const after = <T>(ms: number, value: T, fail = false): Promise<T> =>
   new Promise((resolve, reject) => setTimeout(() => (fail ? reject(new Error(String(value))) : resolve(value)), ms));
@@ -15,5 +15,13 @@ describe('allOrFirstError', () => {
     const outcome = allOrFirstError([after(30, 'first', true), after(1, 'second', true), slow]);
     await expect(outcome).rejects.toThrow('first');
     expect(slowDone).toBe(true);
+  });
+});
+
+describe('valueOf', () => {
+  it("answers a settled step's value, and throws its failure only where it is read", async () => {
+    const [done, failed] = await Promise.allSettled([after(5, 'done'), after(1, 'broke', true)]);
+    expect(valueOf(done)).toBe('done');
+    expect(() => valueOf(failed)).toThrow('broke');
   });
 });

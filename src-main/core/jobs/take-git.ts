@@ -11,7 +11,8 @@ import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { TAKE_WAYS } from '../../contract/index.js';
 import type { TakeWay } from '../../contract/index.js';
-import { allOrFirstError } from '../../common/promises.js';
+import { allOrFirstError, valueOf } from '../../common/promises.js';
+import { gitEnv } from './git.js';
 import { TakeRefused, TakeRepository } from './take-apply.js';
 import type { GitRun, PlannedWay, Replayed, UserPlace } from './take-apply.js';
 import { CLEANUP_LIMITS, findTaken } from './worktree-cleanup.js';
@@ -55,10 +56,10 @@ const UNDER_WAY: ReadonlyArray<readonly [file: string, what: string, fix: string
 const MERGE_TREE_SINCE = [2, 38] as const;
 
 /**
- * The gits found new enough, asked once: git is not downgraded under a running service. One found too old is asked
- * again at the next take, so an upgrade needs no restart.
+ * The gits found new enough, by runner and the PATH they are found on, asked once: git is not downgraded under a
+ * running service. One found too old is asked again at the next take, so an upgrade needs no restart.
  */
-const NEW_ENOUGH = new WeakSet<GitRun>();
+const NEW_ENOUGH = new WeakMap<GitRun, Set<string>>();
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
@@ -121,26 +122,28 @@ export class BranchTake extends TakeRepository {
     });
     const { repo, branch, base } = this.source;
     if (!(await lstat(repo).catch(() => null))?.isDirectory()) return refuseAll(`The repository ${repo} is gone: there is nothing to take the work into.`);
-    // Each group's questions are independent reads: asked at once, answered in the order the refusals are checked
-    // (allOrFirstError throws the first failure in that order). A take's preview waits on four rounds, not forty runs.
-    const [tooOld, place, underWay, tip] = await allOrFirstError([
-      this.gitTooOld(),
-      this.userPlace(),
-      this.operationUnderWay(),
-      this.commitOf(`refs/heads/${branch}`),
-    ] as const);
+    // Each group's questions are independent reads, asked at once; each answer is read (and a failure thrown) in the
+    // order the refusals are checked, so a refusal is said exactly as if they had been asked one by one: a question
+    // whose answer a refusal before it makes moot cannot fail the survey. A preview waits on four rounds, not forty runs.
+    const first = await Promise.allSettled([this.gitTooOld(), this.userPlace(), this.operationUnderWay(), this.commitOf(`refs/heads/${branch}`)]);
+    const tooOld = valueOf(first[0]);
     if (tooOld) return refuseAll(tooOld);
+    const place = valueOf(first[1]);
     if (typeof place === 'string') return refuseAll(place);
+    const underWay = valueOf(first[2]);
     if (underWay) return refuseAll(underWay, place);
+    const tip = valueOf(first[3]);
     if (!tip) return refuseAll(`The branch ${branch} is gone from ${repo} (deleted by hand?): there is nothing to take.`, place);
-    const [sinceBase, ahead, taken, fastForward, dirty] = await allOrFirstError([
+    const second = await Promise.allSettled([
       this.line(['rev-list', '--count', `${base}..${tip}`]).then(Number),
       this.line(['rev-list', '--count', `${place.head}..${tip}`]).then(Number),
       findTaken(repo, branch, base, this.env).catch(() => null),
       this.git(['merge-base', '--is-ancestor', place.head, tip], { okCodes: [0, 1] }).then((found) => found.code === 0),
       this.dirtyPaths(),
     ] as const);
-    if (sinceBase === 0) return refuseAll(`The delegate made no commit on ${branch}: there is nothing to take.`, place, tip);
+    if (valueOf(second[0]) === 0) return refuseAll(`The delegate made no commit on ${branch}: there is nothing to take.`, place, tip);
+    const ahead = valueOf(second[1]);
+    const taken = valueOf(second[2]);
     if (taken?.route || ahead === 0) {
       const where = taken?.into ?? place.into;
       return refuseAll(
@@ -155,8 +158,8 @@ export class BranchTake extends TakeRepository {
       place,
       tip,
       ahead,
-      fastForward,
-      dirty,
+      fastForward: valueOf(second[3]),
+      dirty: valueOf(second[4]),
       tipTree: once(() => this.line(['rev-parse', `${tip}^{tree}`])),
       merged: once(() => this.mergeTrees(place.head, tip)),
       changesTo: (tree) => changes.get(tree) ?? (changes.set(tree, this.changes(place.head, tree)).get(tree) as Promise<Changes>),
@@ -182,11 +185,12 @@ export class BranchTake extends TakeRepository {
   }
 
   private async gitTooOld(): Promise<string | null> {
-    if (NEW_ENOUGH.has(this.runGit)) return null;
+    const onPath = gitEnv(this.env).PATH ?? '';
+    if (NEW_ENOUGH.get(this.runGit)?.has(onPath)) return null;
     const said = await this.line(['version']);
     const [major = 0, minor = 0] = (/(\d+)\.(\d+)/.exec(said) ?? []).slice(1).map(Number);
     if (major > MERGE_TREE_SINCE[0] || (major === MERGE_TREE_SINCE[0] && minor >= MERGE_TREE_SINCE[1])) {
-      NEW_ENOUGH.add(this.runGit);
+      NEW_ENOUGH.set(this.runGit, (NEW_ENOUGH.get(this.runGit) ?? new Set()).add(onPath));
       return null;
     }
     return `Taking needs git ${MERGE_TREE_SINCE.join('.')} or newer (\`git merge-tree --write-tree\`), and this is ${said.replace(/^git version /, '')}: take the work with git yourself (\`git merge ${this.source.branch}\` in ${this.source.repo}).`;

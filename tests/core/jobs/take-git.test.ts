@@ -273,6 +273,25 @@ describe('clean or refused, with nothing touched', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  it('says a refusal as if each question were asked in turn: one the refusal makes moot cannot fail it', async () => {
+    const work = await delegateWork(TWO_CHANGES);
+    const failing =
+      (fails: (args: readonly string[]) => boolean): GitRun =>
+      (args, options) =>
+        fails(args) ? Promise.reject(new Error(`simulated: git ${args.join(' ')} failed`)) : git(args, options);
+    // Asked in the round that finds HEAD detached: the branch's commit (--verify) and what is under way (--git-path).
+    await gitIn(repo, ['checkout', '--quiet', '--detach']);
+    const round1 = failing((args) => args.includes('--verify') || args.includes('--git-path'));
+    expect(await refusal(taker(work.branch, round1).take('merge'))).toMatch(/^HEAD in .* is detached \(at \w+\): check out the branch/);
+    await gitIn(repo, ['checkout', '--quiet', 'main']);
+    // Not refused, the same failing git throws its first failure in the order asked: where HEAD is, before the rest.
+    await expect(taker(work.branch, round1).survey()).rejects.toThrow(/^simulated: git rev-parse --verify --quiet HEAD\^{commit} failed/);
+    // Asked in the round that finds the work taken: the user's uncommitted changes, and whether it fast-forwards.
+    await taker(work.branch).take('merge');
+    const round2 = failing((args) => args[0] === 'status' || args[0] === 'merge-base');
+    expect((await taker(work.branch, round2).survey()).refusal).toMatch(/^The work of delegate\/\w+ is already in main: there is nothing to take/);
+  });
+
   it("refuses a branch already taken, one deleted by hand, and a delegate's branch checked out", async () => {
     const work = await delegateWork(TWO_CHANGES);
     await taker(work.branch).take('squash');
@@ -333,6 +352,19 @@ describe('clean or refused, with nothing touched', () => {
     expect((await taker(branch, machines.run).survey()).refusal).toBeNull();
     expect((await taker(branch, machines.run).take('merge')).plan.fastForward).toBe(true);
     expect(machines.versions()).toBe(1);
+    // Another PATH may find another git: an old one first on it is asked, and refused, after the machine's was found new.
+    const bin = path.join(root, 'old-git-bin');
+    await mkdir(bin);
+    const realGit = path.join((await gitIn(repo, ['--exec-path'])).trim(), 'git');
+    await writeFile(
+      path.join(bin, 'git'),
+      `#!/bin/sh\nfor a in "$@"; do [ "$a" = version ] && { echo "git version 2.37.1"; exit 0; }; done\nexec ${realGit} "$@"\n`,
+      { mode: 0o755 },
+    );
+    await taker(branch).survey();
+    const source = { repo, branch, base, task: 't', credit: 'c', retentionDays: 30 };
+    const onOldPath = await new BranchTake(source, { env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` } }).survey();
+    expect(onOldPath.refusal).toMatch(/and this is 2\.37\.1/);
   });
 
   it('puts everything back when moving the branch fails after the files were updated', async () => {
@@ -397,6 +429,20 @@ describe('the preview', () => {
       { how: 'rebase', refusal: null, commits: 2, fastForward: true, files: 2, added: 2, removed: 1, message: null },
     ]);
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('merges the two branches once for the merge and the squash it plans, and each from what that merge changes', async () => {
+    const work = await delegateWork(TWO_CHANGES);
+    const head = await commitOnMain({ 'NOTES.md': 'meanwhile\n' });
+    const merges: string[][] = [];
+    const counting: GitRun = (args, options) => {
+      if (args[0] === 'merge-tree' && args.at(-2) === head && args.at(-1) === work.tip) merges.push([...args]);
+      return git(args, options);
+    };
+    const [merge, squash] = (await taker(work.branch, counting).survey()).ways;
+    expect(merges).toHaveLength(1);
+    expect(merge).toMatchObject({ how: 'merge', refusal: null, fastForward: false, files: 2, added: 2, removed: 1 });
+    expect(squash).toMatchObject({ how: 'squash', refusal: null, fastForward: false, files: 2, added: 2, removed: 1, tree: merge?.tree });
   });
 
   it('says which way would be refused and why: a merge and a squash conflict where a rebase of the other commit does not', async () => {
