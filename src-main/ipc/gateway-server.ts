@@ -20,6 +20,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { LOOPBACK, listenLoopback } from './loopback.js';
+import { REFUSED_BODY_MS, answerAfterBody } from '../platform/refused-body.js';
 import { writePrivateFile } from './runtime-dir.js';
 import { errorMessage } from '../common/errors.js';
 
@@ -44,7 +45,7 @@ export interface GatewayServerDeps {
 /** The limits a listener holds sockets to, as it runs with them. */
 export type GatewayServerLimits = Required<Pick<GatewayServerDeps, 'untrustedSockets' | 'trustedSockets' | 'headersTimeoutMs' | 'refusedBodyMs'>>;
 
-const DEFAULTS: GatewayServerLimits = { untrustedSockets: 256, trustedSockets: 512, headersTimeoutMs: 2_000, refusedBodyMs: 1_000 };
+const DEFAULTS: GatewayServerLimits = { untrustedSockets: 256, trustedSockets: 512, headersTimeoutMs: 2_000, refusedBodyMs: REFUSED_BODY_MS };
 
 export class GatewayServer {
   private readonly deps: GatewayServerDeps;
@@ -166,28 +167,6 @@ export class GatewayServer {
     }
     this.deps.handle(req, res);
   }
-}
-
-/**
- * Answered once the body is in (and thrown away): an answer sent mid-upload is lost to the reset. A body still
- * coming after `withinMs` is not waited for: the answer goes and the socket closes, so a refused client
- * cannot hold a socket for the request timeout by trickling its body.
- */
-function answerAfterBody(req: http.IncomingMessage, answer: () => void, withinMs: number): void {
-  if (req.complete) {
-    answer();
-    return;
-  }
-  req.resume();
-  const deadline = setTimeout(() => {
-    answer();
-    req.socket.destroy();
-  }, withinMs);
-  req.once('end', () => {
-    clearTimeout(deadline);
-    answer();
-  });
-  req.once('close', () => clearTimeout(deadline));
 }
 
 async function readKeptPort(file: string): Promise<number | null> {

@@ -1,8 +1,9 @@
 /**
- * The gateway's HTTP plumbing (docs/ARCHITECTURE.md §11): reading a request's body within its limit, answering a
- * refused one without losing the answer to a reset, telling when the delegate hangs up, copying an answer on with
- * backpressure, reading an error answer and ending a broken one, and the small parsers around them. Nothing here
- * knows about jobs or money; gateway.ts does. Which headers pass each way is gateway-headers.ts.
+ * The gateway's HTTP plumbing (docs/ARCHITECTURE.md §11): reading a request's body within its limit, telling when
+ * the delegate hangs up, copying an answer on with backpressure, reading an error answer and ending a broken one,
+ * and the small parsers around them. Nothing here knows about jobs or money; gateway.ts does. Which headers pass
+ * each way is gateway-headers.ts; answering a refused request without losing the answer to a reset is
+ * platform/refused-body.ts, which the listener uses too.
  */
 import type http from 'node:http';
 import { errorCode, errorMessage, isRecord } from '../../common/errors.js';
@@ -119,33 +120,6 @@ export function bearerOf(req: http.IncomingMessage): string | null {
   if (typeof auth === 'string' && /^Bearer /i.test(auth)) return auth.slice(7).trim() || null;
   const apiKey = req.headers['x-api-key'];
   return typeof apiKey === 'string' && apiKey ? apiKey : null;
-}
-
-/**
- * Answers a request that is refused before its body is read only once the body has arrived (and been thrown
- * away): an answer sent while the client still sends is lost to the reset when the socket closes under it.
- * With `withinMs` (a request that holds no live job's token), a body still coming by then is not waited for:
- * the answer goes and the socket is closed, so a stranger cannot hold it by trickling a body (SECURITY.md §2).
- */
-export function answerAfterBody(req: http.IncomingMessage, answer: () => void, withinMs?: number): void {
-  if (req.complete || req.readableEnded) {
-    answer();
-    return;
-  }
-  req.resume();
-  if (withinMs === undefined) {
-    req.once('end', answer);
-    return;
-  }
-  const deadline = setTimeout(() => {
-    answer();
-    req.socket.destroy();
-  }, withinMs);
-  req.once('end', () => {
-    clearTimeout(deadline);
-    answer();
-  });
-  req.once('close', () => clearTimeout(deadline));
 }
 
 export function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too_large' | 'aborted'> {

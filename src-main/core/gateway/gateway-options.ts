@@ -4,9 +4,6 @@
  */
 import type { GatewayJobs } from './gateway-jobs.js';
 
-/** The default wait for a refused request's body (GatewayOptions.refusedBodyMs). */
-export const REFUSED_BODY_MS = 1_000;
-
 export interface GatewayOptions {
   jobs: GatewayJobs;
   /** OpenRouter's API root, e.g. https://openrouter.ai/api (the Messages API is under /v1). */

@@ -22,26 +22,14 @@ import type { Decision, Prices } from './ceiling.js';
 import { answerCostUsd, openFlight } from './flight.js';
 import type { Flight } from './flight.js';
 import { downstreamHeaders, upstreamHeaders } from './gateway-headers.js';
-import {
-  answerAfterBody,
-  bearerOf,
-  endBroken,
-  fail,
-  parseObject,
-  parseTarget,
-  pipe,
-  readBody,
-  readErrorBody,
-  unreachable,
-  watchHangUp,
-} from './gateway-http.js';
+import { bearerOf, endBroken, fail, parseObject, parseTarget, pipe, readBody, readErrorBody, unreachable, watchHangUp } from './gateway-http.js';
 import type { GatewayJob } from './gateway-jobs.js';
-import { REFUSED_BODY_MS } from './gateway-options.js';
 import type { GatewayOptions } from './gateway-options.js';
 import { tokenHash } from './job-token.js';
 import { refusalOf } from './request-refusal.js';
 import { MAX_COUNT_TOKENS_PER_JOB, MAX_IN_FLIGHT_PER_JOB, SpendLedger } from './spend-ledger.js';
 import { scrubSecrets } from '../secrets/redact.js';
+import { REFUSED_BODY_MS, answerAfterBody } from '../../platform/refused-body.js';
 import { postUpstream } from './upstream.js';
 import type { UpstreamAnswer } from './upstream.js';
 import { UsageMeter } from './usage-meter.js';
