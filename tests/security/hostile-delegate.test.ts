@@ -16,19 +16,12 @@
  *    nothing a delegate may not send reached OpenRouter. A failure prints its seed.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { GatewayRequest } from '../../src-main/contract/index.js';
 import type { CatalogPricing } from '../../src-main/core/catalog/parse.js';
-import { MeteringGateway } from '../../src-main/core/gateway/gateway.js';
-import type { GatewayJob, GatewayJobs, GatewayOptions } from '../../src-main/core/gateway/gateway.js';
-import { newJobToken, tokenHash } from '../../src-main/core/gateway/job-token.js';
-import { OpenRouterClient } from '../../src-main/core/openrouter/client.js';
 import type { IpcClient } from '../../src-main/ipc/client.js';
-import { GatewayServer } from '../../src-main/ipc/gateway-server.js';
 import { KEY, MODEL } from '../support/delegation.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import type { ScriptStep } from '../support/fake-anthropic.js';
@@ -39,78 +32,12 @@ import { filesContaining } from '../support/temp-home.js';
 import { Rng, fuzzScale, fuzzSeed, reproduceHint } from '../fuzz/support/prng.js';
 import { BillingOpenRouter, denseText } from './support/billing-openrouter.js';
 import type { BilledRequest } from './support/billing-openrouter.js';
+import { LinkedJobs, exchange, startGateway } from './support/gateway-harness.js';
+import type { Exchange, HarnessJob } from './support/gateway-harness.js';
 
 const FILE = 'tests/security/hostile-delegate.test.ts';
 const linux = process.platform === 'linux';
 const m = ScriptedModel.marker;
-
-/** An answer as a client saw it: whatever arrived before it ended or hung up. */
-interface Exchange {
-  status: number | null;
-  /** The status line's headers, as received. */
-  headers: string;
-  body: string;
-  hungUp: boolean;
-  /** The connection failed before an answer (refused, reset). */
-  error: string | null;
-}
-
-/**
- * One POST as a hostile client makes it (node:http, a connection of its own): hangs up `hangUpAtMs` after it
- * starts, or `hangUpAfterFirstChunkMs` after the answer's first bytes, or reads the answer to its end.
- */
-function exchange(
-  url: string,
-  token: string,
-  payload: string | Buffer,
-  plan: { hangUpAtMs?: number; hangUpAfterFirstChunkMs?: number } = {},
-): Promise<Exchange> {
-  return new Promise((resolve) => {
-    const result: Exchange = { status: null, headers: '', body: '', hungUp: false, error: null };
-    const chunks: Buffer[] = [];
-    const timers: NodeJS.Timeout[] = [];
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      for (const timer of timers) clearTimeout(timer);
-      result.body = Buffer.concat(chunks).toString('utf8');
-      resolve(result);
-    };
-    const request = http.request(url, {
-      method: 'POST',
-      agent: false,
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        'anthropic-version': '2023-06-01',
-        'content-length': Buffer.byteLength(payload),
-      },
-    });
-    const hangUp = () => {
-      result.hungUp = true;
-      request.destroy();
-      finish();
-    };
-    if (plan.hangUpAtMs !== undefined) timers.push(setTimeout(hangUp, plan.hangUpAtMs));
-    request.on('error', (error) => {
-      result.error ??= error.message;
-      finish();
-    });
-    request.on('response', (response) => {
-      result.status = response.statusCode ?? null;
-      for (let i = 0; i < response.rawHeaders.length; i += 2) result.headers += `${response.rawHeaders[i]}: ${response.rawHeaders[i + 1]}\n`;
-      response.on('data', (chunk: Buffer) => {
-        if (chunks.length === 0 && plan.hangUpAfterFirstChunkMs !== undefined) timers.push(setTimeout(hangUp, plan.hangUpAfterFirstChunkMs));
-        chunks.push(chunk);
-      });
-      response.on('end', finish);
-      response.on('close', finish);
-      response.on('error', finish);
-    });
-    request.end(payload);
-  });
-}
 
 const messagesBody = (model: string, content: unknown, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   model,
@@ -361,68 +288,18 @@ const DAY_CAPS = [0.25, 0.5, 1];
 /** Top-level fields Claude Code never sends, which must never reach OpenRouter. */
 const SMUGGLED_FIELDS = ['plugins', 'preset', 'route', 'transforms', 'usage', '__proto__', 'models', 'fallbacks', 'provider'];
 
-interface FuzzJob extends GatewayJob {
-  token: string;
-  stopped: boolean;
-  stopReason: string | null;
-  meteredUsd: number;
-}
-
-/**
- * The supervisor as the gateway sees it, kept as GatewayLink keeps it: stopForBudget ends the job (its token
- * stops working at once), logRequest adds up, day() is the finished spend of every job today.
- */
-class LinkedJobs implements GatewayJobs {
-  readonly jobs: FuzzJob[];
-  readonly entries: Array<{ jobId: string; entry: GatewayRequest }> = [];
-
-  constructor(
-    run: number,
-    rng: Rng,
-    readonly dayCapUsd: number,
-  ) {
-    this.jobs = Array.from({ length: JOBS_PER_RUN }, (_, i) => ({
+/** A run's jobs: JOBS_PER_RUN of them, each at a cap picked from JOB_CAPS. */
+function runJobs(run: number, rng: Rng, dayCapUsd: number): LinkedJobs {
+  return new LinkedJobs(
+    Array.from({ length: JOBS_PER_RUN }, (_, i) => ({
       id: `job_r${run}_${i}`,
       model: FUZZ_MODEL,
       sessionId: `sess-${SEED}-${run}-${i}`,
       pricing: FUZZ_PRICING,
-      fallbacks: [],
       maxCostUsd: rng.pick(JOB_CAPS),
-      estimatedCostUsd: 0,
-      token: newJobToken(),
-      stopped: false,
-      stopReason: null,
-      meteredUsd: 0,
-    }));
-  }
-
-  async byTokenHash(hash: string): Promise<GatewayJob | null> {
-    const job = this.jobs.find((j) => tokenHash(j.token) === hash);
-    if (!job || job.stopped) return null;
-    const { token: _token, stopped: _stopped, stopReason: _reason, meteredUsd: _metered, ...seen } = job;
-    return seen;
-  }
-
-  day(): { spentUsd: number; capUsd: number } {
-    return { spentUsd: this.jobs.reduce((sum, j) => sum + j.estimatedCostUsd, 0), capUsd: this.dayCapUsd };
-  }
-
-  async requestStarted(): Promise<void> {
-    // The pending line: nothing to keep here.
-  }
-
-  logRequest(jobId: string, entry: GatewayRequest, meteredUsd: number): void {
-    this.entries.push({ jobId, entry });
-    const job = this.jobs.find((j) => j.id === jobId);
-    if (!job) return;
-    job.meteredUsd = Math.max(job.meteredUsd, meteredUsd);
-    job.estimatedCostUsd = Math.max(job.estimatedCostUsd, job.meteredUsd);
-  }
-
-  stopForBudget(jobId: string, reason: string): void {
-    const job = this.jobs.find((j) => j.id === jobId);
-    if (job && !job.stopped) Object.assign(job, { stopped: true, stopReason: reason });
-  }
+    })),
+    dayCapUsd,
+  );
 }
 
 /** What one hostile client shares with the others of its run. */
@@ -519,7 +396,7 @@ function smuggled(rng: Rng): { extra: Record<string, unknown>; content?: unknown
 /** One request of a hostile client: sent, its answer searched for the key. */
 async function send(
   ctx: RunContext,
-  job: FuzzJob,
+  job: HarnessJob,
   what: string,
   payload: string,
   options: { countTokens?: boolean; plan?: { hangUpAtMs?: number; hangUpAfterFirstChunkMs?: number } } = {},
@@ -533,7 +410,7 @@ async function send(
 }
 
 /** A request of a random prompt kind, maybe streamed, maybe hung up on. */
-function anyRequest(ctx: RunContext, job: FuzzJob, rng: Rng): Promise<Exchange> {
+function anyRequest(ctx: RunContext, job: HarnessJob, rng: Rng): Promise<Exchange> {
   const kind = rng.weighted(PROMPT_KINDS);
   const stream = rng.chance(0.5);
   const payload = promptBody(kind, rng, { max_tokens: maxTokens(rng), stream });
@@ -560,7 +437,7 @@ const STOP_WITHIN_MS = 5_000;
  * After a client's action: a job OpenRouter has billed past its cap must be stopped then and there, not at its next
  * request. Says so (once per job) when it is not, STOP_WITHIN_MS later.
  */
-async function stillRunningPastCap(ctx: RunContext, job: FuzzJob): Promise<string | null> {
+async function stillRunningPastCap(ctx: RunContext, job: HarnessJob): Promise<string | null> {
   const billed = () => ctx.billing.billedFor(job.sessionId);
   if (job.stopped || ctx.reportedRunning.has(job.id) || billed() <= job.maxCostUsd + 1e-9) return null;
   const deadline = Date.now() + STOP_WITHIN_MS;
@@ -570,7 +447,7 @@ async function stillRunningPastCap(ctx: RunContext, job: FuzzJob): Promise<strin
   return `${job.id} was billed $${billed().toFixed(4)} of a $${job.maxCostUsd} cap and still ran ${STOP_WITHIN_MS / 1000} s later`;
 }
 
-type Action = (ctx: RunContext, job: FuzzJob, rng: Rng) => Promise<void>;
+type Action = (ctx: RunContext, job: HarnessJob, rng: Rng) => Promise<void>;
 
 /** What a hostile client does, one action at a time. */
 const ACTIONS = {
@@ -680,41 +557,10 @@ describe('a hostile delegate with a valid token, fuzzed in process', { timeout: 
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  /** What OpenRouter billed for a generation, by its record, as the service's client reads it (waits a little for it). */
-  function billedCostReader(): (generationId: string) => Promise<number | null> {
-    const client = new OpenRouterClient({ baseUrl: fake.baseUrl });
-    return async (generationId) => {
-      for (let attempt = 0; attempt < 20; attempt++) {
-        const record = await client.getGeneration(FUZZ_KEY, generationId).catch(() => null);
-        if (record) return record.totalCostUsd;
-        await sleep(100);
-      }
-      return null;
-    };
-  }
-
   async function fuzzRun(run: number, rng: Rng): Promise<{ problems: string[]; summary: string }> {
-    const jobs = new LinkedJobs(run, rng.fork('jobs'), rng.fork('day').pick(DAY_CAPS));
-    const options: GatewayOptions = {
-      jobs,
-      upstream: fake.baseUrl,
-      apiKey: () => FUZZ_KEY,
-      attribution: { url: 'https://example.org/openrouter-delegate', title: 'OpenRouter Delegate' },
-      billedCost: billedCostReader(),
-    };
-    const gateway = new MeteringGateway(options);
-    let handled = 0;
-    let settled = 0;
-    const server = new GatewayServer({
-      handle: (req, res) => {
-        handled++;
-        void gateway.handle(req, res).finally(() => settled++);
-      },
-      stateFile: path.join(dir, `gateway-${run}.json`),
-      onListening: (url) => (gateway.url = url),
-    });
-    await server.start();
-    const ctx: RunContext = { port: server.port, billing, hugeLeft: HUGE_PER_RUN, sent: 0, keyLeaks: [], kinds: new Map(), reportedRunning: new Set() };
+    const jobs = runJobs(run, rng.fork('jobs'), rng.fork('day').pick(DAY_CAPS));
+    const gateway = await startGateway({ fake, jobs, key: FUZZ_KEY, stateFile: path.join(dir, `gateway-${run}.json`) });
+    const ctx: RunContext = { port: gateway.port, billing, hugeLeft: HUGE_PER_RUN, sent: 0, keyLeaks: [], kinds: new Map(), reportedRunning: new Set() };
     const problems: string[] = [];
     try {
       await Promise.all(
@@ -727,12 +573,11 @@ describe('a hostile delegate with a valid token, fuzzed in process', { timeout: 
           }
         }),
       );
-      const deadline = Date.now() + SETTLE_MS;
-      while (settled < handled && Date.now() < deadline) await sleep(50);
-      if (settled < handled) problems.push(`run ${run}: ${handled - settled} of ${handled} requests the gateway took never settled`);
+      const { handled, unsettled } = await gateway.settle(SETTLE_MS);
+      if (unsettled > 0) problems.push(`run ${run}: ${unsettled} of ${handled} requests the gateway took never settled`);
       await billing.settled();
     } finally {
-      await server.stop();
+      await gateway.stop();
     }
 
     const sessions = new Set(jobs.jobs.map((j) => j.sessionId));

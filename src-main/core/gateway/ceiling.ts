@@ -2,12 +2,13 @@
  * What one request can cost at most, and whether it may go (docs/ARCHITECTURE.md §11). Pure, so every
  * figure of the decision is tested on its own.
  *
- * Two figures per prompt, both from the text the model reads (prompt-measure.ts), never from the body's bytes:
- * - the **estimate** a request is let through on: its text at a ratio of tokens to bytes that starts at one
- *   token per 3 bytes (prose and code run about 1 per 4) and then follows the largest ratio OpenRouter reported
- *   for the job, never below one per 4 bytes;
- * - the **bound** it is held at while it is in flight: one token per byte of text (a byte-level BPE tokenizer
- *   never makes more), a few tokens per block and per request for the template, images at their bound.
+ * Two figures per prompt (prompt-measure.ts):
+ * - the **estimate** a request is let through on: the text the model reads at a ratio of tokens to bytes that
+ *   starts at one token per 3 bytes (prose and code run about 1 per 4) and then follows the largest ratio
+ *   OpenRouter reported for the job, never below one per 4 bytes; every other value of the body at a token a byte;
+ * - the **bound** it is held at while it is in flight: every byte the gateway forwards at a token (a byte-level
+ *   BPE tokenizer never makes more), the JSON a template prints again at its worst, a few tokens per block and per
+ *   request for the template, images at their pixels. No field is left out of it, so none can be forgotten.
  * Every prompt token is priced at the dearer of the input and cache-write prices, and the answer as if it used
  * all of `max_tokens`. When the money left cannot pay for the whole answer, the request goes with `max_tokens`
  * lowered to what it can pay for; when it cannot pay for a useful answer, it is refused and the job ends
@@ -15,7 +16,6 @@
  */
 import { formatCount, formatUsdPrecise } from '../../common/format.js';
 import type { CatalogPricing } from '../catalog/parse.js';
-import { IMAGE_TOKENS_BOUND } from './prompt-measure.js';
 import type { PromptMeasure } from './prompt-measure.js';
 
 /** Tokens per byte of text before OpenRouter has reported on any of the job's requests. */
@@ -86,12 +86,16 @@ function boundPricing(pricings: ReadonlyArray<CatalogPricing | null>, bound: 'de
 /** The prompt's tokens as a request is let through on them: `tokensPerTextByte` is the job's measured ratio, if any. */
 export function promptTokensExpected(prompt: PromptMeasure, tokensPerTextByte: number = FIRST_TOKENS_PER_TEXT_BYTE): number {
   const ratio = Math.max(tokensPerTextByte, FLOOR_TOKENS_PER_TEXT_BYTE);
-  return Math.ceil(prompt.textBytes * ratio) + prompt.blocks * BLOCK_TOKENS + prompt.images * IMAGE_TOKENS;
+  return Math.ceil(prompt.textBytes * ratio) + prompt.otherBytes + prompt.blocks * BLOCK_TOKENS + prompt.images * IMAGE_TOKENS;
 }
 
-/** The prompt's tokens at most: what a request in flight is held at until OpenRouter says what it cost. */
+/**
+ * The prompt's tokens at most: what a request in flight is held at until OpenRouter says what it cost. Every byte
+ * the gateway writes upstream at a token, what templates print in addition, images at their pixels
+ * (prompt-measure.ts), and the template's own tokens.
+ */
 export function promptTokensBound(prompt: PromptMeasure): number {
-  return prompt.textBytes + prompt.blocks * BLOCK_TOKENS_BOUND + prompt.images * IMAGE_TOKENS_BOUND + TEMPLATE_TOKENS_BOUND;
+  return prompt.boundBytes + prompt.blocks * BLOCK_TOKENS_BOUND + prompt.mediaTokensBound + TEMPLATE_TOKENS_BOUND;
 }
 
 /** What a request costs at most: its prompt's bound and all of `maxTokens` (null: count_tokens, which answers nothing). */

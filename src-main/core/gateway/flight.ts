@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { GatewayRequest } from '../../contract/index.js';
 import type { CatalogPricing } from '../catalog/parse.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
-import { ceilingPrices, dearestPricing } from './ceiling.js';
+import { ceilingPrices, dearestPricing, withMaxTokens } from './ceiling.js';
 import type { Prices } from './ceiling.js';
 import type { GatewayJob } from './gateway-jobs.js';
 import { measurePrompt } from './prompt-measure.js';
@@ -34,12 +34,53 @@ export interface Flight {
   entry: GatewayRequest;
 }
 
-/** A request's flight before anything is decided: its prices, its prompt measured, and its log entry. */
-export function openFlight(id: number, started: number, job: GatewayJob, path: string, parsed: Record<string, unknown>, key: string): Flight {
-  const counting = path.startsWith('/v1/messages/count_tokens');
-  // A fallback no cap could hold is never sent (admission keeps none; this holds whatever the job says).
-  const fallbacks = job.fallbacks.filter((f) => ceilingPrices(f.pricing) !== null);
-  const maxTokens = counting ? null : (parsed.max_tokens as number);
+/** What a request is made of when its flight opens: the body it will send, written. */
+export interface FlightInput {
+  id: number;
+  started: number;
+  job: GatewayJob;
+  path: string;
+  key: string;
+  counting: boolean;
+  fallbacks: GatewayJob['fallbacks'];
+  /** The body as it goes upstream (writeBody), and the object it was written from. */
+  outgoing: Record<string, unknown>;
+  written: Buffer;
+}
+
+/** count_tokens rather than a message. */
+export function isCounting(path: string): boolean {
+  return path.startsWith('/v1/messages/count_tokens');
+}
+
+/** The job's fallbacks that may be sent: a fallback no cap could hold is never sent (admission keeps none; this holds whatever the job says). */
+export function sendableFallbacks(job: GatewayJob): GatewayJob['fallbacks'] {
+  return job.fallbacks.filter((f) => ceilingPrices(f.pricing) !== null);
+}
+
+/** The body's JSON as it goes upstream; null when it is nested deeper than JSON.stringify walks. */
+export function writeBody(outgoing: Record<string, unknown>): Buffer | null {
+  try {
+    return Buffer.from(JSON.stringify(outgoing), 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The body with max_tokens as admitted. A lowered max_tokens is written into the object the bound was measured on,
+ * and the body can only get shorter: a smaller whole number has no more digits, and the extended-thinking budget is
+ * lowered with it or dropped (withMaxTokens). So the bound measured on `written` still covers every byte that goes.
+ */
+export function lowered(outgoing: Record<string, unknown>, written: Buffer, asked: unknown, maxTokens: number | null): Buffer {
+  if (maxTokens === null || maxTokens === asked) return written;
+  return Buffer.from(JSON.stringify(withMaxTokens(outgoing, maxTokens)), 'utf8');
+}
+
+/** A request's flight before anything is decided: its prices, its prompt measured on the body it will send, and its log entry. */
+export function openFlight(input: FlightInput): Flight {
+  const { id, started, job, path, key, counting, fallbacks, outgoing, written } = input;
+  const maxTokens = counting ? null : (outgoing.max_tokens as number);
   return {
     id,
     job,
@@ -47,11 +88,11 @@ export function openFlight(id: number, started: number, job: GatewayJob, path: s
     key,
     counting,
     started,
-    streaming: parsed.stream === true,
+    streaming: outgoing.stream === true,
     fallbacks,
     // Capped at the dearest model that may serve it, so the cap holds whichever does.
     prices: ceilingPrices(fallbacks.length > 0 ? dearestPricing([job.pricing, ...fallbacks.map((f) => f.pricing)]) : job.pricing),
-    prompt: measurePrompt(parsed),
+    prompt: measurePrompt(outgoing, written.length),
     boundUsd: 0,
     entry: {
       id: `${started.toString(36)}-${id.toString(36)}-${randomBytes(3).toString('hex')}`,

@@ -17,9 +17,9 @@ import { OPENROUTER_UNREACHABLE } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatUsd } from '../../common/format.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
-import { boundUsd, decide, promptTokensExpected, withMaxTokens } from './ceiling.js';
+import { boundUsd, decide, promptTokensExpected } from './ceiling.js';
 import type { Decision, Prices } from './ceiling.js';
-import { answerCostUsd, openFlight } from './flight.js';
+import { answerCostUsd, isCounting, lowered, openFlight, sendableFallbacks, writeBody } from './flight.js';
 import type { Flight } from './flight.js';
 import { downstreamHeaders, upstreamHeaders } from './gateway-headers.js';
 import { bearerOf, endBroken, fail, parseObject, parseTarget, pipe, readBody, readErrorBody, unreachable, watchHangUp } from './gateway-http.js';
@@ -144,31 +144,45 @@ export class MeteringGateway {
 
   /**
    * One request, metered in the order that keeps every cap:
-   * 1. open: what the request is, and the prices its cost is capped at;
-   * 2. admit: whether it may go, and with what max_tokens; once admitted it is held in the ledger at the most it
+   * 1. write: the body that goes upstream, written anew before anything is decided, so its bound is measured on
+   *    every byte that will go (a lowered max_tokens is written into it later: see `lowered`);
+   * 2. open: what the request is, and the prices its cost is capped at;
+   * 3. admit: whether it may go, and with what max_tokens; once admitted it is held in the ledger at the most it
    *    can cost, so the job's other requests are decided with it counted;
-   * 3. rewrite: the body that goes upstream;
    * 4. logPending: its first log line, on disk before it goes;
    * 5. relay: sent to OpenRouter, its answer copied back to the delegate as it arrives;
    * 6. settle: what it cost takes the place of its hold, and its last log line is written.
-   * A request admitted lets go of its hold in settle, in the refusal of a body that cannot be written, or, when
-   * something of ours throws before settle is done, in `finally`.
+   * A request admitted lets go of its hold in settle or, when something of ours throws before settle is done, in
+   * `finally`.
    */
   private async forward(input: Checked): Promise<void> {
     const { req, res } = input;
-    const flight = openFlight(this.nextRequest++, this.now(), input.job, input.path, input.parsed, input.key);
+    const counting = isCounting(input.path);
+    const fallbacks = sendableFallbacks(input.job);
+    const outgoing = this.outgoing(input.parsed, counting, fallbacks);
+    const written = writeBody(outgoing);
+    if (written === null) {
+      this.fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
+      return;
+    }
+    const flight = openFlight({
+      id: this.nextRequest++,
+      started: this.now(),
+      job: input.job,
+      path: input.path,
+      key: input.key,
+      counting,
+      fallbacks,
+      outgoing,
+      written,
+    });
     const hangUp = watchHangUp(res);
     let held = false;
     try {
       const admitted = flight.counting ? this.admitCount(flight, res) : await this.admit(flight, res, hangUp.signal);
       if (!admitted) return;
       held = true;
-      const payload = this.rewrite(flight, input.parsed, admitted.maxTokens);
-      if (payload === null) {
-        held = false;
-        this.refuseUnwritable(flight, res);
-        return;
-      }
+      const payload = lowered(outgoing, written, input.parsed.max_tokens, admitted.maxTokens);
       if (!flight.counting) await this.logPending(flight);
       const relayed = await this.relay(flight, req, res, payload, hangUp.signal);
       await this.settle(flight, relayed);
@@ -269,29 +283,16 @@ export class MeteringGateway {
   /**
    * The body that goes upstream, always written anew from what was parsed and checked: the bytes a delegate sent
    * could say two things at once (a key twice, the last one read here and the first one there). Only the user's
-   * provider policy and fallbacks; max_tokens as decided. Null: nested deeper than JSON.stringify walks.
+   * provider policy and the job's fallbacks; max_tokens as asked (a lowered one is written in by `lowered`).
    */
-  private rewrite(flight: Flight, parsed: Record<string, unknown>, maxTokens: number | null): string | null {
+  private outgoing(parsed: Record<string, unknown>, counting: boolean, fallbacks: GatewayJob['fallbacks']): Record<string, unknown> {
     // A delegate's own `provider`, `fallbacks` or `models` passed no policy and no cap (Claude Code sends none).
-    const { provider: _provider, fallbacks: _fallbacks, models: _models, ...rest } = parsed;
-    let outgoing: Record<string, unknown> = rest;
-    if (!flight.counting) {
-      const provider = this.options.provider?.() ?? null;
-      if (provider) outgoing.provider = provider;
-      if (flight.fallbacks.length > 0) outgoing.fallbacks = flight.fallbacks.map((f) => ({ model: f.model }));
-      if (maxTokens !== null && maxTokens !== parsed.max_tokens) outgoing = withMaxTokens(outgoing, maxTokens);
-    }
-    try {
-      return JSON.stringify(outgoing);
-    } catch {
-      return null;
-    }
-  }
-
-  /** A body too deeply nested to write: it never went, so its hold is let go at $0. */
-  private refuseUnwritable(flight: Flight, res: http.ServerResponse): void {
-    this.ledger.settle(flight.job.id, flight.id, 0);
-    this.fail(res, 400, 'invalid_request_error', 'The request body is nested too deeply to be forwarded.');
+    const { provider: _provider, fallbacks: _fallbacks, models: _models, ...outgoing } = parsed;
+    if (counting) return outgoing;
+    const provider = this.options.provider?.() ?? null;
+    if (provider) outgoing.provider = provider;
+    if (fallbacks.length > 0) outgoing.fallbacks = fallbacks.map((f) => ({ model: f.model }));
+    return outgoing;
   }
 
   /**
@@ -303,7 +304,7 @@ export class MeteringGateway {
   }
 
   /** Sends the request to OpenRouter and copies its answer back; what goes back to the delegate never carries the key. */
-  private async relay(flight: Flight, req: http.IncomingMessage, res: http.ServerResponse, payload: string, hungUp: AbortSignal): Promise<Relayed> {
+  private async relay(flight: Flight, req: http.IncomingMessage, res: http.ServerResponse, payload: Buffer, hungUp: AbortSignal): Promise<Relayed> {
     const { job, entry, key } = flight;
     const headers = upstreamHeaders(req, { key, attribution: this.options.attribution, sessionId: job.sessionId });
     let upstream: UpstreamAnswer;

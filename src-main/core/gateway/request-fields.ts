@@ -30,7 +30,7 @@
  * pages, as the default); the gateway would have to pin a free engine to close it.
  */
 import { isRecord } from '../../common/errors.js';
-import { truncateEnd } from '../../common/format.js';
+import { formatCount, truncateEnd } from '../../common/format.js';
 import { SETTING_META } from '../../contract/index.js';
 
 export interface RequestFieldOptions {
@@ -108,8 +108,52 @@ const SYSTEM_BLOCK_KEYS = new Set(['type', 'text', 'cache_control']);
 const TOOL_KEYS = new Set(['type', 'name', 'description', 'input_schema', 'defer_loading', 'cache_control']);
 /** Edits that only clear what a conversation holds: nothing is run or billed for them. */
 const CONTEXT_EDITS = new Set(['clear_thinking_20251015', 'clear_tool_uses_20250919']);
-/** Sources whose content is in the body, where the cap reckons it. */
-const INLINE_SOURCES = new Set(['base64', 'text', 'content']);
+/** Sources whose content is in the body, where the cap reckons it, with the keys each has. */
+const INLINE_SOURCES: Readonly<Record<string, ReadonlySet<string>>> = {
+  base64: new Set(['type', 'media_type', 'data']),
+  text: new Set(['type', 'media_type', 'data']),
+  content: new Set(['type', 'content']),
+};
+
+/**
+ * What no honest conversation carries, refused with a 400 however much money is left (SECURITY.md §3). The bound
+ * already counts every one of these bytes (prompt-measure.ts), so the limits are loose, set well above what
+ * providers make and the capture shows (tests/fixtures/claude/request-shapes-<version>.json, `stringLengths`): a
+ * tool id is a few dozen characters (toolu_… is 30, call_… 29, functions.Read:0 16); a thinking signature a few
+ * kilobytes at most; citations quote a document's passages.
+ */
+export const FIELD_LIMITS = {
+  /** tool_use.id and tool_result.tool_use_id, in characters. */
+  toolId: 512,
+  /** thinking.signature and redacted_thinking.data, in characters. */
+  signature: 256 * 1024,
+  /** A block's citations, as compact JSON, in characters. */
+  citations: 256 * 1024,
+  /** A base64 PDF (a document block's data), in characters: every byte of it counts in the bound. */
+  pdfBase64: 1024 * 1024,
+} as const;
+
+/** Per block type, its fields held to a limit: the field, the limit, and what it is called in the refusal. */
+const LIMITED: Readonly<Record<string, ReadonlyArray<readonly [string, number, string]>>> = {
+  tool_use: [['id', FIELD_LIMITS.toolId, 'a tool call id']],
+  tool_result: [['tool_use_id', FIELD_LIMITS.toolId, 'a tool call id']],
+  thinking: [['signature', FIELD_LIMITS.signature, 'a thinking signature']],
+  redacted_thinking: [['data', FIELD_LIMITS.signature, 'redacted thinking']],
+};
+
+/**
+ * The allowlist as data, for the tests that generate requests from it (tests/security/every-byte.test.ts): every
+ * field and block it lets through is sent at every size, so a bound that misses one fails there.
+ */
+export const ALLOWLIST = {
+  fields: FIELDS as ReadonlySet<string>,
+  blocks: BLOCKS,
+  messageKeys: MESSAGE_KEYS as ReadonlySet<string>,
+  systemBlockKeys: SYSTEM_BLOCK_KEYS as ReadonlySet<string>,
+  toolKeys: TOOL_KEYS as ReadonlySet<string>,
+  sources: INLINE_SOURCES,
+  contextEdits: CONTEXT_EDITS as ReadonlySet<string>,
+} as const;
 
 const REFUSED_BY = "is refused by OpenRouter Delegate's gateway";
 const ALLOW_HINT =
@@ -216,10 +260,32 @@ function blockRefusal(block: unknown, at: string, place: Place, options: Request
   const extra = unknownKey(block, known.keys);
   if (extra !== null) return refusal(`${at}.${extra}`, `${at}: field ${quoted(extra)} of a ${type} block is not sent by Claude Code and ${REFUSED_BY}.`);
   return (
+    sizeRefusal(block, type, at) ??
     cacheRefusal(block, at) ??
     (type === 'image' || type === 'document' ? sourceRefusal(own(block, 'source'), type, at, options) : null) ??
     (type === 'tool_result' ? contentRefusal(own(block, 'content'), `${at}.content`, 'tool_result', options) : null)
   );
+}
+
+/** A field of a block past its limit (FIELD_LIMITS), or not a string where one is always sent. */
+function sizeRefusal(block: Record<string, unknown>, type: string, at: string): FieldRefusal | null {
+  const limited = Object.hasOwn(LIMITED, type) ? LIMITED[type] : undefined;
+  for (const [field, limit, what] of limited ?? []) {
+    const value = own(block, field);
+    if (value === undefined) continue;
+    if (typeof value !== 'string') return refusal(`${at}.${field}`, `${at}.${field}: ${what} that is not a string ${REFUSED_BY}.`);
+    if (value.length > limit) return tooLong(`${at}.${field}`, what, value.length, limit);
+  }
+  const citations = own(block, 'citations');
+  if (citations !== undefined && citations !== null) {
+    const length = JSON.stringify(citations).length;
+    if (length > FIELD_LIMITS.citations) return tooLong(`${at}.citations`, 'citations', length, FIELD_LIMITS.citations);
+  }
+  return null;
+}
+
+function tooLong(where: string, what: string, length: number, limit: number): FieldRefusal {
+  return refusal(where, `${where}: ${what} of ${formatCount(length)} characters ${REFUSED_BY}: no conversation carries one longer than ${formatCount(limit)}.`);
 }
 
 /** Web search, web fetch and code execution results: what a server tool's run leaves in the conversation. */
@@ -241,9 +307,27 @@ function sourceRefusal(source: unknown, kind: 'image' | 'document', at: string, 
   }
   if (type === 'file')
     return refusal(where, `${where}: ${a} with a file source (an upload to the provider) ${REFUSED_BY}: its content is not in the request, so no cap sees it.`);
-  if (!INLINE_SOURCES.has(type) || (kind === 'image' && type !== 'base64'))
+  const keys = Object.hasOwn(INLINE_SOURCES, type) ? INLINE_SOURCES[type] : undefined;
+  if (!keys || (kind === 'image' && type !== 'base64'))
     return refusal(where, `${where}: ${a} with a ${quoted(type)} source is not sent by Claude Code and ${REFUSED_BY}.`);
+  const extra = unknownKey(source, keys);
+  if (extra !== null) return refusal(`${where}.${extra}`, `${where}: field ${quoted(extra)} of a ${type} source is not sent by Claude Code and ${REFUSED_BY}.`);
+  if (kind === 'document' && type === 'base64') return pdfRefusal(own(source, 'data'), where);
   return type === 'content' ? contentRefusal(own(source, 'content'), `${where}.content`, 'document', options) : null;
+}
+
+/**
+ * A base64 document (a PDF, as Claude Code's Read sends it): every byte of it counts in the request's bound, and
+ * OpenRouter may parse it with a paid engine, so one past FIELD_LIMITS.pdfBase64 is refused with what to do instead.
+ */
+function pdfRefusal(data: unknown, where: string): FieldRefusal | null {
+  if (typeof data !== 'string' || data.length <= FIELD_LIMITS.pdfBase64) return null;
+  const kib = (chars: number) => `${formatCount(Math.round((chars * 3) / 4 / 1024))} KiB`;
+  return refusal(
+    `${where}.data`,
+    `${where}.data: a PDF of ${kib(data.length)} ${REFUSED_BY}: every byte of a document counts at a token in what a request is held at, ` +
+      `and past ${kib(FIELD_LIMITS.pdfBase64)} that is more than a delegate's request should hold. Read its text instead (\`pdftotext FILE -\`), or fewer pages at a time.`,
+  );
 }
 
 /** A prompt-cache mark: the 5-minute cache only. A 1-hour write costs twice the input price, above what a cap reckons with. */

@@ -10,6 +10,10 @@ import {
   withMaxTokens,
 } from '../../../src-main/core/gateway/ceiling.js';
 import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
+import type { PromptMeasure } from '../../../src-main/core/gateway/prompt-measure.js';
+
+/** A body measured as the gateway measures what it forwards: on the JSON it writes. */
+const measure = (body: Record<string, unknown>): PromptMeasure => measurePrompt(body, Buffer.byteLength(JSON.stringify(body)));
 
 const pricing = { inputPerM: 1, outputPerM: 2, cacheReadPerM: 0.1, cacheWritePerM: 1.25, variable: false, tieredFromPromptTokens: null };
 const prices = ceilingPrices(pricing) ?? { promptMax: 0, output: 0 };
@@ -25,8 +29,8 @@ describe('what a request can cost at most', () => {
 
   it('estimates a prompt from the text the model reads, at one token per 3 bytes until measured and never below one per 4', () => {
     // 3,000 bytes of text in one message: 1,000 tokens at first, 4 more for the message around it.
-    const prompt = measurePrompt({ messages: [{ role: 'user', content: 'x'.repeat(3000) }] });
-    expect(prompt).toEqual({ textBytes: 3000, blocks: 1, images: 0 });
+    const prompt = measure({ messages: [{ role: 'user', content: 'x'.repeat(3000) }] });
+    expect(prompt).toMatchObject({ textBytes: 3000, otherBytes: 0, blocks: 1, images: 0 });
     expect(promptTokensExpected(prompt)).toBe(1004);
     expect(promptTokensExpected(prompt, 0.5)).toBe(1504);
     // A ratio measured on a padded prompt cannot talk the estimate below the floor.
@@ -36,13 +40,13 @@ describe('what a request can cost at most', () => {
   it('counts no JSON whitespace, and every byte of text once, whatever the body is padded with', () => {
     const body = { system: [{ type: 'text', text: 'be brief' }], messages: [{ role: 'user', content: [{ type: 'text', text: 'héllo' }] }] };
     const padded = JSON.parse(JSON.stringify(body, null, 200_000)) as Record<string, unknown>;
-    expect(measurePrompt(padded)).toEqual(measurePrompt(body));
+    expect(measure(padded)).toEqual(measure(body));
     // 'be brief' (8 bytes) + 'héllo' (6 bytes); the system block, the message and its block.
-    expect(measurePrompt(body)).toEqual({ textBytes: 14, blocks: 3, images: 0 });
+    expect(measure(body)).toMatchObject({ textBytes: 14, otherBytes: 0, blocks: 3, images: 0 });
   });
 
-  it('holds a request in flight at one token per byte of text, a few per block and the template, and all of max_tokens', () => {
-    const prompt = { textBytes: 100_000, blocks: 10, images: 1 };
+  it('holds a request in flight at one token per byte it forwards, a few per block and the template, its images at their pixels, and all of max_tokens', () => {
+    const prompt = { textBytes: 90_000, otherBytes: 0, blocks: 10, images: 1, boundBytes: 100_000, mediaTokensBound: 6_400 };
     expect(promptTokensBound(prompt)).toBe(100_000 + 10 * 8 + 6_400 + 1_000);
     expect(boundUsd(prompt, prices, 32_000)).toBeCloseTo(promptTokensBound(prompt) * 1.25e-6 + 32_000 * 2e-6, 12);
     expect(boundUsd(prompt, prices, null)).toBeCloseTo(promptTokensBound(prompt) * 1.25e-6, 12);

@@ -381,11 +381,12 @@ describe('the metering gateway', () => {
     const { token } = jobs.add({ fallbacks: [{ model: FALLBACK, pricing: FALLBACK_PRICING }] });
     const payload = body({ max_tokens: 1000 });
     await (await post(token, payload)).text();
-    const sent = JSON.parse(fake.requestsTo(MESSAGES)[0]?.body ?? '{}') as Record<string, unknown>;
+    const written = fake.requestsTo(MESSAGES)[0]?.body ?? '{}';
+    const sent = JSON.parse(written) as Record<string, unknown>;
     expect(sent).toEqual({ ...payload, fallbacks: [{ model: FALLBACK }] });
     // Every prompt token at the dearest prompt price ($3/M, the fallback's input), the answer at its $10/M; logged at
-    // the most it could cost: its prompt's bound.
-    const promptTokens = promptTokensBound(measurePrompt(payload));
+    // the most it could cost: its prompt's bound, measured on every byte that went.
+    const promptTokens = promptTokensBound(measurePrompt(sent, Buffer.byteLength(written)));
     expect(jobs.log[0]?.entry.ceilingUsd).toBeCloseTo((promptTokens * 3 + 1000 * 10) / 1e6, 12);
   });
 

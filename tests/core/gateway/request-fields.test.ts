@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SCALAR_SETTINGS } from '../../../src-main/cli/config-fields.js';
 import { SETTING_META } from '../../../src-main/contract/settings.js';
-import { REWRITTEN_FIELDS, checkRequest } from '../../../src-main/core/gateway/request-fields.js';
+import { FIELD_LIMITS, REWRITTEN_FIELDS, checkRequest } from '../../../src-main/core/gateway/request-fields.js';
 import type { RequestFieldOptions } from '../../../src-main/core/gateway/request-fields.js';
 
 type Body = Record<string, unknown>;
@@ -337,5 +337,65 @@ describe('checkRequest: nested places a delegate can reach', () => {
     const last = { role: 'assistant', content: [Object.assign(textBlock(), { extra: 1 })] };
     expect(checkRequest(request({ messages: [...messages.slice(0, 1999), last] }), NOTHING)?.field).toBe('messages[1999].content[0].extra');
     expect(textReads).toBe(0);
+  });
+});
+
+describe('checkRequest: what no honest conversation carries (FIELD_LIMITS), refused by name', () => {
+  const over = (limit: number) => 'x'.repeat(limit + 1);
+  const at = (limit: number) => 'x'.repeat(limit);
+  const assistantWith = (...blocks: Body[]) => request({ messages: [{ role: 'assistant', content: blocks }] });
+
+  it('a tool call id longer than any provider makes, in a tool call or a tool result', () => {
+    const cases: Array<[Body, Body, string]> = [
+      [
+        assistantWith({ type: 'tool_use', id: over(FIELD_LIMITS.toolId), name: 'Bash', input: {} }),
+        assistantWith({ type: 'tool_use', id: at(FIELD_LIMITS.toolId), name: 'Bash', input: {} }),
+        'messages[0].content[0].id',
+      ],
+      [
+        withBlocks({ type: 'tool_result', tool_use_id: over(FIELD_LIMITS.toolId), content: 'ok' }),
+        withBlocks({ type: 'tool_result', tool_use_id: at(FIELD_LIMITS.toolId), content: 'ok' }),
+        'messages[0].content[0].tool_use_id',
+      ],
+    ];
+    for (const [refused, passes, field] of cases) {
+      expect(checkRequest(refused, NOTHING)).toMatchObject({
+        field,
+        message: expect.stringMatching(/a tool call id of 513 characters .*no conversation carries one longer than 512/) as unknown,
+      });
+      expect(checkRequest(passes, NOTHING)).toBeNull();
+    }
+  });
+
+  it('a tool call id that is not a string', () => {
+    expect(checkRequest(assistantWith({ type: 'tool_use', id: { padding: 'x' }, name: 'Bash', input: {} }), NOTHING)?.field).toBe('messages[0].content[0].id');
+  });
+
+  it('a thinking signature, redacted thinking or citations past a quarter of a megabyte (loose: the bound counts them all anyway)', () => {
+    expect(checkRequest(assistantWith({ type: 'thinking', thinking: 'hm', signature: over(FIELD_LIMITS.signature) }), NOTHING)?.field).toBe(
+      'messages[0].content[0].signature',
+    );
+    expect(checkRequest(assistantWith({ type: 'thinking', thinking: 'hm', signature: at(FIELD_LIMITS.signature) }), NOTHING)).toBeNull();
+    expect(checkRequest(assistantWith({ type: 'redacted_thinking', data: over(FIELD_LIMITS.signature) }), NOTHING)?.field).toBe('messages[0].content[0].data');
+    const citations = (text: string) => [{ type: 'char_location', cited_text: text, document_index: 0, start_char_index: 0, end_char_index: 1 }];
+    expect(checkRequest(assistantWith({ type: 'text', text: 'a', citations: citations(at(FIELD_LIMITS.citations)) }), NOTHING)?.field).toBe(
+      'messages[0].content[0].citations',
+    );
+    expect(checkRequest(assistantWith({ type: 'text', text: 'a', citations: citations('short') }), NOTHING)).toBeNull();
+  });
+
+  it("a source's field the Messages API does not have, at any size", () => {
+    const source = { ...png, padding: 'x'.repeat(10) };
+    expect(checkRequest(withBlocks({ type: 'image', source }), NOTHING)).toMatchObject({ field: 'messages[0].content[0].source.padding' });
+    const document = { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'hi', url: 'https://example.org' } };
+    expect(checkRequest(withBlocks(document), NOTHING)?.field).toBe('messages[0].content[0].source.url');
+  });
+
+  it('a PDF past 768 KiB, with what to do instead; a smaller one passes', () => {
+    const pdf = (chars: number) => withBlocks({ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'A'.repeat(chars) } });
+    const refused = checkRequest(pdf(FIELD_LIMITS.pdfBase64 + 4), NOTHING);
+    expect(refused).toMatchObject({ field: 'messages[0].content[0].source.data' });
+    expect(refused?.message).toMatch(/a PDF of 768 KiB .*every byte of a document counts .*pdftotext/);
+    expect(checkRequest(pdf(FIELD_LIMITS.pdfBase64), NOTHING)).toBeNull();
   });
 });

@@ -1,9 +1,26 @@
 /**
- * A fake OpenRouter Messages API that BILLS THE TOKENS IT PARSES (SECURITY.md §2, the caps): what a hostile
+ * A fake OpenRouter Messages API that BILLS THE TOKENS IT COUNTS (SECURITY.md §2, the caps): what a hostile
  * delegate costs is what this counts, never what the gateway believes. Installed on a FakeOpenRouter for
  * `POST /api/v1/messages` and `POST /api/v1/messages/count_tokens`, like ScriptedModel. Installed after a
  * ScriptedModel, it keeps that model's handlers: a request carrying a `[[script:NAME]]` marker (locateScript)
  * goes to the scripted model (a real delegate's own turns), everything else is counted and billed here.
+ *
+ * Three ways to count (BillingMode: `mode` in the options, or set on the fake between requests), because the first,
+ * the token counter below, was written from the same list of fields as the gateway's bound: a delegate that puts
+ * 2 MB in a field neither reads (tool_use.id, tool_result.tool_use_id, text.citations, thinking.signature, metadata
+ * …) would pass under both. A bound covers everything by construction (STYLE.md §20), so the gateway must hold
+ * under all three, and the other two share none of its code nor its list of fields:
+ *  - 'parsed' (the default): the token counter below, over the fields it names.
+ *  - 'every-byte': a token per byte of the body as received, whatever field the byte sits in (a byte-level BPE
+ *    never spends more than a token on a byte of what it is shown, and a provider may be shown all of it). One
+ *    named exception, everyByteTokens: an image block (in a message's content, a tool_result's content or a
+ *    document's content source) whose data is canonical base64 of an image of its media_type (image-dimensions.ts
+ *    reads the header) is billed by its pixels instead of its data's bytes: imageTokens(w, h) = max(IMAGE_TOKENS,
+ *    ceil(w·h / 784)), a token per 28×28 patch (Qwen2-VL's, the finest known). Bytes that are not what their
+ *    media_type says are billed as bytes.
+ *  - 'json-dumps': as every-byte, but each tool_use block's input and each entry of `tools` costs the bytes Python's
+ *    json.dumps prints for it (python-json.ts) instead of its compact JSON: a provider's chat template re-renders
+ *    them so, a space after each ',' and ':', and every non-ASCII character as \uXXXX (é 6 bytes, an emoji 12).
  *
  * The token counter: this fake's model of a byte-level BPE tokenizer, at its worst.
  *  - Overhead: 4 tokens per message, 2 per content block (a string `content` or `system` is one block; each
@@ -30,7 +47,7 @@
  * mid-stream is billed for its WHOLE completion (a provider without stream cancellation); one hung up before
  * the headers (during `firstByteDelayMs`) for its prompt. The ledger keeps, per request, the session
  * (`x-session-id`, the job's session the gateway sends), the counted tokens, the cost and the body's top-level
- * field names, so tests assert on what reached OpenRouter and what it cost.
+ * field names, and the mode it was counted in, so tests assert on what reached OpenRouter and what it cost.
  *
  * `echoKeyNext(status, times)`: the next request(s) (scripted or not) are answered 400/401 with
  * `{"error":{"message":"Invalid key: <the bearer it received>"}}` and `x-echo-authorization: <its Authorization>`.
@@ -39,9 +56,13 @@ import type http from 'node:http';
 import type { FakeOpenRouter, RecordedRequest, RouteHandler } from '../../support/fake-openrouter.js';
 import { COUNT_TOKENS_PATH, MESSAGES_PATH, generationId, locateScript } from '../../support/fake-anthropic.js';
 import type { AnthropicMessage } from '../../support/fake-anthropic.js';
+import { imageDimensions } from './image-dimensions.js';
+import { pythonJsonDumps } from './python-json.js';
 
 /** What an image block costs (Anthropic's figure for an image at its largest size). */
 export const IMAGE_TOKENS = 1600;
+/** The fewest pixels any known vision encoder spends a token on: Qwen2-VL's 28×28 patch. */
+const PIXELS_PER_IMAGE_TOKEN = 28 * 28;
 const MESSAGE_OVERHEAD = 4;
 const BLOCK_OVERHEAD = 2;
 /**
@@ -56,7 +77,13 @@ export interface BillingPrices {
   outputPerM: number;
 }
 
+/** How a request's prompt is counted: the file's comment says each and why there are three. */
+export type BillingMode = 'parsed' | 'every-byte' | 'json-dumps';
+export const BILLING_MODES: readonly BillingMode[] = ['parsed', 'every-byte', 'json-dumps'];
+
 export interface BillingOpenRouterOptions {
+  /** Default 'parsed'. */
+  mode?: BillingMode;
   /** Default $1/M in, $2/M out. */
   prices?: BillingPrices;
   /** When set, any other bearer gets OpenRouter's 401 "User not found." (unbilled). */
@@ -83,6 +110,8 @@ export interface BilledRequest {
   sessionId: string | null;
   status: number;
   outcome: BilledOutcome;
+  /** The count promptTokens was made by. */
+  mode: BillingMode;
   promptTokens: number;
   outputTokens: number;
   costUsd: number;
@@ -225,6 +254,73 @@ export function countPromptTokens(body: Record<string, unknown>): number {
   return tokens;
 }
 
+// ---- every byte, and json.dumps ------------------------------------------------------------------------------
+
+/** What an image of width × height pixels costs when billed by its pixels (the file's comment). */
+export function imageTokens(width: number, height: number): number {
+  return Math.max(IMAGE_TOKENS, Math.ceil((width * height) / PIXELS_PER_IMAGE_TOKEN));
+}
+
+/** The blocks a provider renders as blocks: each message's content, and within it tool_result and document content. */
+function renderedBlocks(body: Record<string, unknown>): Array<Record<string, unknown>> {
+  const blocks: Array<Record<string, unknown>> = [];
+  const visit = (content: unknown): void => {
+    if (!Array.isArray(content)) return;
+    for (const block of content) {
+      const b = record(block);
+      blocks.push(b);
+      if (b.type === 'tool_result') visit(b.content);
+      const source = record(b.source);
+      if (b.type === 'document' && source.type === 'content') visit(source.content);
+    }
+  };
+  if (Array.isArray(body.messages)) for (const message of body.messages) visit(record(message).content);
+  return blocks;
+}
+
+/**
+ * An image block billed by its pixels: its data's bytes (which every-byte takes back) and its tokens. Null (billed
+ * by its bytes) unless the data is canonical base64 (Buffer would skip stray characters: 2 MB of them after a small
+ * image's header would pass for the image) that decodes to an image of its media_type.
+ */
+function pixelBilledImage(block: Record<string, unknown>): { dataBytes: number; tokens: number } | null {
+  const source = record(block.source);
+  const { media_type: mediaType, data } = source;
+  if (block.type !== 'image' || source.type !== 'base64' || typeof mediaType !== 'string' || typeof data !== 'string') return null;
+  if (data.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) return null;
+  const size = imageDimensions(mediaType, Buffer.from(data, 'base64'));
+  return size ? { dataBytes: data.length, tokens: imageTokens(size.width, size.height) } : null;
+}
+
+/** The 'every-byte' count: a token per byte of `rawBody`, but pixels for an image (the file's comment). `parsed` is its JSON.parse. */
+export function everyByteTokens(rawBody: string, parsed: Record<string, unknown> | null): number {
+  let tokens = Buffer.byteLength(rawBody);
+  if (parsed === null) return tokens;
+  for (const block of renderedBlocks(parsed)) {
+    const image = pixelBilledImage(block);
+    if (image) tokens += image.tokens - image.dataBytes;
+  }
+  return tokens;
+}
+
+/** The 'json-dumps' count: every-byte, with each tool_use input and each tool at its json.dumps length, not its compact JSON's. */
+export function jsonDumpsTokens(rawBody: string, parsed: Record<string, unknown> | null): number {
+  let tokens = everyByteTokens(rawBody, parsed);
+  if (parsed === null) return tokens;
+  const inputs = renderedBlocks(parsed).filter((block) => block.type === 'tool_use' && block.input !== undefined);
+  const parts = [...inputs.map((block) => block.input), ...(Array.isArray(parsed.tools) ? parsed.tools : [])];
+  // json.dumps prints ASCII only: its length is its bytes.
+  for (const part of parts) tokens += pythonJsonDumps(part).length - Buffer.byteLength(JSON.stringify(part));
+  return tokens;
+}
+
+/** A request's prompt tokens as `mode` counts them. */
+export function billedPromptTokens(mode: BillingMode, rawBody: string, parsed: Record<string, unknown>): number {
+  if (mode === 'every-byte') return everyByteTokens(rawBody, parsed);
+  if (mode === 'json-dumps') return jsonDumpsTokens(rawBody, parsed);
+  return countPromptTokens(parsed);
+}
+
 /** What smuggled server-side features add to a request's bill (SURCHARGES). */
 export function surchargeUsd(body: Record<string, unknown>): number {
   let usd = 0;
@@ -286,6 +382,8 @@ function apiError(message: string): unknown {
 
 export class BillingOpenRouter {
   readonly ledger: BilledRequest[] = [];
+  /** How the next request's prompt is counted. */
+  mode: BillingMode;
   prices: BillingPrices;
   tokensPerDelta: number;
   deltaIntervalMs: number;
@@ -302,6 +400,7 @@ export class BillingOpenRouter {
     private readonly fake: FakeOpenRouter,
     private readonly options: BillingOpenRouterOptions = {},
   ) {
+    this.mode = options.mode ?? 'parsed';
     this.prices = options.prices ?? { inputPerM: 1, outputPerM: 2 };
     this.tokensPerDelta = options.tokensPerDelta ?? 50;
     this.deltaIntervalMs = options.deltaIntervalMs ?? 0;
@@ -377,6 +476,7 @@ export class BillingOpenRouter {
       sessionId: header(request.headers, 'x-session-id'),
       status: 0,
       outcome: 'refused',
+      mode: this.mode,
       promptTokens: 0,
       outputTokens: 0,
       costUsd: 0,
@@ -403,7 +503,7 @@ export class BillingOpenRouter {
     if (this.options.apiKey !== undefined && bearer !== this.options.apiKey) return refuse(401, { error: { message: 'User not found.', code: 401 } });
     if (!body || !messages || typeof body.model !== 'string') return refuse(400, apiError('model: Field required; messages: Field required'));
     const model = body.model;
-    entry.promptTokens = countPromptTokens(body);
+    entry.promptTokens = billedPromptTokens(entry.mode, request.body, body);
     if (kind === 'count_tokens') {
       this.ledger.push({ ...entry, status: 200, outcome: 'counted' });
       return sendJson(res, 200, { input_tokens: entry.promptTokens });

@@ -1,0 +1,51 @@
+/**
+ * How many bytes more a JSON value can take when a provider's chat template prints it again (docs/ARCHITECTURE.md
+ * §11). The gateway's bound counts every byte it forwards at a token a byte, but a template does not read the
+ * arguments of a tool call or a tool's definition as they sit in the body: it parses them and prints them anew,
+ * most often with Python's `json.dumps` (Hugging Face's `tojson`) or Jinja's own `tojson`, and those print more:
+ *  - a space after each `,` and `:` (the default separators `', '` and `': '`);
+ *  - with `ensure_ascii` (json.dumps's default), every UTF-16 code unit from U+007F up as `\uXXXX`: "é" (2 bytes
+ *    in the body) as 6, an emoji (4 bytes) as 12;
+ *  - Jinja's HTML-safe `tojson` also writes `<`, `>`, `&` and `'` as `\u003c` …: 6 bytes for 1;
+ *  - a number in exponent form with a two-digit exponent (`1e-7` → `1e-07`).
+ * Each is counted at its worst, so the result bounds what any of these prints. What a template prints as text (a
+ * message, a tool result) it prints as it is, in fewer bytes than its JSON in the body, so it needs nothing here.
+ *
+ * One walk over the value, with no string built: per string, Buffer.byteLength (native) and a count of five ASCII
+ * characters, since the bound must not cost what it guards (the gateway's overhead per request, docs/PERFORMANCE.md).
+ */
+
+/** `<`, `>`, `&`, `'` (Jinja's HTML-safe escapes) and DEL (escaped by ensure_ascii): 1 byte in the body, 6 printed. */
+const SIX_BYTE_ASCII = /[<>&'\x7f]/g;
+
+/** The most bytes `value` gains when printed again by a template, beyond its compact JSON in the body. */
+export function renderingGrowth(value: unknown): number {
+  if (typeof value === 'string') return stringGrowth(value);
+  if (typeof value === 'number') return 1;
+  if (Array.isArray(value)) {
+    let growth = Math.max(0, value.length - 1);
+    for (const item of value) growth += renderingGrowth(item);
+    return growth;
+  }
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value);
+    // A space after each ':' and after each ',' between entries.
+    let growth = keys.length + Math.max(0, keys.length - 1);
+    for (const key of keys) growth += stringGrowth(key) + renderingGrowth((value as Record<string, unknown>)[key]);
+    return growth;
+  }
+  return 0;
+}
+
+/**
+ * A string's growth: 5 bytes for each of the five ASCII characters above, and for the rest of what is past ASCII
+ * at most 4 bytes per byte beyond the string's length in code units (b − n). Exact for a 2-byte character (é:
+ * 6 printed − 2 in the body = 4 = 4 × 1), high for a 3-byte one (8 where 3) and exact for a surrogate pair (two
+ * code units, 4 bytes: 12 − 4 = 8 = 4 × 2). A lone surrogate is 6 bytes in the body already (JSON.stringify
+ * escapes it) and counted here at 8: high, as a bound may be.
+ */
+function stringGrowth(text: string): number {
+  const beyondAscii = Buffer.byteLength(text, 'utf8') - text.length;
+  const sixes = text.match(SIX_BYTE_ASCII);
+  return 4 * beyondAscii + 5 * (sixes === null ? 0 : sixes.length);
+}

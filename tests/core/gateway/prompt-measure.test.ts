@@ -1,0 +1,173 @@
+import { execFileSync } from 'node:child_process';
+import { deflateSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { promptTokensBound, promptTokensExpected } from '../../../src-main/core/gateway/ceiling.js';
+import { IMAGE_TOKENS_BOUND, imageTokensBound } from '../../../src-main/core/gateway/image-pixels.js';
+import { renderingGrowth } from '../../../src-main/core/gateway/json-rendering.js';
+import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
+import type { PromptMeasure } from '../../../src-main/core/gateway/prompt-measure.js';
+import { Rng } from '../../fuzz/support/prng.js';
+
+/** A body measured as the gateway measures what it forwards: on the JSON it writes. */
+const measure = (body: Record<string, unknown>): PromptMeasure => measurePrompt(body, Buffer.byteLength(JSON.stringify(body)));
+const written = (body: Record<string, unknown>): number => Buffer.byteLength(JSON.stringify(body));
+const user = (content: unknown): Record<string, unknown> => ({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content }] });
+const assistant = (content: unknown[]): Record<string, unknown> => ({ model: 'm', max_tokens: 1, messages: [{ role: 'assistant', content }] });
+
+/** A real PNG of `width` × `height` pixels, 1 bit per pixel, all black. */
+function png(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    // image-size reads the header, not the CRC: zeros keep the fixture short.
+    return Buffer.concat([length, Buffer.from(type, 'ascii'), data, Buffer.alloc(4)]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.writeUInt8(1, 8);
+  const row = Buffer.alloc(1 + Math.ceil(width / 8));
+  const pixels = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)));
+  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** What Python's json.dumps prints for each value, in bytes: the real one, not a model of it. */
+function pythonDumpsBytes(values: unknown[]): number[] {
+  const script = 'import json,sys\nfor v in json.load(sys.stdin): print(len(json.dumps(v).encode()))';
+  return execFileSync('python3', ['-c', script], { input: JSON.stringify(values) })
+    .toString()
+    .trim()
+    .split('\n')
+    .map(Number);
+}
+
+/** The same with Jinja's HTML-safe escapes on top (what its own `tojson` prints). */
+function jinjaDumpsBytes(values: unknown[]): number[] {
+  const script =
+    'import json,sys\nfor v in json.load(sys.stdin):\n  s=json.dumps(v)\n' +
+    "  for a,b in (('<','\\\\u003c'),('>','\\\\u003e'),('&','\\\\u0026'),(\"'\",'\\\\u0027')): s=s.replace(a,b)\n  print(len(s.encode()))";
+  return execFileSync('python3', ['-c', script], { input: JSON.stringify(values) })
+    .toString()
+    .trim()
+    .split('\n')
+    .map(Number);
+}
+
+describe('the bound a request is held at: every byte the gateway forwards', () => {
+  it('counts a 100 kB tool id, tool_use_id, signature, citations or metadata in full, in the bound and in the estimate', () => {
+    const big = 'x'.repeat(100_000);
+    const bodies = {
+      'tool_use.id': assistant([{ type: 'tool_use', id: big, name: 'Bash', input: {} }]),
+      'tool_result.tool_use_id': user([{ type: 'tool_result', tool_use_id: big, content: 'ok' }]),
+      'thinking.signature': assistant([{ type: 'thinking', thinking: 'hm', signature: big }]),
+      'text.citations': assistant([{ type: 'text', text: 'a', citations: [{ type: 'char_location', cited_text: big }] }]),
+      metadata: { ...user('hi'), metadata: { user_id: big } },
+      stop_sequences: { ...user('hi'), stop_sequences: [big] },
+    };
+    for (const [what, body] of Object.entries(bodies)) {
+      const prompt = measure(body);
+      expect(prompt.boundBytes, what).toBe(written(body));
+      expect(promptTokensBound(prompt), what).toBeGreaterThan(100_000);
+      expect(promptTokensExpected(prompt), what).toBeGreaterThan(100_000);
+    }
+  });
+
+  it('counts a field no list names (one a future Claude Code might send) at a token a byte in the estimate too', () => {
+    const big = 'y'.repeat(50_000);
+    const prompt = measure({ ...user([{ type: 'text', text: 'hi', some_new_field: big }]), another_new_field: { deep: [big] } });
+    expect(prompt.otherBytes).toBeGreaterThan(100_000);
+    expect(promptTokensExpected(prompt)).toBeGreaterThan(100_000);
+  });
+
+  it('counts the written body, never the whitespace a delegate padded it with', () => {
+    const body = user('héllo');
+    expect(measurePrompt(JSON.parse(JSON.stringify(body, null, 1000)) as Record<string, unknown>, written(body))).toEqual(measure(body));
+  });
+
+  it('holds a valid image at its pixels, not its base64 bytes: at least 6,400 tokens, a token per 28 × 28 patch above 5 megapixels', () => {
+    const small = png(400, 300).toString('base64');
+    const big = png(4000, 3000).toString('base64');
+    expect(imageTokensBound('image/png', small)).toBe(IMAGE_TOKENS_BOUND);
+    expect(imageTokensBound('image/png', big)).toBe(Math.ceil((4000 * 3000) / 784));
+    const body = user([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: big } }]);
+    const prompt = measure(body);
+    expect(prompt).toMatchObject({ images: 1, mediaTokensBound: Math.ceil((4000 * 3000) / 784) });
+    expect(prompt.boundBytes).toBe(written(body) - big.length);
+  });
+
+  it('counts every byte of an image whose data is not the image it claims to be, or of a type the API does not take', () => {
+    const junk = Buffer.from(new Rng('prompt-measure').bytes(30_000)).toString('base64');
+    const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.from([10, 0, 10, 0, 0, 0, 0]), Buffer.alloc(100)]).toString('base64');
+    const cases = [
+      { media_type: 'image/png', data: junk },
+      { media_type: 'image/png', data: gif },
+      { media_type: 'image/bmp', data: png(10, 10).toString('base64') },
+      // Buffer.from would skip the stray characters and find the PNG: only canonical base64 is held at its pixels.
+      { media_type: 'image/png', data: `${png(10, 10).toString('base64')}${'!'.repeat(40_000)}` },
+    ];
+    for (const source of cases) {
+      const body = user([{ type: 'image', source: { type: 'base64', ...source } }]);
+      const prompt = measure(body);
+      expect(prompt.images, source.media_type).toBe(0);
+      expect(prompt.boundBytes).toBe(written(body));
+      // And a page's worth besides: a lenient provider may still decode it.
+      expect(prompt.mediaTokensBound).toBe(IMAGE_TOKENS_BOUND);
+      expect(promptTokensExpected(prompt)).toBeGreaterThan(source.data.length);
+    }
+    expect(imageTokensBound('image/gif', gif)).toBe(IMAGE_TOKENS_BOUND);
+  });
+
+  it('counts every byte of a PDF document, and a page besides', () => {
+    const pdf = Buffer.from('%PDF-1.4\n' + 'stream '.repeat(10_000)).toString('base64');
+    const body = user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } }]);
+    expect(measure(body).boundBytes).toBe(written(body));
+    expect(measure(body).mediaTokensBound).toBe(IMAGE_TOKENS_BOUND);
+    expect(promptTokensBound(measure(body))).toBeGreaterThan(pdf.length + IMAGE_TOKENS_BOUND);
+  });
+});
+
+describe('JSON a template prints again, at its worst', () => {
+  const tricky: unknown[] = [
+    { command: 'ls -la', description: "List files <here> & 'there'" },
+    { text: 'é'.repeat(100), emoji: '😀'.repeat(50), cjk: '中文'.repeat(30), del: '\u007f', ctl: '\u0001\n\t"\\' },
+    { numbers: [1e-7, 1.5e-7, 1e21, 0.1, -0, 123456789012345680000, 2 ** 53, 1e300], nested: { a: [{ b: [[], {}] }] } },
+    { lone: '\ud800x\udfff', keys: { ké: 1, "<'>": 2 } },
+  ];
+
+  it("grows by at least what Python's json.dumps (ensure_ascii, ', ' and ': ') and Jinja's HTML-safe tojson print beyond the compact JSON", () => {
+    const python = pythonDumpsBytes(tricky);
+    const jinja = jinjaDumpsBytes(tricky);
+    tricky.forEach((value, i) => {
+      const compact = Buffer.byteLength(JSON.stringify(value));
+      expect(compact + renderingGrowth(value), JSON.stringify(value).slice(0, 60)).toBeGreaterThanOrEqual(python[i] ?? Infinity);
+      expect(compact + renderingGrowth(value)).toBeGreaterThanOrEqual(jinja[i] ?? Infinity);
+    });
+  });
+
+  it('holds for a few hundred generated values too (seed "issue-35")', () => {
+    const rng = new Rng('issue-35');
+    const alphabet = ['a', ' ', ',', ':', '"', '\\', '\n', '\u0003', 'é', '中', '😀', '<', "'", '&', '\u007f', '\u2028'];
+    const value = (depth: number): unknown => {
+      const kind = rng.int(0, depth > 3 ? 3 : 5);
+      if (kind === 0) return Array.from({ length: rng.int(0, 20) }, () => rng.pick(alphabet)).join('');
+      if (kind === 1) return rng.pick([0, 1, -1, 0.5, 1e-7, 1e21, 3.14159, rng.int(0, 1e9), rng.float() * 1e-10]);
+      if (kind === 2) return rng.pick([true, false, null]);
+      if (kind === 3) return rng.int(0, 5);
+      if (kind === 4) return Array.from({ length: rng.int(0, 4) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: rng.int(0, 4) }, (_, i) => [`${rng.pick(alphabet)}${i}`, value(depth + 1)]));
+    };
+    const values = Array.from({ length: 300 }, () => value(0));
+    const python = pythonDumpsBytes(values);
+    const jinja = jinjaDumpsBytes(values);
+    const short = values.filter((v, i) => Buffer.byteLength(JSON.stringify(v)) + renderingGrowth(v) < Math.max(python[i] ?? 0, jinja[i] ?? 0));
+    expect(short).toEqual([]);
+  });
+
+  it("adds each tool call's input and each tool's definition at that growth to the bound", () => {
+    const input = { path: 'é'.repeat(1000) };
+    const tool = { name: 'Read', description: "Read a file <path> & 'more'", input_schema: { type: 'object', properties: { path: { type: 'string' } } } };
+    const body = { ...assistant([{ type: 'tool_use', id: 'toolu_1', name: 'Read', input }]), tools: [tool] };
+    expect(measure(body).boundBytes).toBe(written(body) + renderingGrowth(input) + renderingGrowth(tool));
+    expect(renderingGrowth(input)).toBeGreaterThanOrEqual(4 * 1000);
+  });
+});
