@@ -6,16 +6,28 @@
  * turned off and given a budget in the delegates' Claude Code settings, and `/compact`. Each request body is reduced
  * to its shape (field names, block and source types, tool names and types; every other string emptied, tool inputs
  * and schemas dropped), and the shapes are written to tests/fixtures/claude/request-shapes-<version>.json with a
- * summary. No prompt, key or id is kept.
+ * summary. Beside them, under `headers` and `stringLengths` (scripts/live/request-record.ts): every request header's
+ * name, the whole values of `anthropic-beta` (each value), `anthropic-version`, `content-type` and `accept`, the
+ * shapes of `user-agent`, `x-app`, `x-claude-code-session-id` and `x-stainless-*` (digits as `#`, ids as `<session>`,
+ * `<uuid>`, `<id>`), each with the scenarios it came from; and the longest UTF-8 string seen at each path of the
+ * body (`messages[].content[type=tool_use].id`). No prompt, key or id is kept.
+ *
+ * The headers are recorded at the gateway's door, not at the fake: the fake sees what the gateway forwards, and once
+ * the gateway passes only an allowlist (src-main/core/gateway/gateway-headers.ts), that is the allowlist, not what
+ * Claude Code sent. So the service runs a launcher (scripts/live/claude-door.ts) that points each delegate's
+ * ANTHROPIC_BASE_URL at a recording door in front of the gateway, which passes every request on unchanged. The bodies'
+ * lengths come from the door too; the shapes, as before, from what reached the fake (the same bytes: with no
+ * provider policy or fallback model the gateway forwards the body it was sent).
  *
  * src-main/core/gateway/request-fields.ts lets through what this file shows, and tests/core/gateway/request-fields.test.ts
- * holds it to every shape in it. Nothing in CI runs this: run it by hand when the Claude Code pin moves, look at
- * what changed (git diff), and widen the allowlist only for what the new CLI really sends.
+ * holds it to every shape in it; gateway-headers.ts lets through the headers and beta values it shows, and
+ * tests/core/gateway/gateway-headers.test.ts holds the two together. Nothing in CI runs this: run it by hand when the
+ * Claude Code pin moves, look at what changed (git diff), and widen an allowlist only for what the new CLI really sends.
  *
  *   npm run build && npx tsx scripts/capture-claude-requests.ts [--out FILE] [--raw DIR] [--only plain,web,…]
  *
- * `--raw DIR` also writes every request body whole (prompts and all) to DIR, to look at by hand; never commit them.
- * Needs `openssl` (the https page WebFetch reads has a certificate of its own). About ten minutes.
+ * `--raw DIR` also writes every request whole (prompts, headers and the job's token) to DIR, to look at by hand;
+ * never commit them. Needs `openssl` (the https page WebFetch reads has a certificate of its own). About ten minutes.
  *
  * The delegate's requests go through the gateway, with server tools allowed (`gateway.allowServerTools`) and no
  * provider policy or fallback model, so every field Claude Code sends reaches the fake as sent. A field or block the
@@ -30,6 +42,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { JobView, PermissionMode, DelegateProfile } from '../src-main/contract/index.js';
+import { ClaudeDoor } from './live/claude-door.js';
+import { RequestRecorder } from './live/request-record.js';
+import type { SentRequest } from './live/request-record.js';
 import { CLAUDE_CLI, COUNT_TOKENS_PATH, MESSAGES_PATH, ScriptedModel } from '../tests/support/fake-anthropic.js';
 import type { ScriptStep } from '../tests/support/fake-anthropic.js';
 import { FaultWorld } from '../tests/support/faults.js';
@@ -349,19 +364,31 @@ async function startPage(): Promise<{ url: string; caFile: string; close: () => 
   };
 }
 
+/** Where a scenario's delegates reach the gateway through: the door, and the launcher that points them at it. */
+interface Door {
+  door: ClaudeDoor;
+  launcher: string;
+}
+
+/** A POST to a path the gateway serves: as the gateway sees it (`/v1/messages`) or as the fake does (`/api/v1/messages`). */
+const isMessagesPost = (r: { method: string; path: string }) =>
+  r.method === 'POST' && [MESSAGES_PATH, COUNT_TOKENS_PATH].includes(`/api${r.path.replace(/^\/api/, '')}`);
+
 async function runScenario(
   scenario: Scenario,
   page: { url: string; caFile: string },
+  door: Door,
   raw: string | null,
-): Promise<{ captured: Captured[]; problems: string[] }> {
+): Promise<{ captured: Captured[]; sent: SentRequest[]; problems: string[] }> {
   const world = new FaultWorld();
   const problems: string[] = [];
+  const firstAtDoor = door.door.requests.length;
   try {
-    // The service passes NODE_EXTRA_CA_CERTS on to its delegates (child-env.ts).
+    // The service passes NODE_EXTRA_CA_CERTS on to its delegates (child-env.ts), and runs the door's launcher as `claude`.
     // Server tools allowed: the capture must see what the CLI sends, not what the gateway lets through by default.
     await world.start(
       { delegateProfile: 'full', permissionCeiling: 'bypassPermissions', gateway: { allowServerTools: true } },
-      { NODE_EXTRA_CA_CERTS: page.caFile },
+      { NODE_EXTRA_CA_CERTS: page.caFile, OPENROUTER_DELEGATE_CLAUDE: door.launcher },
     );
     for (const [file, content] of Object.entries(scenario.files ?? {})) {
       const target = file.startsWith('claude-config/') ? path.join(world.locations.data, file) : path.join(world.project, file);
@@ -391,15 +418,21 @@ async function runScenario(
       }
     }
     const captured = world.fake.requests
-      .filter((r) => r.method === 'POST' && (r.path === MESSAGES_PATH || r.path === COUNT_TOKENS_PATH))
+      .filter(isMessagesPost)
       .map((r) => ({ scenario: scenario.name, path: r.path.replace(/^\/api/, ''), body: JSON.parse(r.body) as Body }));
     const features = new Set(captured.flatMap((c) => [...featuresOf(c.body)]));
     for (const wanted of scenario.shows) if (!features.has(wanted)) problems.push(`no request showed ${wanted}`);
+    const atDoor = door.door.requests.slice(firstAtDoor).filter(isMessagesPost);
+    // Each request the gateway let through reached the fake; one it refused did not (and the job then says so).
+    if (atDoor.length !== captured.length) problems.push(`${atDoor.length} requests reached the gateway, ${captured.length} the fake`);
+    const sessionIds = ends.map((end) => end.job.sessionId);
+    const sent = atDoor.map((r) => ({ scenario: scenario.name, path: r.path, headers: r.headers, body: JSON.parse(r.body) as unknown, sessionIds }));
     if (raw) {
       await mkdir(raw, { recursive: true });
       await writeFile(path.join(raw, `${scenario.name}.json`), JSON.stringify(captured, null, 2));
+      await writeFile(path.join(raw, `${scenario.name}.sent.json`), JSON.stringify(atDoor, null, 2));
     }
-    return { captured, problems };
+    return { captured, sent, problems };
   } finally {
     await world.stop();
   }
@@ -427,14 +460,28 @@ function onePagePdf(text: string): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-/** The fixture as JSON a person can read: indented, but each shape on a line of its own (a diff then shows which changed). */
-function formatted(fixture: { shapes: Record<string, unknown[]> } & Record<string, unknown>): string {
-  const marker = '"@@shapes@@"';
-  const text = JSON.stringify({ ...fixture, shapes: '@@shapes@@' }, null, 2);
+/** JSON indented by object, but with each list of strings or numbers on one line: a scenario list reads as one. */
+function compactJson(value: unknown, indent: string): string {
+  if (Array.isArray(value) && value.every((v) => typeof v !== 'object' || v === null)) return `[${value.map((v) => JSON.stringify(v)).join(', ')}]`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return JSON.stringify(value);
+  const inner = `${indent}  `;
+  const entries = Object.entries(value).map(([key, field]) => `${inner}${JSON.stringify(key)}: ${compactJson(field, inner)}`);
+  return entries.length === 0 ? '{}' : `{\n${entries.join(',\n')}\n${indent}}`;
+}
+
+/**
+ * The fixture as JSON a person can read: indented, but each shape on a line of its own (a diff then shows which
+ * changed), and the headers' and lengths' lists on one line each.
+ */
+function formatted(fixture: { shapes: Record<string, unknown[]>; headers: unknown; stringLengths: unknown } & Record<string, unknown>): string {
+  const text = JSON.stringify({ ...fixture, shapes: '@@shapes@@', headers: '@@headers@@', stringLengths: '@@stringLengths@@' }, null, 2);
   const shapes = Object.entries(fixture.shapes)
     .map(([where, list]) => `    ${JSON.stringify(where)}: [\n${list.map((shape) => `      ${JSON.stringify(shape)}`).join(',\n')}\n    ]`)
     .join(',\n');
-  return `${text.replace(marker, `{\n${shapes}\n  }`)}\n`;
+  return `${text
+    .replace('"@@shapes@@"', () => `{\n${shapes}\n  }`)
+    .replace('"@@headers@@"', () => compactJson(fixture.headers, '  '))
+    .replace('"@@stringLengths@@"', () => compactJson(fixture.stringLengths, '  '))}\n`;
 }
 
 async function main(): Promise<void> {
@@ -443,19 +490,27 @@ async function main(): Promise<void> {
   const out = values.out ?? path.join(ROOT, 'tests', 'fixtures', 'claude', `request-shapes-${version}.json`);
   const scenarios = values.only ? SCENARIOS.filter((s) => values.only?.split(',').includes(s.name)) : SCENARIOS;
   const captured: Captured[] = [];
+  const sent = new RequestRecorder();
   const problems: string[] = [];
   const page = await startPage();
+  const door = new ClaudeDoor();
+  await door.start();
+  const launcherDir = await mkdtemp(path.join(os.tmpdir(), 'ord-capture-door-'));
   try {
+    const launcher = await door.writeLauncher(launcherDir, CLAUDE_CLI);
     for (const scenario of scenarios) {
       console.log(`${scenario.name}: ${scenario.what}`);
-      const result = await runScenario(scenario, page, values.raw ?? null);
+      const result = await runScenario(scenario, page, { door, launcher }, values.raw ?? null);
       console.log(`  ${result.captured.length} requests`);
       for (const problem of result.problems) console.log(`  ! ${problem}`);
       captured.push(...result.captured);
+      for (const request of result.sent) sent.add(request);
       problems.push(...result.problems.map((p) => `${scenario.name}: ${p}`));
     }
   } finally {
     await page.close();
+    await door.stop();
+    await rm(launcherDir, { recursive: true, force: true });
   }
   const paths = [...new Set(captured.map((c) => c.path))].sort();
   const shapes: Record<string, Array<{ scenarios: string[]; body: unknown }>> = {};
@@ -474,11 +529,17 @@ async function main(): Promise<void> {
     about:
       'OUR capture of what the pinned Claude Code sends to the metering gateway, made by scripts/capture-claude-requests.ts: ' +
       'the real CLI as a delegate of the real service, against the fake OpenRouter. Shapes only: strings other than types, roles ' +
-      'and tool names are emptied, tool inputs and schemas dropped, repeated shapes in an array kept once.',
+      'and tool names are emptied, tool inputs and schemas dropped, repeated shapes in an array kept once. `headers`: what Claude Code ' +
+      "sent, recorded at the gateway's door: every header name, the values of anthropic-beta (each), anthropic-version, content-type " +
+      'and accept, the shapes of user-agent, x-app, x-claude-code-session-id and x-stainless-* (digits as #, ids as <session>, <uuid>, ' +
+      '<id>), each with the scenarios it was seen in. `stringLengths`: the longest string (UTF-8 bytes) seen at each path of a body, ' +
+      'array items as [] or [type=…], strings inside tool inputs and schemas together at .**.',
     cli: version,
     scenarios: Object.fromEntries(scenarios.map((s) => [s.name, s.what])),
     summary: Object.fromEntries(paths.map((where) => [where, summarise(captured.filter((c) => c.path === where).map((c) => c.body))])),
     shapes,
+    headers: sent.headers(),
+    stringLengths: sent.stringLengths(),
   };
   await writeFile(out, formatted(fixture));
   console.log(`\n${captured.length} requests, ${Object.values(shapes).flat().length} shapes: ${path.relative(ROOT, out)}`);

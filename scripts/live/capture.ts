@@ -2,10 +2,15 @@
  * Capture mode of `npm run test:live` (`--capture <folder>`): what OpenRouter answered, scrubbed of the key and
  * of every id, written in the shape of tests/fixtures/openrouter/ and under the names the fake serves, so that
  * `scripts/compare-openrouter-captures.ts` can hold one against the other and `--refresh-fixtures` can copy it over.
+ * Beside them, CLAUDE_REQUESTS_FILE: what the delegates' Claude Code sent to the gateway in the run, as
+ * scripts/capture-claude-requests.ts records it for the fixture (request-record.ts): header names, values and
+ * shapes, and the longest string at each path of a body — here with ids and signatures that real models made.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { RelayedExchange } from './relay.js';
+import { RequestRecorder } from './request-record.js';
+import type { SentRequest } from './request-record.js';
 
 /** The fixture files a capture writes, by what they hold (the names tests/support/fake-openrouter.ts reads). */
 export const CAPTURE_FILES = {
@@ -18,6 +23,12 @@ export const CAPTURE_FILES = {
   /** One streamed `/v1/messages` answer, as the SSE text it was (new: the fixtures have none yet). */
   stream: 'messages-stream.sse',
 } as const;
+
+/**
+ * What the delegates' Claude Code sent (claudeRequestsFile): not an answer of OpenRouter's, so no fixture of
+ * tests/fixtures/openrouter/ is compared with it or refreshed from it.
+ */
+export const CLAUDE_REQUESTS_FILE = 'claude-requests.json';
 
 export interface AnswerLine {
   _source: string;
@@ -117,4 +128,24 @@ export async function writeCapture(folder: string, files: ReadonlyMap<string, st
   await mkdir(folder, { recursive: true });
   for (const [name, text] of files) await writeFile(path.join(folder, name), text);
   await writeFile(path.join(folder, 'README.md'), readme);
+}
+
+/**
+ * The CLAUDE_REQUESTS_FILE of a run: the `headers` and `stringLengths` of the requests the delegates' Claude Code
+ * sent, in the form of tests/fixtures/claude/request-shapes-<version>.json's. No prompt, key or id is in it.
+ */
+export function claudeRequestsFile(requests: readonly SentRequest[], source: string): string {
+  const recorder = new RequestRecorder();
+  for (const request of requests) recorder.add(request);
+  const file = {
+    about:
+      'What the delegates’ Claude Code sent to the metering gateway in a run of `npm run test:live -- --capture`, recorded at the ' +
+      'gateway’s door (scripts/live/request-record.ts): header names, values and shapes with the runs they were seen in, and the ' +
+      'longest string (UTF-8 bytes) at each path of a body. Compare with tests/fixtures/claude/request-shapes-<version>.json.',
+    source,
+    requests: recorder.requests,
+    headers: recorder.headers(),
+    stringLengths: recorder.stringLengths(),
+  };
+  return `${JSON.stringify(file, null, 2)}\n`;
 }

@@ -7,7 +7,7 @@
  */
 import { copyFile, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CAPTURE_FILES } from './capture.js';
+import { CAPTURE_FILES, CLAUDE_REQUESTS_FILE } from './capture.js';
 import type { AnswerLine } from './capture.js';
 
 export interface Difference {
@@ -216,11 +216,14 @@ async function readOptional(file: string): Promise<string | null> {
   return readFile(file, 'utf8').catch(() => null);
 }
 
+/** Files of a capture folder that are not OpenRouter's answers: neither compared nor copied over the fixtures. */
+const NOT_ANSWERS = new Set(['README.md', CLAUDE_REQUESTS_FILE]);
+
 /** Every difference between a capture folder and the fixtures folder, file by file. */
 export async function compareCaptureFolder(captureDir: string, fixturesDir: string, options: CompareOptions = {}): Promise<Difference[]> {
   const differences: Difference[] = [];
   for (const name of (await readdir(captureDir)).sort()) {
-    if (name === 'README.md') continue;
+    if (NOT_ANSWERS.has(name)) continue;
     const captured = await readFile(path.join(captureDir, name), 'utf8');
     const fixture = await readOptional(path.join(fixturesDir, name));
     try {
@@ -249,7 +252,7 @@ export async function compareCaptureFolder(captureDir: string, fixturesDir: stri
 export async function refreshFixtures(captureDir: string, fixturesDir: string): Promise<string[]> {
   const written: string[] = [];
   for (const name of (await readdir(captureDir)).sort()) {
-    if (name === 'README.md') continue;
+    if (NOT_ANSWERS.has(name)) continue;
     const target = path.join(fixturesDir, name);
     if (name.endsWith('.jsonl')) {
       const captured = readLines(await readFile(path.join(captureDir, name), 'utf8'));

@@ -12,8 +12,13 @@
  * The parent's own model is a local script (tests/support/fake-anthropic.ts), so the parent costs nothing and makes
  * the same calls every time: everything that reaches OpenRouter goes through the service and its cap. A recording
  * relay sits between the service and OpenRouter (relay.ts), so the run sees what went over the wire; with
- * `--capture <folder>` it writes what OpenRouter answered as fixtures (capture.ts). OPENROUTER_BASE_URL points the
- * run elsewhere: CI runs it against the fake (tests/e2e/live-script.test.ts).
+ * `--capture <folder>` it writes what OpenRouter answered as fixtures (capture.ts), and, in the same folder,
+ * claude-requests.json: what the delegates' Claude Code sent to the gateway (header names, values and shapes, the
+ * longest string at each body path), recorded at the gateway's door (claude-door.ts, request-record.ts) as
+ * scripts/capture-claude-requests.ts records it against the fake — here with the ids and signatures of real models.
+ * OPENROUTER_BASE_URL points the run elsewhere: CI runs it against the fake (tests/e2e/live-script.test.ts). Against
+ * the real OpenRouter it runs only by hand, never in CI; the recording itself is unit-tested on canned requests
+ * (tests/contract/claude-requests-capture.test.ts).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -33,7 +38,9 @@ import { CLAUDE_CLI, ScriptedModel, toolResults } from '../../tests/support/fake
 import type { ModelRequest, TextStep, ToolUseStep } from '../../tests/support/fake-anthropic.js';
 import { FakeOpenRouter } from '../../tests/support/fake-openrouter.js';
 import { runOuterClaude } from '../../tests/support/outer-claude.js';
-import { captureFiles, writeCapture } from './capture.js';
+import { CLAUDE_REQUESTS_FILE, captureFiles, claudeRequestsFile, writeCapture } from './capture.js';
+import { ClaudeDoor } from './claude-door.js';
+import type { SentRequest } from './request-record.js';
 import type { RelayedExchange } from './relay.js';
 import { RecordingRelay } from './relay.js';
 import { compareCaptureFolder, describeDifference } from './compare-captures.js';
@@ -286,6 +293,22 @@ async function billed(client: IpcClient, jobId: string, timeoutMs: number): Prom
   }
 }
 
+/** The message requests the delegates' Claude Code made (at the door), with the jobs' sessions to shape away. */
+function sentToGateway(door: ClaudeDoor | null, jobs: JobRecord[]): SentRequest[] {
+  const sessionIds = jobs.map((job) => job.sessionId);
+  return (door?.requests ?? [])
+    .filter((r) => r.method === 'POST' && (r.path === '/v1/messages' || r.path === '/v1/messages/count_tokens'))
+    .map((r) => ({ scenario: 'test:live', path: r.path, headers: r.headers, body: parseJson(r.body), sessionIds }));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
 /** Reads OpenRouter's error answers on purpose (free), so a capture holds their shapes. */
 async function readErrorShapes(relay: RecordingRelay, key: string, labels: Map<RelayedExchange, string>): Promise<void> {
   const wrongKey = `sk-or-v1-${'0'.repeat(64)}`;
@@ -323,7 +346,11 @@ async function main(): Promise<number> {
   const upstream = baseUrlFrom(process.env);
   const relay = new RecordingRelay(upstream);
   await relay.start();
+  // With --capture, the delegates' Claude Code reaches the gateway through a recording door: what it sent, not what went on.
+  const door = options.capture ? new ClaudeDoor() : null;
+  await door?.start();
   const home = await makeHome(relay.baseUrl, options);
+  if (door) home.env.OPENROUTER_DELEGATE_CLAUDE = await door.writeLauncher(home.root, CLAUDE_CLI);
   console.log(`test:live against ${upstream}${upstream === DEFAULT_BASE_URL ? ' (the real OpenRouter)' : ''}, in a temporary home ${home.root}`);
   console.log(
     `Cap: ${usd(options.maxUsd)} for the whole run, enforced by the service's own daily budget (budgets.perDayUsd ${options.maxUsd}, perJobUsd ${Math.max(0.01, Number((options.maxUsd / 3).toFixed(4)))}); nothing is spent before this line. The parent Claude Code's model is a local script: it costs nothing.`,
@@ -425,15 +452,13 @@ async function main(): Promise<number> {
     const labels = new Map<RelayedExchange, string>();
     if (options.capture) {
       await readErrorShapes(relay, key, labels);
-      const files = captureFiles({
-        exchanges: relay.exchanges,
-        labels,
-        key,
-        source: `npm run test:live -- --capture, ${new Date().toISOString().slice(0, 10)}, ${new URL(upstream).host}`,
-      });
+      const source = `npm run test:live -- --capture, ${new Date().toISOString().slice(0, 10)}, ${new URL(upstream).host}`;
+      const files = captureFiles({ exchanges: relay.exchanges, labels, key, source });
+      files.set(CLAUDE_REQUESTS_FILE, claudeRequestsFile(sentToGateway(door, jobs), `${source}, model ${choice.id}`));
       const readme = `# A capture of OpenRouter's answers\n\nMade by \`npm run test:live -- --capture\` on ${new Date().toISOString()} against ${upstream}, model ${choice.id}; keys and ids scrubbed.\nCompare: \`npx tsx scripts/compare-openrouter-captures.ts ${options.capture}\`; copy over the fixtures: add \`--refresh-fixtures\`.\n`;
       await writeCapture(options.capture, files, readme);
       console.log(`  capture: ${[...files.keys()].join(', ')} in ${options.capture}`);
+      console.log(`  what Claude Code sent: ${path.join(options.capture, CLAUDE_REQUESTS_FILE)} (${sentToGateway(door, jobs).length} requests)`);
       const differences = await compareCaptureFolder(options.capture, fileURLToPath(new URL('../../tests/fixtures/openrouter/', import.meta.url)), {
         fakeStream: fakeMessagesStream,
       });
@@ -461,6 +486,7 @@ async function main(): Promise<number> {
     await runCli(['stop', '--kill-jobs'], home.env).catch(() => undefined);
     if (service && service.child.exitCode === null) await new Promise((resolve) => service?.child.once('exit', resolve));
     await relay.stop();
+    await door?.stop();
     const scan = await filesHolding(home.root, key);
     const captureScan = options.capture ? await filesHolding(options.capture, key) : { scanned: 0, holding: [] };
     run.check(

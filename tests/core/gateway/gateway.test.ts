@@ -13,11 +13,13 @@ import type { GatewayRequest } from '../../../src-main/contract/index.js';
 import { MeteringGateway } from '../../../src-main/core/gateway/gateway.js';
 import type { GatewayJob, GatewayJobs } from '../../../src-main/core/gateway/gateway.js';
 import { promptTokensBound } from '../../../src-main/core/gateway/ceiling.js';
+import { allowedBecause, droppedBecause } from '../../../src-main/core/gateway/gateway-headers.js';
 import { newJobToken, tokenHash } from '../../../src-main/core/gateway/job-token.js';
 import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
 import { GatewayServer } from '../../../src-main/ipc/gateway-server.js';
 import { FakeOpenRouter } from '../../support/fake-openrouter.js';
 import type { RecordedRequest } from '../../support/fake-openrouter.js';
+import { CAPTURED_NAMES, exampleValue } from './captured-headers.js';
 
 const KEY = `sk-or-v1-${'ab12'.repeat(16)}`;
 const MODEL = 'deepseek/deepseek-v4-flash-0731';
@@ -954,4 +956,63 @@ describe('the metering gateway against a delegate that tries to overspend', () =
     expect((await post(token, body({ max_tokens: 1000 }))).status).toBe(200);
     expect(fake.requestsTo(MESSAGES)).toHaveLength(1);
   });
+});
+
+describe('the headers a delegate sends, as they reach OpenRouter (the allowlist: gateway-headers.ts)', () => {
+  /** The headers OpenRouter got for one request sent with `headers` (besides content-type, anthropic-version and the token). */
+  async function upstreamGot(headers: Record<string, string>): Promise<http.IncomingHttpHeaders> {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const { token } = jobs.add();
+    const response = await post(token, body(), { headers });
+    expect(response.status).toBe(200);
+    await response.text();
+    const [sent] = fake.requestsTo(MESSAGES);
+    return sent?.headers ?? {};
+  }
+  /** The gateway's own and the connection's: replaced or framed anew, never passed on as sent. */
+  const OWN_OR_CONNECTION = new Set(['authorization', 'http-referer', 'x-title', 'x-session-id', 'accept-encoding', 'host', 'connection', 'content-length']);
+
+  it('drops a header it does not know', async () => {
+    const got = await upstreamGot({ 'x-made-up': 'anything', 'x-openrouter-experimental-metadata': 'enabled' });
+    expect(got['x-made-up']).toBeUndefined();
+    expect(got['x-openrouter-experimental-metadata']).toBeUndefined();
+  });
+
+  it('drops x-api-key: the only key that goes is the gateway’s', async () => {
+    const got = await upstreamGot({ 'x-api-key': 'sk-ant-delegates-own' });
+    expect(got['x-api-key']).toBeUndefined();
+    expect(got.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('drops cookie', async () => {
+    expect((await upstreamGot({ cookie: 'session=1' })).cookie).toBeUndefined();
+  });
+
+  it('takes the beta values it does not allow out of anthropic-beta and keeps the allowed ones, in order', async () => {
+    const got = await upstreamGot({ 'anthropic-beta': 'claude-code-20250219,context-1m-2025-08-07, effort-2025-11-24,made-up-2030-01-01' });
+    expect(got['anthropic-beta']).toBe('claude-code-20250219,effort-2025-11-24');
+  });
+
+  it('drops anthropic-beta when none of its values is allowed', async () => {
+    expect((await upstreamGot({ 'anthropic-beta': 'context-1m-2025-08-07,made-up-2030-01-01' }))['anthropic-beta']).toBeUndefined();
+  });
+
+  it('drops a user-agent not in Claude Code’s form, and an x-claude-code-session-id of another session', async () => {
+    const got = await upstreamGot({ 'user-agent': 'claude-cli/2.1.332 (external, sdk-cli) <free text>', 'x-claude-code-session-id': 'sess-other' });
+    expect(got['user-agent']).toBeUndefined();
+    expect(got['x-claude-code-session-id']).toBeUndefined();
+  });
+
+  // Generated from the capture (captured-headers.ts): a new capture widens these.
+  it.each(CAPTURED_NAMES.filter((name) => allowedBecause(name) !== null))('passes %s as Claude Code sends it', async (name) => {
+    const value = exampleValue(name, 'sess-1');
+    expect((await upstreamGot({ [name]: value }))[name]).toBe(value);
+  });
+
+  it.each(CAPTURED_NAMES.filter((name) => droppedBecause(name) !== null && !OWN_OR_CONNECTION.has(name)))(
+    'drops %s, which Claude Code sends, for its reason',
+    async (name) => {
+      expect((await upstreamGot({ [name]: exampleValue(name, 'sess-1') }))[name]).toBeUndefined();
+    },
+  );
 });
