@@ -161,6 +161,18 @@ class FuzzJobs implements GatewayJobs {
 
 // ---- the fake OpenRouter's answers ----------------------------------------------------------------
 
+/**
+ * Which case a request is, and how the fake OpenRouter answers it, ride in the User-Agent in Claude Code's own form
+ * (`claude-cli/<case>.<how>.0 (external, sdk-cli)`): one of the few headers the gateway's allowlist passes on
+ * (gateway-headers.ts), and sent first, so Node keeps it over a User-Agent among a case's extra headers.
+ */
+const UPSTREAM_HOW = ['ok', 'slow', 'error', 'break'] as const;
+const caseTag = (id: number, how: (typeof UPSTREAM_HOW)[number]) => `User-Agent: claude-cli/${id}.${UPSTREAM_HOW.indexOf(how)}.0 (external, sdk-cli)`;
+function caseOf(headers: http.IncomingHttpHeaders): { id: number; how: string } {
+  const tag = /^claude-cli\/(\d+)\.(\d+)\.0 /.exec(String(headers['user-agent'] ?? ''));
+  return { id: Number(tag?.[1]), how: UPSTREAM_HOW[Number(tag?.[2])] ?? 'ok' };
+}
+
 /** Every answer carries this, so an answer can be told from the gateway's own, and from another request's. */
 const marker = (id: number) => `fuzz-case-${id}`;
 const MARKER = /fuzz-case-(\d+)/g;
@@ -172,8 +184,7 @@ function sseOf(events: Array<Record<string, unknown>>): string[] {
 /** Answers like the Messages API: a stream or a message whose usage is the most the request allows (1 prompt token, all of max_tokens). */
 function upstreamRoute(answers: Map<number, string>) {
   return async (request: RecordedRequest, res: http.ServerResponse): Promise<void> => {
-    const id = Number(request.headers['x-fuzz-case']);
-    const how = String(request.headers['x-fuzz-upstream'] ?? 'ok');
+    const { id, how } = caseOf(request.headers);
     let body: Record<string, unknown> = {};
     try {
       const parsed: unknown = JSON.parse(request.body);
@@ -742,7 +753,7 @@ function makeCase(id: number, rng: Rng, port: number, jobs: FuzzJobs): Case {
 }
 
 function headOf(c: Case, declared: number | null): Buffer {
-  const lines = [`${c.method} ${c.target} HTTP/1.1`, ...c.hosts.map((h) => `Host: ${h}`), `X-Fuzz-Case: ${c.id}`, `X-Fuzz-Upstream: ${c.upstream}`];
+  const lines = [`${c.method} ${c.target} HTTP/1.1`, ...c.hosts.map((h) => `Host: ${h}`), caseTag(c.id, c.upstream)];
   for (const [name, value] of [...c.credentials, ...c.extra]) lines.push(`${name}: ${value}`);
   if (c.framing === 'length') lines.push(`Content-Length: ${c.body.length}`);
   if (c.framing === 'long-length') lines.push(`Content-Length: ${c.body.length + (declared ?? 1)}`);
@@ -912,7 +923,7 @@ function upstreamProblems(requests: RecordedRequest[], sent: Map<number, Sent>, 
   const seen = new Map<number, number>();
   const tokens = [...jobs.jobs.map((j) => j.token), ...jobs.ended];
   for (const request of requests) {
-    const id = Number(request.headers['x-fuzz-case']);
+    const { id } = caseOf(request.headers);
     const c = sent.get(id);
     const label = `upstream request for case ${id}`;
     if (!c) {
@@ -1199,7 +1210,7 @@ describe('fuzz: the metering gateway', () => {
     });
     server = new GatewayServer({
       handle: (req, res) => {
-        reached.add(Number(req.headers['x-fuzz-case']));
+        reached.add(caseOf(req.headers).id);
         handledCount++;
         void gateway.handle(req, res).finally(() => settledCount++);
       },
@@ -1278,7 +1289,7 @@ describe('fuzz: the metering gateway', () => {
       pieces: [
         {
           bytes: Buffer.from(
-            `POST /v1/messages?beta=true HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Fuzz-Case: ${last}\r\nAuthorization: Bearer ${job.token}\r\n` +
+            `POST /v1/messages?beta=true HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${caseTag(last, 'ok')}\r\nAuthorization: Bearer ${job.token}\r\n` +
               `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
           ),
           delayMs: 0,

@@ -139,7 +139,9 @@ export class MeteringGateway {
       this.fail(res, 401, 'authentication_error', 'No OpenRouter key is set in OpenRouter Delegate.');
       return;
     }
-    await this.forward({ req, res, job, path: url.pathname + url.search, parsed, key });
+    // The query Claude Code sends is `?beta=true`, and only that goes on: a delegate's own parameters never reach OpenRouter.
+    const query = url.searchParams.get('beta') === 'true' ? '?beta=true' : '';
+    await this.forward({ req, res, job, path: url.pathname + query, parsed, key });
   }
 
   /**

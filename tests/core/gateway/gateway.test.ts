@@ -179,6 +179,14 @@ function streamAnswer(events: Array<Record<string, unknown>>): (request: Recorde
 }
 
 describe('the metering gateway', () => {
+  it('passes on only the query Claude Code sends (?beta=true); a parameter of the delegate’s own never reaches OpenRouter', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const { token } = jobs.add();
+    await (await post(token, body(), { path: '/v1/messages?beta=true&api_key=x&transforms=middle-out' })).text();
+    await (await post(token, body(), { path: '/v1/messages?beta=false&models=openai%2Fgpt-5-pro' })).text();
+    expect(fake.requestsTo(MESSAGES).map((r) => r.query)).toEqual([{ beta: 'true' }, {}]);
+  });
+
   it('forwards with the key, the attribution and the session, and streams the answer back byte for byte', async () => {
     const events = answerEvents({ input: 1200, output: 80, cacheRead: 300 });
     fake.route('POST', MESSAGES, streamAnswer(events));
