@@ -130,7 +130,19 @@ describe('the tray follows the service', () => {
     // …and only then: once the job's late billing is in, nothing is redrawn until the service says something changed.
     const billing = () => app.service.supervisor.list({ limit: 1 }).conversations[0]?.jobs[0]?.billing;
     await expect.poll(billing, { timeout: 15_000 }).not.toBe('pending');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The service's last word (the billing) reaches the tray over IPC, on a loaded machine later than the supervisor
+    // shows it: wait for half a second without a redraw (a once-a-second ticker still running would leave such a
+    // window too, and then fail below), then none may come in the next 1.5 s.
+    let quietSince = { count: app.tray.menusSet, at: Date.now() };
+    await expect
+      .poll(
+        () => {
+          if (app.tray.menusSet !== quietSince.count) quietSince = { count: app.tray.menusSet, at: Date.now() };
+          return Date.now() - quietSince.at;
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBeGreaterThanOrEqual(500);
     const menusIdle = app.tray.menusSet;
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(app.tray.menusSet).toBe(menusIdle);
