@@ -4,9 +4,8 @@
  * killed, and the end settled from the stream. One class, because every step hands the job to the next
  * and each may be cut short by a cancel arriving at any point in between.
  */
-import { mkdir, rm } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { ENV, isActive } from '../../contract/index.js';
 import type { JobRecord, JobState } from '../../contract/index.js';
 import { requireKey } from './admission.js';
@@ -14,6 +13,7 @@ import type { JobBilling } from './billing.js';
 import { claudeArgs } from './claude-args.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { jobOutcome } from './job-outcome.js';
+import { makeJobTempDir, removeJobTempDirs } from './job-temp.js';
 import type { ProcessEnd } from './job-outcome.js';
 import type { JobRegistry, LiveJob, SupervisorDeps, Termination } from './job-registry.js';
 import { resolveModel } from './job-request.js';
@@ -35,11 +35,6 @@ import { formatMinutes, formatUsd } from '../../common/format.js';
 import { allOrFirstError } from '../../common/promises.js';
 
 const PROGRESS_PERSIST_THROTTLE_MS = 2000;
-
-/** A job's private temp folder (its TMPDIR), removed when the job ends. */
-function jobTempDir(jobId: string): string {
-  return path.join(tmpdir(), `ord-${jobId}`);
-}
 
 /**
  * The sandbox a job's programs run in (sandbox.ts), from what admission decided for it (its record) and the
@@ -127,15 +122,14 @@ export class JobLifecycle {
     job.tokenOnDisk = null;
     const token = onDisk ?? newJobToken();
     job.tokenHash = tokenHash(token);
-    // A temp folder of its own: the sandbox lets programs write in it, and in no other job's or the user's.
-    const tmp = jobTempDir(record.id);
+    // A temp folder of its own, made fresh (job-temp.ts): the sandbox lets programs write in it, and in no other job's or the user's.
+    const tmp = await makeJobTempDir(record.id);
     const env: Record<string, string> = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id, TMPDIR: tmp };
     const removeTmp = () => rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     try {
-      const [command, confined] = await allOrFirstError<[string, Confinement, unknown, void | undefined]>([
+      const [command, confined] = await allOrFirstError<[string, Confinement, void | undefined]>([
         deps.locateClaude(job.callerPath),
         this.confinement(record, env.HOME ?? homedir()),
-        mkdir(tmp, { recursive: true, mode: 0o700 }),
         onDisk === null ? store.writeTokenHash(record.id, job.tokenHash) : undefined,
       ]);
       if (!job.terminating) return { command, env, args: claudeArgs(record, confined.denied.dirs, confined.denied.files, confined.programs) };
@@ -408,7 +402,7 @@ export class JobLifecycle {
       await registry.persist(job);
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
       if (!worktree) registry.runInBackground(this.sweep(record.id));
-      registry.runInBackground(rm(jobTempDir(record.id), { recursive: true, force: true }).catch(() => undefined));
+      registry.runInBackground(removeJobTempDirs(record.id));
       registry.emit(job);
       registry.wake(job);
       this.startQueued();
