@@ -140,8 +140,8 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     for (const file of outside) expect(await exists(file), file).toBe(false);
     // Inside its worktree and its own temp folder, it writes; the temp folder is gone with the job.
     // Made fresh by mkdtemp (never a name another user could make first): ord-<job id>-<random>.
-    const jobTmp = new RegExp(`tmp=(${serviceTmp}/ord-${end.job.id}-[A-Za-z0-9]{6})`).exec(inside)?.[1] ?? '';
-    expect(jobTmp, inside).not.toBe('');
+    const jobTmp = new RegExp(`tmp=(${serviceTmp}/ord-${end.job.id}-[A-Za-z0-9]{6})`).exec(inside ?? '')?.[1] ?? '';
+    expect(jobTmp, inside ?? '').not.toBe('');
     expect(inside).toContain('in-tmp');
     await expect.poll(() => exists(jobTmp), { timeout: 5000 }).toBe(false);
     expect(tests).toContain('2 tests passed');
