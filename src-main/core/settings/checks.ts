@@ -8,10 +8,10 @@
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ServiceError } from '../../contract/index.js';
+import { SETTING_BOUNDS, ServiceError } from '../../contract/index.js';
 import type { Settings } from '../../contract/index.js';
 import { errorCode, errorMessage } from '../../common/errors.js';
-import { formatAge } from '../../common/format.js';
+import { formatAge, formatUsd } from '../../common/format.js';
 import { isExecutableFile } from '../../platform/executables.js';
 import type { CatalogModel } from '../catalog/parse.js';
 import { queryModels } from '../catalog/query.js';
@@ -42,9 +42,39 @@ const WHERE_CLAUDE = 'give the full path of `claude` (`command -v claude` prints
  */
 export async function checkChangedSettings(current: Settings, next: Settings, checks: SettingsChecks): Promise<string[]> {
   const [models, claudePath] = await Promise.all([checkNewModels(newModelIds(current, next), next, checks.catalog), checkClaudePath(current, next, checks)]);
-  const refusals = [...models.refusals, ...claudePath];
+  const budgets = checkBudgets(current, next);
+  const refusals = [...models.refusals, ...claudePath, ...budgets.refusals];
   if (refusals.length > 0) throw new ServiceError('settings_invalid', `Settings not changed: ${refusals.join(' ')}`);
-  return models.warnings;
+  return [...models.warnings, ...budgets.warnings];
+}
+
+/**
+ * A day budget no job fits in is refused where it is made (issue 38: `--budget-day 0.001` was taken silently, and
+ * every job was refused after); one below the per-job budget is taken with a word: each job is then capped by the day.
+ * Checked only when a budget changes, so an old settings file with such a value still loads.
+ */
+function checkBudgets(current: Settings, next: Settings): ModelVerdicts {
+  const { perDayUsd, perJobUsd } = next.budgets;
+  if (perDayUsd === current.budgets.perDayUsd && perJobUsd === current.budgets.perJobUsd) return { refusals: [], warnings: [] };
+  const smallestJob = SETTING_BOUNDS.jobUsd.min;
+  if (perDayUsd < smallestJob) {
+    return {
+      refusals: [
+        `budgets.perDayUsd: a day budget of ${formatUsd(perDayUsd)} is below the smallest a job can have (${formatUsd(smallestJob)}), so no job could start. ` +
+          'To stop delegating, set the mode to off (`openrouter-mcp-config --mode off`).',
+      ],
+      warnings: [],
+    };
+  }
+  if (perDayUsd < perJobUsd) {
+    return {
+      refusals: [],
+      warnings: [
+        `The day budget (${formatUsd(perDayUsd)}) is below the per-job budget (${formatUsd(perJobUsd)}): each job is capped by what is left of the day.`,
+      ],
+    };
+  }
+  return { refusals: [], warnings: [] };
 }
 
 interface NamedModel {

@@ -290,3 +290,27 @@ describe('the claude executable a change names, on disk', () => {
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('the budgets a change sets (issue 38)', () => {
+  it('refuses a day budget below the smallest a job can have, saying how to stop delegating, and changes nothing', async () => {
+    const store = await storeWith();
+    const message = await refusal(store, { budgets: { perDayUsd: 0.001 } }, checksWith(listing()));
+    expect(message).toBe(
+      'Settings not changed: budgets.perDayUsd: a day budget of $0.001 is below the smallest a job can have ($0.01), so no job could start. ' +
+        'To stop delegating, set the mode to off (`openrouter-mcp-config --mode off`).',
+    );
+    expect(store.current.budgets.perDayUsd).toBe(5);
+  });
+
+  it('takes a day budget below the per-job budget with a warning that each job is then capped by the day', async () => {
+    const store = await storeWith();
+    const updated = await updateSettings(store, { budgets: { perDayUsd: 0.2 } }, checksWith(listing()));
+    expect(updated.warnings).toEqual(['The day budget ($0.20) is below the per-job budget ($0.50): each job is capped by what is left of the day.']);
+    expect((await onDisk()).budgets.perDayUsd).toBe(0.2);
+  });
+
+  it('says nothing of budgets a change leaves alone, even when an old file holds such a day budget', async () => {
+    const store = await storeWith({ budgets: { ...defaultSettings().budgets, perDayUsd: 0.001 } });
+    expect((await updateSettings(store, { mode: 'auto' }, checksWith(listing()))).warnings).toEqual([]);
+  });
+});
