@@ -70,3 +70,20 @@ export function suggestedModels(id: string, rows: readonly ModelRow[], limit = 5
     .sort((a, b) => (b.created ?? 0) - (a.created ?? 0) || a.id.localeCompare(b.id));
   return [...close, ...sameVendor].slice(0, limit);
 }
+
+/**
+ * A vendor or a family named where a model was asked for ("delegate this to deepseek", "qwen3"): the models it
+ * names, the default model first when it is one of them, then the cheapest (issue 38: the closest names were the
+ * shortest, and the first offered cost five times the default). `rows` come cheapest first (queryModels, by price).
+ * Empty when `id` names a model's path (has a `/`) or matches no vendor and no family.
+ */
+export function familyModels(id: string, rows: readonly ModelRow[], defaultModel: string, limit = 5): ModelRow[] {
+  const wanted = id.trim().toLowerCase();
+  if (wanted === '' || wanted.includes('/')) return [];
+  const parts = rows.map((row) => ({ row, ...partsOf(row.id) }));
+  // A model's own name (`gpt-4o`) is not a family: "did you mean" finds it (closestModels).
+  if (parts.some((p) => p.name === wanted)) return [];
+  const members = parts.filter((p) => p.vendor === wanted || p.name.startsWith(`${wanted}-`)).map((p) => p.row);
+  const byDefault = members.filter((row) => row.id === defaultModel);
+  return [...byDefault, ...members.filter((row) => row.id !== defaultModel)].slice(0, limit);
+}

@@ -12,7 +12,7 @@ import { formatMinutes, formatPricePerM, truncateEnd } from '../../common/format
 import type { CatalogModel } from '../catalog/parse.js';
 import { evaluateModel } from '../catalog/policy.js';
 import { queryModels } from '../catalog/query.js';
-import { closestModels } from '../catalog/suggest.js';
+import { closestModels, familyModels } from '../catalog/suggest.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { scrubSecrets } from '../secrets/redact.js';
 import { isInside } from '../fs/paths.js';
@@ -279,6 +279,11 @@ function withPrices(rows: ModelRow[]): string {
 /** The allowed models closest to `id` (did you mean), else the cheapest allowed ones. */
 function alternatives(models: CatalogModel[], settings: Settings, id?: string): string {
   const allowed = queryModels(models, { sort: 'price', limit: models.length || 1 }, settings).rows.filter((r) => r.allowed);
+  const family = id === undefined ? [] : familyModels(id, allowed, settings.defaultModel, 5);
+  if (family.length > 0) {
+    const first = family[0]?.id === settings.defaultModel ? 'the default first, then the cheapest' : 'cheapest first';
+    return `Models "${id}" names that the policy allows (${first}): ${withPrices(family)}.`;
+  }
   const close = id === undefined ? [] : closestModels(id, allowed, 5);
   if (close.length > 0) return `Did you mean: ${withPrices(close)}?`;
   const rows = allowed.slice(0, 5);

@@ -49,3 +49,39 @@ describe('an unknown model refused', () => {
     expect(refusal('zzzz-qqqq-9000')).toContain('Allowed instead (cheapest first)');
   });
 });
+
+describe('a vendor or a family named where a model was asked for (issue 38)', () => {
+  const withDefault = SettingsSchema.parse({
+    allowlist: [],
+    maxPriceInputPerM: null,
+    maxPriceOutputPerM: null,
+    defaultModel: 'deepseek/deepseek-v4-flash-0731',
+  });
+  const refusedWith = (id: string, s = withDefault): string => {
+    try {
+      resolveModel(id, catalog, s);
+    } catch (error) {
+      return (error as ServiceError).message;
+    }
+    throw new Error(`expected ${id} to be refused`);
+  };
+
+  it('offers the default model first when it is of the vendor, then the cheapest, each with its prices', () => {
+    const message = refusedWith('deepseek');
+    expect(message).toMatch(
+      /^OpenRouter has no model "deepseek"\. Models "deepseek" names that the policy allows \(the default first, then the cheapest\): deepseek\/deepseek-v4-flash-0731 \(\$0\.14\/M in, \$0\.28\/M out\), /,
+    );
+    expect(message).toContain('deepseek/deepseek-v4-flash ($0.0798/M in, $0.1596/M out)');
+    expect(message).not.toContain('deepseek-v4-pro');
+  });
+
+  it('offers the cheapest first when the default is not of the family', () => {
+    const otherDefault = SettingsSchema.parse({ ...withDefault, defaultModel: 'qwen/qwen3-coder' });
+    expect(refusedWith('deepseek', otherDefault)).toMatch(/\(cheapest first\): ~deepseek\/deepseek-v4-flash-latest \(\$0\.0786\/M in/);
+  });
+
+  it("takes a family by its name's start (qwen3 → qwen/qwen3-…), and leaves a model's own name to did-you-mean", () => {
+    expect(refusedWith('qwen3')).toMatch(/Models "qwen3" names .*: qwen\/qwen3-/);
+    expect(refusedWith('gpt-4o')).toMatch(/Did you mean: openai\/gpt-4o \(/);
+  });
+});
