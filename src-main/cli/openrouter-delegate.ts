@@ -59,7 +59,7 @@ Usage:
                                         or rebase (its commits replayed onto your branch); --dry-run (or
                                         --preview) says what each way would do; exit 1 when refused
   openrouter-delegate worktrees [--remove-taken] [--json]
-                                        the kept worktrees: job, branch, taken/untaken/orphan, disk, total;
+                                        the kept worktrees: job, branch, taken/untaken/no changes/orphan, disk, total;
                                         --remove-taken removes those whose work is in another branch (merged,
                                         squashed, cherry-picked, rebased) or discarded, never other work
 

@@ -16,6 +16,7 @@ function size(w: Pick<KeptWorktree, 'bytes' | 'sizeComplete'>): string {
 function stateOf(w: KeptWorktree): string {
   const route = w.takenBy ? `${w.takenBy} into ${w.into ?? '?'}` : null;
   if (w.state === 'taken') return `taken (${route ?? ''})`;
+  if (w.state === 'unchanged') return 'no changes';
   if (w.state === 'orphan') return route ? `orphan, work taken (${route})` : w.branch ? 'orphan, work in no other branch' : 'orphan, not a worktree git knows';
   return w.state;
 }
@@ -27,7 +28,9 @@ function line(w: KeptWorktree): string {
 /** The listing: one line per kept worktree, the total, and the command that removes what may go. */
 export function describeWorktrees(report: WorktreeReport): string[] {
   if (report.worktrees.length === 0) return [`No worktrees are kept in ${report.dir}.`];
-  const removable = report.worktrees.filter((w) => w.state === 'taken' || w.state === 'discarded' || (w.state === 'orphan' && w.takenBy));
+  const removable = report.worktrees.filter(
+    (w) => w.state === 'taken' || w.state === 'unchanged' || w.state === 'discarded' || (w.state === 'orphan' && w.takenBy),
+  );
   const orphans = report.worktrees.filter((w) => w.state === 'orphan').length;
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
   return [
@@ -35,7 +38,7 @@ export function describeWorktrees(report: WorktreeReport): string[] {
     ...report.worktrees.map(line),
     `Total: ${count(report.worktrees.length, 'worktree')}, ${formatBytes(report.totalBytes)}${orphans ? ` (${count(orphans, 'orphan')}: no job names them any more)` : ''}.`,
     removable.length > 0
-      ? `\`${REMOVE}\` removes the ${removable.length} whose work is in another branch or discarded (${formatBytes(removable.reduce((sum, w) => sum + w.bytes, 0))}); the others stay.`
+      ? `\`${REMOVE}\` removes the ${removable.length} whose work is in another branch, discarded or none (${formatBytes(removable.reduce((sum, w) => sum + w.bytes, 0))}); the others stay.`
       : 'None can go yet: each holds work that is in no other branch (merge it, or `openrouter-delegate discard <job-id>`).',
   ];
 }

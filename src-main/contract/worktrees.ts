@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-export const WORKTREE_KINDS = ['taken', 'untaken', 'discarded', 'orphan'] as const;
+export const WORKTREE_KINDS = ['taken', 'untaken', 'unchanged', 'discarded', 'orphan'] as const;
 /**
  * merged: its last commit is in that branch; picked: each commit's patch is (cherry-pick, rebase); squashed: its whole
  * diff is one commit's patch there; applied: none of these, but merging it there would change nothing (its changes are
@@ -19,7 +19,10 @@ export const KeptWorktreeSchema = z.object({
   jobId: z.string().nullable(),
   repo: z.string().nullable(),
   branch: z.string().nullable(),
-  /** taken: its work is in another branch; untaken: some of it is in no other branch; discarded: its job was discarded; orphan: no job names it. */
+  /**
+   * taken: its work is in another branch; untaken: some of it is in no other branch; unchanged: its branch has no commit
+   * since its job began, so there was nothing to take; discarded: its job was discarded; orphan: no job names it.
+   */
   state: z.enum(WORKTREE_KINDS),
   /** How its work reached another branch (an orphan's too), or null. */
   takenBy: z.enum(TAKEN_ROUTES).nullable(),
@@ -52,7 +55,7 @@ export type WorktreeCleanup = z.infer<typeof WorktreeCleanupSchema>;
 export const WorktreeSummarySchema = z.object({
   count: z.number(),
   bytes: z.number(),
-  /** Those `worktrees.removeTaken` would remove: taken, discarded, or orphans whose work is in another branch. */
+  /** Those `worktrees.removeTaken` would remove: taken, unchanged, discarded, or orphans whose work is in another branch. */
   taken: z.number(),
   takenBytes: z.number(),
   /** False when a folder's walk stopped at its bound: `bytes` is then at least that. */

@@ -29,6 +29,8 @@ export function worktreeState(w: KeptWorktree): { label: string; tone: WorktreeT
       return { label: 'Taken', tone: 'ok', meaning: `${where ?? 'its work is in another branch'}: it can go.` };
     case 'discarded':
       return { label: 'Discarded', tone: 'ok', meaning: 'its job was discarded: it can go.' };
+    case 'unchanged':
+      return { label: 'No changes', tone: 'ok', meaning: 'its job changed nothing, so there is nothing to take: it can go.' };
     case 'untaken':
       return { label: 'Untaken', tone: 'warn', meaning: "some of its work is in no other branch: kept until you take it or discard it on its job's page." };
     default:
@@ -46,14 +48,14 @@ export function busyWorktrees(list: Pick<JobList, 'conversations'> | null): Set<
   return busy;
 }
 
-/** What `worktrees.removeTaken` removes: taken, discarded, or an orphan whose work is elsewhere, and not in use. */
+/** What `worktrees.removeTaken` removes: taken, unchanged, discarded, or an orphan whose work is elsewhere, and not in use. */
 export function isRemovable(w: KeptWorktree, busy: ReadonlySet<string>): boolean {
-  return (w.state === 'discarded' || w.takenBy !== null) && !busy.has(w.worktree);
+  return (w.state === 'discarded' || w.state === 'unchanged' || w.takenBy !== null) && !busy.has(w.worktree);
 }
 
-/** The one button: "Remove 2 taken or discarded (1.2 GB)". */
+/** The one button: "Remove 2 that can go (1.2 GB)" (taken, with no changes, or discarded). */
 export function removeLabel(removable: readonly KeptWorktree[]): string {
-  return `Remove ${removable.length} taken or discarded (${formatBytes(removable.reduce((sum, w) => sum + w.bytes, 0))})`;
+  return `Remove ${removable.length} that can go (${formatBytes(removable.reduce((sum, w) => sum + w.bytes, 0))})`;
 }
 
 /** What the button did, in one sentence; the kept ones are listed with why under it. */

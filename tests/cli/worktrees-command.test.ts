@@ -53,7 +53,7 @@ describe('worktrees', () => {
       '  job_2_bbbbbb  delegate/bbbbbb  untaken  2 MB  /data/worktrees/job_2_bbbbbb',
       '  (no job)  delegate/cccccc  orphan, work in no other branch  ≥ 200 kB  /data/worktrees/job_3_cccccc',
       'Total: 3 worktrees, 3.7 MB (1 orphan: no job names them any more).',
-      '`openrouter-delegate worktrees --remove-taken` removes the 1 whose work is in another branch or discarded (1.5 MB); the others stay.',
+      '`openrouter-delegate worktrees --remove-taken` removes the 1 whose work is in another branch, discarded or none (1.5 MB); the others stay.',
     ]);
   });
 

@@ -74,7 +74,7 @@ describe('the kept worktrees on the Jobs page', () => {
     await screenshotOf(card, 'jobs-worktrees', 'light');
 
     // The one button asks first; nothing is removed until the answer.
-    await card.getByRole('button', { name: 'Remove 1 taken or discarded (200 kB)…' }).click();
+    await card.getByRole('button', { name: 'Remove 1 that can go (200 kB)…' }).click();
     const question = card.getByRole('group', { name: /Remove this worktree and its branch \(200 kB\)\?/ });
     expect(await question.count()).toBe(1);
     await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Keep them');
@@ -126,11 +126,11 @@ describe('the kept worktrees on the Jobs page', () => {
     const card = page.getByRole('region', { name: 'Kept worktrees' });
     await expect.poll(() => card.getByTestId('worktree-row').count(), JOB_WAIT).toBe(2);
     await expectAccessible(page);
-    await card.getByRole('button', { name: /^Remove 1 taken or discarded/ }).click();
+    await card.getByRole('button', { name: /^Remove 1 that can go/ }).click();
     await expectAccessible(page);
     // Escape keeps them.
     await page.keyboard.press('Escape');
-    await expect.poll(() => card.getByRole('button', { name: /^Remove 1 taken or discarded/ }).count()).toBe(1);
+    await expect.poll(() => card.getByRole('button', { name: /^Remove 1 that can go/ }).count()).toBe(1);
     expect(existsSync(taken.isolation?.worktree ?? '')).toBe(true);
     expect(errors).toEqual([]);
     await context.close();
@@ -186,7 +186,7 @@ describe("the page's words for a kept worktree", () => {
     } as unknown as JobList);
     const removable = [taken, discarded, base, running].filter((w) => isRemovable(w, busy));
     expect(removable).toEqual([taken, discarded]);
-    expect(removeLabel(removable)).toBe('Remove 2 taken or discarded (1.2 GB)');
+    expect(removeLabel(removable)).toBe('Remove 2 that can go (1.2 GB)');
     expect(worktreeSize({ bytes: 1_500_000, sizeComplete: false })).toBe('≥ 1.5 MB');
   });
 

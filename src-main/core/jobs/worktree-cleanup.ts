@@ -208,19 +208,22 @@ export async function surveyWorktrees(dir: string, named: ReadonlyMap<string, Na
     const job = named.get(worktree);
     const origin = job ? { repo: job.isolation.repo, branch: job.isolation.branch } : await worktreeOrigin(worktree);
     const baseCommit = job?.isolation.baseCommit ?? null;
-    const taken: Omit<Taken, 'tip'> =
+    const taken: Taken =
       origin?.repo && origin.branch && job?.isolation.worktreeState !== 'discarded'
-        ? await findTaken(origin.repo, origin.branch, baseCommit, env).catch(() => ({ route: null, into: null }))
-        : { route: null, into: null };
+        ? await findTaken(origin.repo, origin.branch, baseCommit, env).catch(() => ({ route: null, into: null, tip: null }))
+        : { route: null, into: null, tip: null };
+    // A branch still at the commit its job began from holds no work: "no changes", not "taken" (its tip is in the branch it
+    // came from, which findTaken reads as merged).
+    const unchanged = job !== undefined && baseCommit !== null && taken.tip === baseCommit;
     const size = await folderSize(worktree);
     surveyed.push({
       worktree,
       jobId: job?.jobId ?? null,
       repo: origin?.repo ?? null,
       branch: origin?.branch ?? null,
-      state: !job ? 'orphan' : job.isolation.worktreeState === 'discarded' ? 'discarded' : taken.route ? 'taken' : 'untaken',
-      takenBy: taken.route,
-      into: taken.into,
+      state: !job ? 'orphan' : job.isolation.worktreeState === 'discarded' ? 'discarded' : unchanged ? 'unchanged' : taken.route ? 'taken' : 'untaken',
+      takenBy: unchanged ? null : taken.route,
+      into: unchanged ? null : taken.into,
       bytes: size.bytes,
       sizeComplete: size.complete,
       baseCommit,
@@ -242,7 +245,7 @@ export function reportOf(dir: string, surveyed: readonly SurveyedWorktree[]): Wo
 /** Why a worktree is not removed by `worktrees --remove-taken`, or null when it may go. */
 export function keepReason(w: SurveyedWorktree): string | null {
   if (w.active) return `a turn of ${w.jobId ?? 'its job'} is queued or running`;
-  if (w.state === 'discarded' || w.takenBy) return null;
+  if (w.state === 'discarded' || w.state === 'unchanged' || w.takenBy) return null;
   if (w.state === 'untaken' && w.jobId)
     return `commits on ${w.branch ?? 'its branch'} are in no other branch: take them (e.g. \`git merge ${w.branch ?? ''}\` in ${w.repo ?? 'the repository'}), or throw them away with \`openrouter-delegate discard ${w.jobId}\``;
   if (!w.repo || !w.branch)

@@ -121,7 +121,7 @@ describe('delegate_list with 500 jobs', () => {
     for (const text of [renderListBrief(kept), renderJobList(kept)]) {
       expect(text.length).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
       expect(text).toMatch(/older jobs left out/);
-      expect(text.split('\n').at(-1)).toBe('Kept worktrees: 3, 2.5 MB (1 taken: `openrouter-delegate worktrees --remove-taken`)');
+      expect(text.split('\n').at(-1)).toBe('Kept worktrees: 3, 2.5 MB (1 can go: `openrouter-delegate worktrees --remove-taken`)');
     }
   });
 });

@@ -234,7 +234,7 @@ describe('renderListBrief', () => {
 
     it('ends the list with one line: how many are kept, their disk, how many are taken and the command that removes them', () => {
       const lines = renderListBrief({ ...list, worktrees: kept }).split('\n');
-      expect(lines.at(-1)).toBe('Kept worktrees: 7, 1.2 GB (3 taken: `openrouter-delegate worktrees --remove-taken`)');
+      expect(lines.at(-1)).toBe('Kept worktrees: 7, 1.2 GB (3 can go: `openrouter-delegate worktrees --remove-taken`)');
       expect(lines.slice(0, -1)).toEqual(renderListBrief(list).split('\n'));
       expect(
         renderJobList({ ...list, worktrees: kept })
@@ -253,7 +253,7 @@ describe('renderListBrief', () => {
         renderListBrief({ ...list, worktrees: { ...kept, complete: false } })
           .split('\n')
           .at(-1),
-      ).toBe('Kept worktrees: 7, ≥ 1.2 GB (3 taken: `openrouter-delegate worktrees --remove-taken`)');
+      ).toBe('Kept worktrees: 7, ≥ 1.2 GB (3 can go: `openrouter-delegate worktrees --remove-taken`)');
     });
 
     it('is absent when no worktree is kept, or before the service has surveyed them', () => {
@@ -267,7 +267,7 @@ describe('renderListBrief', () => {
     it('follows the counts when there is no job to list (orphaned worktrees)', () => {
       const none = { ...list, conversations: [], shownJobs: 0, totalJobs: 0, unreadable: [], worktrees: { ...kept, count: 1, taken: 1 } };
       expect(renderListBrief(none)).toBe(
-        'No jobs to list. 0 running, 0 queued; spent today $0.0022 of $5.00.\nKept worktrees: 1, 1.2 GB (1 taken: `openrouter-delegate worktrees --remove-taken`)',
+        'No jobs to list. 0 running, 0 queued; spent today $0.0022 of $5.00.\nKept worktrees: 1, 1.2 GB (1 can go: `openrouter-delegate worktrees --remove-taken`)',
       );
     });
   });

@@ -238,6 +238,15 @@ describe('the kept worktrees, surveyed and cleaned up', () => {
     expect(await branches(repo)).toEqual(['main']);
   });
 
+  it('says "no changes", not "taken", of a job that changed nothing, and removes it as one that can go (issue 38)', async () => {
+    const idle = await finishedJob('job_5_idle55', {});
+    const surveyed = await surveyWorktrees(worktrees.dir, named(['job_5_idle55', idle]));
+    expect(reportOf(worktrees.dir, surveyed).worktrees.map((w) => [w.jobId, w.state, w.takenBy, w.into])).toEqual([['job_5_idle55', 'unchanged', null, null]]);
+    const done = await removeTaken(worktrees, surveyed);
+    expect(done.removed.map((w) => w.worktree)).toEqual([idle.worktree]);
+    expect(await branches(repo)).toEqual(['main']);
+  });
+
   it('lists each worktree with its job, branch, state and size; removes the taken and the orphans whose work is elsewhere, keeps the rest saying why', async () => {
     const taken = await finishedJob('job_1_taken1', { 'taken.bin': 'x'.repeat(10_000) });
     const untaken = await finishedJob('job_2_untak2', { 'mine.txt': 'only here\n' });
