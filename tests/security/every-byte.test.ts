@@ -144,6 +144,16 @@ const CARRIERS: Record<string, (bytes: number) => Record<string, unknown>> = {
     return { model: MODEL, max_tokens: 1, messages: [user('go'), assistant(...thoughts), user('ok')] };
   },
   metadata: (bytes) => ({ model: MODEL, max_tokens: 1, metadata: { user_id: 'u'.repeat(bytes) }, messages: [user('go')] }),
+  // The third review's images a header sniffer took for PNGs (no 0x89), megabytes after: they are no image, so every byte counts.
+  'images that only look like PNGs': (bytes) => {
+    const png = Buffer.concat([Buffer.from('XPNG\r\n\x1a\n'), Buffer.from([0, 0, 0, 13]), Buffer.from('IHDR'), Buffer.alloc(17, 8), Buffer.alloc(bytes, 0x41)]);
+    const data = png.subarray(0, png.length - (png.length % 3)).toString('base64');
+    return {
+      model: MODEL,
+      max_tokens: 1,
+      messages: [user({ type: 'image', source: { type: 'base64', media_type: 'image/png', data } }, { type: 'text', text: 'describe' })],
+    };
+  },
 };
 
 describe("the third review's reproduction: big fields the old measure skipped", { timeout: 120_000 }, () => {

@@ -69,8 +69,9 @@ export function writeBody(outgoing: Record<string, unknown>): Buffer | null {
 
 /**
  * The body with max_tokens as admitted. A lowered max_tokens is written into the object the bound was measured on,
- * and the body can only get shorter: a smaller whole number has no more digits, and the extended-thinking budget is
- * lowered with it or dropped (withMaxTokens). So the bound measured on `written` still covers every byte that goes.
+ * and the body can only get shorter: a smaller whole number has no more digits, and the extended-thinking budget, a
+ * whole number too (request-refusal.ts), is lowered below it or dropped (withMaxTokens). So the bound measured on
+ * `written` still covers every byte that goes.
  */
 export function lowered(outgoing: Record<string, unknown>, written: Buffer, asked: unknown, maxTokens: number | null): Buffer {
   if (maxTokens === null || maxTokens === asked) return written;

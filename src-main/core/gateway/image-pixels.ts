@@ -7,10 +7,11 @@
  * them after a small PNG would otherwise pass as the PNG.
  *
  * The pixel bound: no model in the catalogue spends more than a token per 28 × 28 patch (Qwen2-VL's, the finest
- * known; Anthropic scales to about 1.15 megapixels and charges w × h / 750, OpenAI and Gemini tile larger), and
- * never less than IMAGE_TOKENS_BOUND, which covers every image up to 5 megapixels.
+ * known; Anthropic scales to about 1.15 megapixels and charges w × h / 750, OpenAI and Gemini tile larger), for every
+ * frame a decoder may read (image-header.ts), and never less than IMAGE_TOKENS_BOUND, which covers every image up to
+ * 5 megapixels.
  */
-import { imageSize } from 'image-size';
+import { imagePixels } from './image-header.js';
 
 /** Tokens an image is held at, at least. */
 export const IMAGE_TOKENS_BOUND = 6_400;
@@ -18,8 +19,8 @@ export const IMAGE_TOKENS_BOUND = 6_400;
 const PIXELS_PER_TOKEN = 28 * 28;
 /** Canonical base64: the alphabet, then at most two '=' of padding. */
 const CANONICAL_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-/** The media types the Messages API takes for an image, as image-size names what it found. */
-const MEDIA_TYPES: Readonly<Record<string, string>> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+/** The media types the Messages API takes for an image, and the format each is read as (image-header.ts). */
+const MEDIA_TYPES: Readonly<Record<string, string>> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
 
 /**
  * The tokens an image costs at most, or null when it is not an image of the kind it claims (its data then counts
@@ -28,13 +29,7 @@ const MEDIA_TYPES: Readonly<Record<string, string>> = { 'image/png': 'png', 'ima
 export function imageTokensBound(mediaType: unknown, data: unknown): number | null {
   if (typeof mediaType !== 'string' || typeof data !== 'string' || !Object.hasOwn(MEDIA_TYPES, mediaType)) return null;
   if (data.length % 4 !== 0 || !CANONICAL_BASE64.test(data)) return null;
-  let found: { width?: number; height?: number; type?: string };
-  try {
-    found = imageSize(Buffer.from(data, 'base64'));
-  } catch {
-    return null;
-  }
-  const { width, height, type } = found;
-  if (type !== MEDIA_TYPES[mediaType] || !width || !height) return null;
-  return Math.max(IMAGE_TOKENS_BOUND, Math.ceil((width * height) / PIXELS_PER_TOKEN));
+  const found = imagePixels(MEDIA_TYPES[mediaType] ?? '', Buffer.from(data, 'base64'));
+  if (found === null) return null;
+  return Math.max(IMAGE_TOKENS_BOUND, Math.ceil((found.width * found.height * found.frames) / PIXELS_PER_TOKEN));
 }

@@ -7,7 +7,9 @@
  *  - with `ensure_ascii` (json.dumps's default), every UTF-16 code unit from U+007F up as `\uXXXX`: "é" (2 bytes
  *    in the body) as 6, an emoji (4 bytes) as 12;
  *  - Jinja's HTML-safe `tojson` also writes `<`, `>`, `&` and `'` as `\u003c` …: 6 bytes for 1;
- *  - a number in exponent form with a two-digit exponent (`1e-7` → `1e-07`).
+ *  - a number in exponent form with a two-digit exponent (`1e-7` → `1e-07`);
+ *  - with `indent=4` (Llama 3's templates print each tool so), a line break and 4 spaces per level of nesting before
+ *    every entry: this grows with depth, so a deeply nested schema is held at what it prints, not at its bytes.
  * Each is counted at its worst, so the result bounds what any of these prints. What a template prints as text (a
  * message, a tool result) it prints as it is, in fewer bytes than its JSON in the body, so it needs nothing here.
  *
@@ -18,23 +20,36 @@
 /** `<`, `>`, `&`, `'` (Jinja's HTML-safe escapes) and DEL (escaped by ensure_ascii): 1 byte in the body, 6 printed. */
 const SIX_BYTE_ASCII = /[<>&'\x7f]/g;
 
-/** The most bytes `value` gains when printed again by a template, beyond its compact JSON in the body. */
-export function renderingGrowth(value: unknown): number {
+/**
+ * The most bytes `value` gains when printed again by a template, beyond its compact JSON in the body. `depth` is the
+ * nesting of `value` itself (0 for the part a template prints, as Llama 3's `tools | tojson(indent=4)` does).
+ */
+export function renderingGrowth(value: unknown, depth = 0): number {
   if (typeof value === 'string') return stringGrowth(value);
   if (typeof value === 'number') return 1;
   if (Array.isArray(value)) {
-    let growth = Math.max(0, value.length - 1);
-    for (const item of value) growth += renderingGrowth(item);
+    let growth = containerGrowth(value.length, depth);
+    for (const item of value) growth += renderingGrowth(item, depth + 1);
     return growth;
   }
   if (value !== null && typeof value === 'object') {
     const keys = Object.keys(value);
-    // A space after each ':' and after each ',' between entries.
-    let growth = keys.length + Math.max(0, keys.length - 1);
-    for (const key of keys) growth += stringGrowth(key) + renderingGrowth((value as Record<string, unknown>)[key]);
+    // A space after each ':'.
+    let growth = keys.length + containerGrowth(keys.length, depth);
+    for (const key of keys) growth += stringGrowth(key) + renderingGrowth((value as Record<string, unknown>)[key], depth + 1);
     return growth;
   }
   return 0;
+}
+
+/**
+ * What a list or an object of `entries` at `depth` can gain around its entries, at the worst of both printings: a space
+ * after each ',' (json.dumps's default separators), and with `indent=4` a line break and 4 spaces a level before each
+ * entry and before the closing bracket. Counted together, so either printing is covered; an empty one prints as is.
+ */
+function containerGrowth(entries: number, depth: number): number {
+  if (entries === 0) return 0;
+  return entries - 1 + entries * (1 + 4 * (depth + 1)) + 1 + 4 * depth;
 }
 
 /**

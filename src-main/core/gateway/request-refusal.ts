@@ -19,6 +19,14 @@ export function refusalOf(parsed: Record<string, unknown>, jobModel: string, pat
   if (pathname === '/v1/messages' && !(Number.isSafeInteger(parsed.max_tokens) && (parsed.max_tokens as number) >= 1)) {
     return 'max_tokens must be a positive integer.';
   }
+  // A lowered max_tokens lowers an extended-thinking budget with it (ceiling.ts, withMaxTokens), written as a whole number:
+  // the body that goes must be no longer than the one measured, so a budget that is not one (1e400 reads as Infinity and
+  // is written `null`) is refused.
+  const thinking = parsed.thinking;
+  if (thinking !== null && typeof thinking === 'object' && 'budget_tokens' in thinking) {
+    const budget = (thinking as { budget_tokens: unknown }).budget_tokens;
+    if (!(Number.isSafeInteger(budget) && (budget as number) >= 1)) return 'thinking.budget_tokens must be a positive integer.';
+  }
   // Only what Claude Code sends: a field or block that buys something outside token prices never goes.
   const allowed = allowServerTools();
   const refusal = checkRequest(parsed, { counting: pathname !== '/v1/messages', allow: { serverTools: allowed, urlSources: allowed } });

@@ -606,6 +606,25 @@ describe('the metering gateway', () => {
     expect(sent?.headers.expect).toBeUndefined();
   });
 
+  it('refuses a thinking budget that is not a whole positive number: lowered with max_tokens it would be written longer than it was measured (1e400 is `null`)', async () => {
+    fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
+    const { token } = jobs.add();
+    const text = JSON.stringify(body({ max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 } })).replace(
+      '"budget_tokens":2000',
+      '"budget_tokens":VALUE',
+    );
+    for (const value of ['1e400', '-1', '0', '2.5', '"2000"', 'null']) {
+      const response = await post(token, text.replace('VALUE', value));
+      expect(response.status, value).toBe(400);
+      expect(await response.json()).toEqual({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'thinking.budget_tokens must be a positive integer.' },
+      });
+    }
+    expect(fake.requestsTo(MESSAGES)).toHaveLength(0);
+    expect((await post(token, text.replace('VALUE', '2000'))).status).toBe(200);
+  });
+
   it('refuses a Messages request whose max_tokens is not a whole positive number, which no ceiling could bound', async () => {
     fake.route('POST', MESSAGES, streamAnswer(answerEvents({ input: 10, output: 5 })));
     fake.route('POST', `${MESSAGES}/count_tokens`, (_request, res) => {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { deflateSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { crc32, deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { promptTokensBound, promptTokensExpected } from '../../../src-main/core/gateway/ceiling.js';
 import { IMAGE_TOKENS_BOUND, imageTokensBound } from '../../../src-main/core/gateway/image-pixels.js';
@@ -19,8 +20,9 @@ function png(width: number, height: number): Buffer {
   const chunk = (type: string, data: Buffer) => {
     const length = Buffer.alloc(4);
     length.writeUInt32BE(data.length);
-    // image-size reads the header, not the CRC: zeros keep the fixture short.
-    return Buffer.concat([length, Buffer.from(type, 'ascii'), data, Buffer.alloc(4)]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type, 'ascii'), data])));
+    return Buffer.concat([length, Buffer.from(type, 'ascii'), data, crc]);
   };
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
@@ -34,6 +36,16 @@ function png(width: number, height: number): Buffer {
 /** What Python's json.dumps prints for each value, in bytes: the real one, not a model of it. */
 function pythonDumpsBytes(values: unknown[]): number[] {
   const script = 'import json,sys\nfor v in json.load(sys.stdin): print(len(json.dumps(v).encode()))';
+  return execFileSync('python3', ['-c', script], { input: JSON.stringify(values) })
+    .toString()
+    .trim()
+    .split('\n')
+    .map(Number);
+}
+
+/** What Python's json.dumps(indent=4) prints (Llama 3's templates print each tool with `tojson(indent=4)`). */
+function pythonIndentedBytes(values: unknown[]): number[] {
+  const script = 'import json,sys\nfor v in json.load(sys.stdin): print(len(json.dumps(v, indent=4).encode()))';
   return execFileSync('python3', ['-c', script], { input: JSON.stringify(values) })
     .toString()
     .trim()
@@ -97,7 +109,7 @@ describe('the bound a request is held at: every byte the gateway forwards', () =
 
   it('counts every byte of an image whose data is not the image it claims to be, or of a type the API does not take', () => {
     const junk = Buffer.from(new Rng('prompt-measure').bytes(30_000)).toString('base64');
-    const gif = Buffer.concat([Buffer.from('GIF89a'), Buffer.from([10, 0, 10, 0, 0, 0, 0]), Buffer.alloc(100)]).toString('base64');
+    const gif = readFileSync(new URL('../../fixtures/images/gif.gif', import.meta.url)).toString('base64');
     const cases = [
       { media_type: 'image/png', data: junk },
       { media_type: 'image/png', data: gif },
@@ -134,13 +146,15 @@ describe('JSON a template prints again, at its worst', () => {
     { lone: '\ud800x\udfff', keys: { ké: 1, "<'>": 2 } },
   ];
 
-  it("grows by at least what Python's json.dumps (ensure_ascii, ', ' and ': ') and Jinja's HTML-safe tojson print beyond the compact JSON", () => {
+  it("grows by at least what Python's json.dumps (ensure_ascii, ', ' and ': ', or indent=4) and Jinja's HTML-safe tojson print beyond the compact JSON", () => {
     const python = pythonDumpsBytes(tricky);
     const jinja = jinjaDumpsBytes(tricky);
+    const indented = pythonIndentedBytes(tricky);
     tricky.forEach((value, i) => {
       const compact = Buffer.byteLength(JSON.stringify(value));
       expect(compact + renderingGrowth(value), JSON.stringify(value).slice(0, 60)).toBeGreaterThanOrEqual(python[i] ?? Infinity);
       expect(compact + renderingGrowth(value)).toBeGreaterThanOrEqual(jinja[i] ?? Infinity);
+      expect(compact + renderingGrowth(value)).toBeGreaterThanOrEqual(indented[i] ?? Infinity);
     });
   });
 
@@ -159,8 +173,20 @@ describe('JSON a template prints again, at its worst', () => {
     const values = Array.from({ length: 300 }, () => value(0));
     const python = pythonDumpsBytes(values);
     const jinja = jinjaDumpsBytes(values);
-    const short = values.filter((v, i) => Buffer.byteLength(JSON.stringify(v)) + renderingGrowth(v) < Math.max(python[i] ?? 0, jinja[i] ?? 0));
+    const indented = pythonIndentedBytes(values);
+    const short = values.filter(
+      (v, i) => Buffer.byteLength(JSON.stringify(v)) + renderingGrowth(v) < Math.max(python[i] ?? 0, jinja[i] ?? 0, indented[i] ?? 0),
+    );
     expect(short).toEqual([]);
+  });
+
+  it('holds a schema nested 300 deep at what indent=4 prints of it, not at its bytes (the third review: many times its bytes under Llama 3)', () => {
+    let schema: unknown = [0, 0];
+    for (let i = 0; i < 300; i++) schema = [schema];
+    const tool = { name: 't', input_schema: { type: 'object', default: schema } };
+    const [indented] = pythonIndentedBytes([tool]);
+    expect(Buffer.byteLength(JSON.stringify(tool)) + renderingGrowth(tool)).toBeGreaterThanOrEqual(indented ?? Infinity);
+    expect(indented).toBeGreaterThan(100 * Buffer.byteLength(JSON.stringify(tool)));
   });
 
   it("adds each tool call's input and each tool's definition at that growth to the bound", () => {

@@ -5,7 +5,7 @@
  * Values are what a delegate may send (types the gateway accepts); their sizes and characters are the attack: dense
  * ASCII, whitespace, characters a template escapes (é, 中, emoji, <>&'), JSON nested a few levels.
  */
-import { deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 import { ALLOWLIST } from '../../../src-main/core/gateway/request-fields.js';
 import type { Rng } from '../../fuzz/support/prng.js';
 
@@ -67,7 +67,9 @@ function png(width: number, height: number): string {
   const chunk = (type: string, data: Buffer) => {
     const length = Buffer.alloc(4);
     length.writeUInt32BE(data.length);
-    return Buffer.concat([length, Buffer.from(type, 'ascii'), data, Buffer.alloc(4)]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type, 'ascii'), data])));
+    return Buffer.concat([length, Buffer.from(type, 'ascii'), data, crc]);
   };
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
