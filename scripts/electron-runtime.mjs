@@ -18,9 +18,16 @@ const skip = process.env.ELECTRON_SKIP_BINARY_DOWNLOAD;
 const skipped = skip !== undefined && skip !== '' && skip !== '0' && skip !== 'false';
 if (!skipped && existsSync(installer)) {
   // install.js returns at once when the runtime of its version is already there.
-  const run = spawnSync(process.execPath, [installer], { cwd: root, stdio: 'inherit', timeout: 10 * 60_000 });
+  // Its errors are read, not passed on: without a network it throws a bare `TypeError: fetch failed` with its stack,
+  // which reads as the start failing (issue 38); its first line is said in ours.
+  const run = spawnSync(process.execPath, [installer], { cwd: root, stdio: ['inherit', 'inherit', 'pipe'], encoding: 'utf8', timeout: 10 * 60_000 });
   if (run.status !== 0) {
-    const why = run.error ? run.error.message : run.signal ? `stopped by ${run.signal}` : `exit code ${run.status}`;
+    const said = (run.stderr ?? '')
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim();
+    const how = run.error ? run.error.message : run.signal ? `stopped by ${run.signal}` : `exit code ${run.status}`;
+    const why = said ? `${said.replace(/^TypeError: fetch failed$/, 'no network: fetch failed')}; ${how}` : how;
     console.log(
       `openrouter-delegate: the Electron runtime could not be downloaded (${why}). The tray app needs it; the headless ` +
         'service and the bridge do not. Try again with `node node_modules/electron/install.js`.',

@@ -20,8 +20,8 @@ afterEach(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-/** A checkout with the script and an electron installer that records its run and exits with `code`. */
-async function checkout(code: number | null): Promise<string> {
+/** A checkout with the script and an electron installer that records its run, says `stderr`, and exits with `code`. */
+async function checkout(code: number | null, stderr = ''): Promise<string> {
   root = await mkdtemp(path.join(os.tmpdir(), 'ord-electron-runtime-'));
   await mkdir(path.join(root, 'scripts'));
   await copyFile(SCRIPT, path.join(root, 'scripts', 'electron-runtime.mjs'));
@@ -29,16 +29,19 @@ async function checkout(code: number | null): Promise<string> {
     await mkdir(path.join(root, 'node_modules', 'electron'), { recursive: true });
     await writeFile(
       path.join(root, 'node_modules', 'electron', 'install.js'),
-      `require('fs').writeFileSync(require('path').join(__dirname, 'ran'), process.cwd()); process.exit(${code});`,
+      `require('fs').writeFileSync(require('path').join(__dirname, 'ran'), process.cwd()); process.stderr.write(${JSON.stringify(stderr)}); process.exit(${code});`,
     );
   }
   return root;
 }
 
 async function electronRuntime(env: Record<string, string> = {}): Promise<string> {
+  return (await electronRuntimeSaid(env)).stdout;
+}
+
+async function electronRuntimeSaid(env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
   const { ELECTRON_SKIP_BINARY_DOWNLOAD: _skip, ...parent } = process.env;
-  const { stdout } = await run(process.execPath, [path.join(root, 'scripts', 'electron-runtime.mjs')], { env: { ...parent, ...env } });
-  return stdout;
+  return run(process.execPath, [path.join(root, 'scripts', 'electron-runtime.mjs')], { env: { ...parent, ...env } });
 }
 
 /** Where the stand-in installer ran from, or null when it did not run. */
@@ -57,6 +60,13 @@ describe('npm start in a checkout', () => {
     expect(said).toContain('the Electron runtime could not be downloaded (exit code 1)');
     expect(said).toContain('node node_modules/electron/install.js');
     expect(await ran()).toBe(root);
+  });
+
+  it("says the installer's error in one line, not its stack: without a network, `fetch failed` (issue 38)", async () => {
+    await checkout(1, 'TypeError: fetch failed\n    at node:internal/deps/undici/undici:14976:13\n    at async FetchDownloader.download (…)\n');
+    const said = await electronRuntimeSaid();
+    expect(said.stdout).toContain('the Electron runtime could not be downloaded (no network: fetch failed; exit code 1)');
+    expect(`${said.stdout}${said.stderr}`).not.toContain('undici');
   });
 
   it('skips the download, quietly, when ELECTRON_SKIP_BINARY_DOWNLOAD is set (npm start then says why it runs headless)', async () => {
