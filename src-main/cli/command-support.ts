@@ -8,8 +8,17 @@ import { IpcClient } from '../ipc/client.js';
 import type { Locations } from '../platform/locations.js';
 import { startHeadlessService } from '../platform/headless-service.js';
 
-/** Bad usage: the entry point prints its message and the help, and exits 2. */
-export class UsageError extends Error {}
+/**
+ * Bad usage: the entry point prints its message and exits 2, with the help unless the message already says the one
+ * thing to do (`help: false`: "add --yes" needs no page of every command after it).
+ */
+export class UsageError extends Error {
+  readonly help: boolean;
+  constructor(message: string, options: { help?: boolean } = {}) {
+    super(message);
+    this.help = options.help ?? true;
+  }
+}
 
 /** A line of the command's result, on stdout. */
 export function out(line: string): void {

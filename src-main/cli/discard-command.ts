@@ -35,7 +35,7 @@ function describeDiscarded(done: DiscardResult): string {
 /** `cliFile` is this CLI's own file, run again to start a service when none runs. */
 export async function discardCommand(locations: Locations, cliFile: string, jobId: string | undefined, yes: boolean): Promise<number> {
   if (!jobId) throw new UsageError('Name the job whose work to discard: `openrouter-delegate discard <job-id>` (the job list shows the ids).');
-  if (!yes && !process.stdin.isTTY) throw new UsageError('Not asking without a terminal: add --yes to discard without confirmation.');
+  if (!yes && !process.stdin.isTTY) throw new UsageError('Not asking without a terminal: add --yes to discard without confirmation.', { help: false });
   const client = await connectOrStart(locations, cliFile);
   try {
     const { job, changes } = await client.call('jobs.result', { jobId, maxChars: 100 });

@@ -202,7 +202,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (error instanceof UsageError || (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))) {
-      err(`${error.message}\n\n${USAGE}`);
+      err(error instanceof UsageError && !error.help ? error.message : `${error.message}\n\n${USAGE}`);
       process.exitCode = 2;
     } else if (error instanceof ServiceError || error instanceof Error) {
       err(error.message);

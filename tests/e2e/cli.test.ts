@@ -65,6 +65,13 @@ describe('openrouter-delegate', () => {
     expect(flag.code).toBe(2);
   });
 
+  it('discard without a terminal says to add --yes, in one line, not the whole usage after it (issue 38)', async () => {
+    const env = await newHome();
+    const result = await runCli(['discard', 'job_x'], env, '');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('Not asking without a terminal: add --yes to discard without confirmation.\n');
+  });
+
   it('key set without a key says how to give one and stores nothing', async () => {
     const env = await newHome();
     const result = await runCli(['key', 'set'], env, '');
