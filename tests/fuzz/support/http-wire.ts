@@ -131,7 +131,12 @@ export function exchange(port: number, plan: Plan): Promise<Exchange> {
         for (const piece of plan.pieces) {
           if (piece.delayMs > 0) await sleep(piece.delayMs);
           if (done || socket.destroyed) return;
-          if (!socket.write(piece.bytes)) await Promise.race([once(socket, 'drain'), once(socket, 'close')]).catch(() => undefined);
+          if (!socket.write(piece.bytes)) {
+            // The listener that loses the race is taken off again: left on, a slow socket gathered one per piece.
+            const settled = new AbortController();
+            await Promise.race([once(socket, 'drain', { signal: settled.signal }), once(socket, 'close', { signal: settled.signal })]).catch(() => undefined);
+            settled.abort();
+          }
         }
         if (plan.hangUpAfterMs !== null) {
           await sleep(plan.hangUpAfterMs);
