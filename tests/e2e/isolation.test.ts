@@ -120,7 +120,7 @@ describe('a delegate in its worktree', { timeout: 120_000 }, () => {
       'src/keep.ts': 'export const keep = 1;\n',
     });
     expect(await commitsSince(world.project, base, branch)).toEqual([
-      { author: `${SERVICE_AUTHOR.name} <${SERVICE_AUTHOR.email}>`, subject: `Work left uncommitted by delegate job ${jobId} (succeeded)` },
+      { author: `${SERVICE_AUTHOR.name} <${SERVICE_AUTHOR.email}>`, subject: result.job.promptPreview },
     ]);
     expect(result.changes).toMatchObject({
       branch,
@@ -203,10 +203,7 @@ describe('a delegate in its worktree', { timeout: 120_000 }, () => {
     const { branch } = worktreeOf(second.job);
     expect((await branchFiles(world.project, branch))['notes.txt']).toBe('first turn\nsecond turn\n');
     // One commit per turn, each saving what that turn left; the result covers the whole conversation.
-    expect((await commitsSince(world.project, base, branch)).map((c) => c.subject)).toEqual([
-      `Work left uncommitted by delegate job ${followed.job.id} (succeeded)`,
-      `Work left uncommitted by delegate job ${firstId} (succeeded)`,
-    ]);
+    expect((await commitsSince(world.project, base, branch)).map((c) => c.subject)).toEqual([second.job.promptPreview, first.job.promptPreview]);
     expect(second.changes?.files).toEqual([{ path: 'notes.txt', added: 2, removed: 0 }]);
     expect(await treeOf(world.project)).toEqual(FILES);
   });
@@ -233,7 +230,7 @@ describe('nothing is lost however a job ends', { timeout: 120_000 }, () => {
     const [commit] = await commitsSince(world.project, base, branch);
     expect(commit).toEqual({
       author: `${SERVICE_AUTHOR.name} <${SERVICE_AUTHOR.email}>`,
-      subject: `Work left uncommitted by delegate job ${result.job.id} (${state})`,
+      subject: result.job.promptPreview,
     });
     expect(result.job.isolation?.savedCommit).toMatch(/^[0-9a-f]{40}$/);
     expect(result.changes?.totalFiles).toBe(files);

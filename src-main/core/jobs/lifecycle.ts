@@ -363,7 +363,8 @@ export class JobLifecycle {
   private async keepWork(job: LiveJob, state: JobState, reason: string | null): Promise<void> {
     const isolation = job.record.isolation;
     if (isolation?.mode !== 'worktree') return;
-    job.record.isolation = await this.registry.worktrees.saveToBranch(isolation, { jobId: job.record.id, state, reason });
+    const { id: jobId, promptPreview: task, model } = job.record;
+    job.record.isolation = await this.registry.worktrees.saveToBranch(isolation, { jobId, state, reason, task, model });
   }
 
   /** The process ended: read the rest of its stream and settle the job's outcome. `lostReason`: it ended unseen, without a result. */

@@ -5,6 +5,8 @@
  * ends, what its delegate left uncommitted is committed onto the branch; a worktree goes only once its branch's work is
  * taken (in another branch by any route: worktree-cleanup.ts), or when the user discards it. Everything here runs the real `git` (git.ts).
  */
+import { leftoverCommitMessage } from './leftover-commit.js';
+import type { Ending } from './leftover-commit.js';
 import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ChangeCounts, DiffLine, FileChange, FileDiff, JobChanges, JobIsolation } from '../../contract/index.js';
@@ -177,11 +179,7 @@ export interface WorktreesOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-export interface Ending {
-  jobId: string;
-  state: string;
-  reason: string | null;
-}
+export type { Ending } from './leftover-commit.js';
 
 export class Worktrees {
   readonly dir: string;
@@ -309,7 +307,7 @@ export class Worktrees {
       const staged = await inWorktree(['diff', '--cached', '--quiet'], [0, 1]);
       let savedCommit: string | null = null;
       if (staged.code === 1) {
-        const message = `Work left uncommitted by delegate job ${ending.jobId} (${ending.state})\n\nCommitted by OpenRouter Delegate when the job ended (${ending.state}${ending.reason ? `: ${ending.reason}` : ''}), so the branch holds all of the delegate's work.`;
+        const message = leftoverCommitMessage(ending);
         const identity = ['-c', `user.name=${SERVICE_AUTHOR.name}`, '-c', `user.email=${SERVICE_AUTHOR.email}`];
         await this.git([...identity, `--git-dir=${gitDir}`, `--work-tree=${worktree}`, 'commit', '--quiet', '--no-verify', '-m', message], worktree);
         savedCommit = (await inWorktree(['rev-parse', 'HEAD'])).stdout.trim();

@@ -253,7 +253,8 @@ describe('Worktrees, with the real git', () => {
     await rm(path.join(wt, 'old.txt'));
     const before = await repoState(repo);
 
-    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'cancelled', reason: 'Cancelled on request.' });
+    const task = 'Add a retry to the fetch client\u001b[31m, with\ttests';
+    const sealed = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'cancelled', reason: 'Cancelled on request.', task, model: 'z-ai/glm-4.7' });
 
     expect(sealed.problem).toBeNull();
     expect(sealed.savedCommit).toMatch(/^[0-9a-f]{40}$/);
@@ -261,9 +262,12 @@ describe('Worktrees, with the real git', () => {
     expect(sealed.changes).toEqual({ files: 4, added: 3, removed: 2 });
     const commits = await commitsSince(repo, base, 'delegate/k3m9qz');
     expect(commits).toEqual([
-      { author: `${SERVICE_AUTHOR.name} <${SERVICE_AUTHOR.email}>`, subject: `Work left uncommitted by delegate job ${JOB} (cancelled)` },
+      // What was asked, control characters gone, as the subject (issue 38); which job and model, as trailers.
+      { author: `${SERVICE_AUTHOR.name} <${SERVICE_AUTHOR.email}>`, subject: 'Add a retry to the fetch client [31m, with tests' },
       { author: 'Test User <test@example.invalid>', subject: 'the delegate commits' },
     ]);
+    const trailers = await gitIn(repo, ['log', '-1', '--format=%(trailers:only,unfold)', 'delegate/k3m9qz']);
+    expect(trailers.trim().split('\n')).toEqual([`Delegate-Job: ${JOB}`, 'Delegate-Model: z-ai/glm-4.7']);
     expect(await branchFiles(repo, 'delegate/k3m9qz')).toEqual({
       'a.txt': 'one\nTWO\n',
       'committed.txt': 'by the delegate\n',
