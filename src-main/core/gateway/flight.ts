@@ -45,7 +45,15 @@ export interface FlightInput {
   fallbacks: GatewayJob['fallbacks'];
   /** The body as it goes upstream (writeBody), and the object it was written from. */
   outgoing: Record<string, unknown>;
-  written: Buffer;
+  written: WrittenBody;
+}
+
+/** A body as it goes upstream: its JSON, and that JSON's length in UTF-8 bytes. */
+export interface WrittenBody {
+  json: string;
+  bytes: number;
+  /** Its `tools` as written, in UTF-8 bytes (null: none): the measure reads the tools' length here rather than writing them again. */
+  toolsBytes: number | null;
 }
 
 /** count_tokens rather than a message. */
@@ -58,10 +66,24 @@ export function sendableFallbacks(job: GatewayJob): GatewayJob['fallbacks'] {
   return job.fallbacks.filter((f) => ceilingPrices(f.pricing) !== null);
 }
 
-/** The body's JSON as it goes upstream; null when it is nested deeper than JSON.stringify walks. */
-export function writeBody(outgoing: Record<string, unknown>): Buffer | null {
+/**
+ * The body's JSON as it goes upstream; null when it is nested deeper than JSON.stringify walks. Written a field at a
+ * time, which is what JSON.stringify of the whole object writes (its keys in the same order, a field whose value has
+ * no JSON left out), so the tools' length is known without writing them twice. It stays a string: the socket encodes
+ * it as it writes, and no Buffer of the whole body is made.
+ */
+export function writeBody(outgoing: Record<string, unknown>): WrittenBody | null {
   try {
-    return Buffer.from(JSON.stringify(outgoing), 'utf8');
+    const fields: string[] = [];
+    let toolsBytes: number | null = null;
+    for (const key of Object.keys(outgoing)) {
+      const value: string | undefined = JSON.stringify(outgoing[key]);
+      if (value === undefined) continue;
+      fields.push(`${JSON.stringify(key)}:${value}`);
+      if (key === 'tools') toolsBytes = Buffer.byteLength(value, 'utf8');
+    }
+    const json = `{${fields.join(',')}}`;
+    return { json, bytes: Buffer.byteLength(json, 'utf8'), toolsBytes };
   } catch {
     return null;
   }
@@ -73,9 +95,9 @@ export function writeBody(outgoing: Record<string, unknown>): Buffer | null {
  * whole number too (request-refusal.ts), is lowered below it or dropped (withMaxTokens). So the bound measured on
  * `written` still covers every byte that goes.
  */
-export function lowered(outgoing: Record<string, unknown>, written: Buffer, asked: unknown, maxTokens: number | null): Buffer {
-  if (maxTokens === null || maxTokens === asked) return written;
-  return Buffer.from(JSON.stringify(withMaxTokens(outgoing, maxTokens)), 'utf8');
+export function lowered(outgoing: Record<string, unknown>, written: WrittenBody, asked: unknown, maxTokens: number | null): string {
+  if (maxTokens === null || maxTokens === asked) return written.json;
+  return JSON.stringify(withMaxTokens(outgoing, maxTokens));
 }
 
 /** A request's flight before anything is decided: its prices, its prompt measured on the body it will send, and its log entry. */
@@ -93,7 +115,7 @@ export function openFlight(input: FlightInput): Flight {
     fallbacks,
     // Capped at the dearest model that may serve it, so the cap holds whichever does.
     prices: ceilingPrices(fallbacks.length > 0 ? dearestPricing([job.pricing, ...fallbacks.map((f) => f.pricing)]) : job.pricing),
-    prompt: measurePrompt(outgoing, written.length),
+    prompt: measurePrompt(outgoing, written.bytes, written.toolsBytes),
     boundUsd: 0,
     entry: {
       id: `${started.toString(36)}-${id.toString(36)}-${randomBytes(3).toString('hex')}`,

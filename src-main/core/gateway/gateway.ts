@@ -306,7 +306,7 @@ export class MeteringGateway {
   }
 
   /** Sends the request to OpenRouter and copies its answer back; what goes back to the delegate never carries the key. */
-  private async relay(flight: Flight, req: http.IncomingMessage, res: http.ServerResponse, payload: Buffer, hungUp: AbortSignal): Promise<Relayed> {
+  private async relay(flight: Flight, req: http.IncomingMessage, res: http.ServerResponse, payload: string, hungUp: AbortSignal): Promise<Relayed> {
     const { job, entry, key } = flight;
     const headers = upstreamHeaders(req, { key, attribution: this.options.attribution, sessionId: job.sessionId });
     let upstream: UpstreamAnswer;

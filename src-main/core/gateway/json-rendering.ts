@@ -13,12 +13,15 @@
  * Each is counted at its worst, so the result bounds what any of these prints. What a template prints as text (a
  * message, a tool result) it prints as it is, in fewer bytes than its JSON in the body, so it needs nothing here.
  *
- * One walk over the value, with no string built: per string, Buffer.byteLength (native) and a count of five ASCII
- * characters, since the bound must not cost what it guards (the gateway's overhead per request, docs/PERFORMANCE.md).
+ * One walk over the value, with no string built: per string, one regex test (native) that most strings pass with
+ * nothing to count, and for the rest Buffer.byteLength and indexOf, since the bound must not cost what it guards (the
+ * gateway's overhead per request, docs/PERFORMANCE.md).
  */
 
 /** `<`, `>`, `&`, `'` (Jinja's HTML-safe escapes) and DEL (escaped by ensure_ascii): 1 byte in the body, 6 printed. */
-const SIX_BYTE_ASCII = /[<>&'\x7f]/g;
+const SIX_BYTE_ASCII = ['<', '>', '&', "'", '\x7f'];
+/** Anything a template may print longer than the body holds it: the five above, and whatever is past ASCII. */
+const GROWS = /[<>&'\x7f-\uffff]/;
 
 /**
  * The most bytes `value` gains when printed again by a template, beyond its compact JSON in the body. `depth` is the
@@ -60,7 +63,10 @@ function containerGrowth(entries: number, depth: number): number {
  * escapes it) and counted here at 8: high, as a bound may be.
  */
 function stringGrowth(text: string): number {
+  // Most strings (keys, types, plain descriptions) hold none of it: one native scan, nothing allocated.
+  if (!GROWS.test(text)) return 0;
   const beyondAscii = Buffer.byteLength(text, 'utf8') - text.length;
-  const sixes = text.match(SIX_BYTE_ASCII);
-  return 4 * beyondAscii + 5 * (sixes === null ? 0 : sixes.length);
+  let sixes = 0;
+  for (const char of SIX_BYTE_ASCII) for (let at = text.indexOf(char); at !== -1; at = text.indexOf(char, at + 1)) sixes++;
+  return 4 * beyondAscii + 5 * sixes;
 }

@@ -53,9 +53,10 @@ const utf8 = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 /**
  * `body` is the object the gateway forwards and `writtenBytes` the length of its JSON as written (the bound
- * starts from it, not from a walk that could miss a field).
+ * starts from it, not from a walk that could miss a field). `toolsBytes`, when known, is the length of its `tools` as
+ * written (flight.ts's writeBody): what the tools count in the estimate is read there rather than written again.
  */
-export function measurePrompt(body: Record<string, unknown>, writtenBytes: number): PromptMeasure {
+export function measurePrompt(body: Record<string, unknown>, writtenBytes: number, toolsBytes: number | null = null): PromptMeasure {
   const measure: PromptMeasure = { textBytes: 0, otherBytes: 0, blocks: 0, images: 0, boundBytes: writtenBytes, mediaTokensBound: 0 };
   for (const key of Object.keys(body)) if (!FREE_FIELDS.has(key)) measure.otherBytes += jsonBytes(body[key]);
   addContent(measure, body.system);
@@ -66,14 +67,19 @@ export function measurePrompt(body: Record<string, unknown>, writtenBytes: numbe
       else addContent(measure, message.content);
     }
   }
-  if (Array.isArray(body.tools)) {
-    for (const tool of body.tools) {
-      measure.blocks++;
-      measure.textBytes += jsonBytes(tool);
-      measure.boundBytes += renderingGrowth(tool);
-    }
-  }
+  if (Array.isArray(body.tools)) addTools(measure, body.tools, toolsBytes);
   return measure;
+}
+
+/**
+ * Each tool's definition counts as text at its JSON's length. `writtenBytes` is the list's own as written, when known:
+ * its tools' lengths together are that less its brackets and the commas between them.
+ */
+function addTools(measure: PromptMeasure, tools: unknown[], writtenBytes: number | null): void {
+  measure.blocks += tools.length;
+  if (writtenBytes !== null) measure.textBytes += writtenBytes - 2 - Math.max(0, tools.length - 1);
+  else for (const tool of tools) measure.textBytes += jsonBytes(tool);
+  for (const tool of tools) measure.boundBytes += renderingGrowth(tool);
 }
 
 /** A `content` (or `system`): text, or a list of blocks. */

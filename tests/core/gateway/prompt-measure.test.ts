@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { crc32, deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { promptTokensBound, promptTokensExpected } from '../../../src-main/core/gateway/ceiling.js';
+import { writeBody } from '../../../src-main/core/gateway/flight.js';
 import { IMAGE_TOKENS_BOUND, imageTokensBound } from '../../../src-main/core/gateway/image-pixels.js';
 import { renderingGrowth } from '../../../src-main/core/gateway/json-rendering.js';
 import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
@@ -195,5 +196,50 @@ describe('JSON a template prints again, at its worst', () => {
     const body = { ...assistant([{ type: 'tool_use', id: 'toolu_1', name: 'Read', input }]), tools: [tool] };
     expect(measure(body).boundBytes).toBe(written(body) + renderingGrowth(input) + renderingGrowth(tool));
     expect(renderingGrowth(input)).toBeGreaterThanOrEqual(4 * 1000);
+  });
+});
+
+describe('the body as the gateway writes it, a field at a time', () => {
+  const rng = new Rng('issue-35-written');
+  const alphabet = ['a', ' ', '"', '\\', '\n', 'é', '中', '😀', '\ud800', '<', "'", '\u2028'];
+  const text = () => Array.from({ length: rng.int(0, 12) }, () => rng.pick(alphabet)).join('');
+  const value = (depth: number): unknown => {
+    const kind = rng.int(0, depth > 2 ? 2 : 4);
+    if (kind === 0) return text();
+    if (kind === 1) return rng.pick([0, -1, 0.5, 1e-7, 1e21, true, null]);
+    if (kind === 2) return rng.int(0, 1e6);
+    if (kind === 3) return Array.from({ length: rng.int(0, 4) }, () => value(depth + 1));
+    return Object.fromEntries(Array.from({ length: rng.int(0, 4) }, (_, i) => [`${text()}${i}`, value(depth + 1)]));
+  };
+  const bodies = Array.from({ length: 200 }, () => {
+    const body: Record<string, unknown> = JSON.parse(
+      JSON.stringify({
+        model: 'm',
+        max_tokens: 8,
+        system: text(),
+        tools: Array.from({ length: rng.int(0, 4) }, () => ({ name: text(), input_schema: value(0) })),
+        messages: [{ role: 'user', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Read', input: value(0) }] }],
+        [text()]: value(0),
+        '7': value(0),
+        __proto__: value(0),
+      }),
+    ) as Record<string, unknown>;
+    return body;
+  });
+
+  it('is byte for byte what JSON.stringify writes of the whole body, a field without JSON left out as it leaves it out', () => {
+    for (const body of bodies) expect(writeBody(body)?.json).toBe(JSON.stringify(body));
+    const withUndefined = { model: 'm', gone: undefined, max_tokens: 1 };
+    expect(writeBody(withUndefined)?.json).toBe(JSON.stringify(withUndefined));
+    expect(writeBody(withUndefined)?.bytes).toBe(Buffer.byteLength(JSON.stringify(withUndefined)));
+  });
+
+  it("measures the same with the tools' length as written as with each tool written again", () => {
+    for (const body of bodies) {
+      const written = writeBody(body);
+      if (!written) throw new Error('not written');
+      expect(written.bytes).toBe(Buffer.byteLength(JSON.stringify(body)));
+      expect(measurePrompt(body, written.bytes, written.toolsBytes)).toEqual(measure(body));
+    }
   });
 });
