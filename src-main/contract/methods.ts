@@ -94,11 +94,18 @@ export const KEY_SOURCES = ['environment', 'keychain', 'none'] as const;
 export const KeySourceSchema = z.enum(KEY_SOURCES);
 export type KeySource = z.infer<typeof KeySourceSchema>;
 
+/** When OpenRouter resets a key's limit: at midnight UTC (weeks Monday to Sunday); null, never. */
+export const LIMIT_RESETS = ['daily', 'weekly', 'monthly'] as const;
+export const LimitResetSchema = z.enum(LIMIT_RESETS);
+export type LimitReset = z.infer<typeof LimitResetSchema>;
+
 export const KeyBalanceSchema = z.object({
   /** OpenRouter's own masked label, e.g. "sk-or-v1-726...f5c". */
   label: z.string().nullable(),
   limitUsd: z.number().nullable(),
   remainingUsd: z.number().nullable(),
+  /** When the limit resets (absent from an older service: read as none). */
+  limitReset: LimitResetSchema.nullable().optional(),
   usageUsd: z.number().nullable(),
   usageDailyUsd: z.number().nullable(),
   usageWeeklyUsd: z.number().nullable(),

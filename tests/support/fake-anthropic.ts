@@ -573,8 +573,11 @@ export class ScriptedModel {
     request.usage = usage;
     const costUsd = this.costOf(usage);
     this.generations.push({ id, script: request.script, model, usage, costUsd });
+    // What it cost is charged to the key it came with, so that key's own limit is enforced by the fake.
+    this.fake.charge(request.bearer, costUsd);
     this.fake.addGeneration({
       id,
+      madeBy: request.bearer,
       model,
       totalCost: costUsd,
       tokensPrompt: usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
