@@ -198,6 +198,34 @@ describe('doctor', () => {
     expect(result).toMatchObject({ status: 'fail', summary: 'The service refused the token.' });
   });
 
+  it('warns when the key has no limit of its own, saying how to give it one or let the service make a limited key', async () => {
+    const result = await check('key', {
+      openRouter: { listModels: async () => MODELS, getKeyInfo: async () => ({ ...KEY_INFO, limitUsd: null, remainingUsd: null }) },
+    });
+    expect(result.status).toBe('warn');
+    expect(result.summary).toContain('no spending limit of its own');
+    expect(result.fix).toContain('https://openrouter.ai/settings/keys');
+    expect(result.fix).toContain('`gateway.delegateKey` to `own`');
+  });
+
+  it("warns when the key's limit is more than twice the day budget, and names when it resets", async () => {
+    const monthly = { ...KEY_INFO, limitUsd: 50, remainingUsd: 40, limitReset: 'monthly' as const };
+    const result = await check('key', {
+      openRouter: { listModels: async () => MODELS, getKeyInfo: async () => monthly },
+      loadSettings: async () => ({ file: locations.settingsFile, exists: true, problem: undefined, perDayUsd: 20 }),
+    });
+    expect(result.status).toBe('warn');
+    expect(result.summary).toContain('resets on the 1st at midnight UTC');
+    expect(result.summary).toContain('more than 2× your day budget of $20.00');
+  });
+
+  it('is content with a daily limit near the day budget, and says it resets daily', async () => {
+    const daily = { ...KEY_INFO, limitUsd: 5, remainingUsd: 4, limitReset: 'daily' as const };
+    const result = await check('key', { connectService: async () => fakeService({ key: daily, keySource: 'keychain' }) });
+    expect(result.status).toBe('ok');
+    expect(result.summary).toContain('$4.00 of its $5.00 limit left, resets daily at midnight UTC');
+  });
+
   it('fails when there is no key, saying how to add one', async () => {
     const result = await check('key', { secrets: { get: () => null, keychainStatus: () => ({ available: true, backend: 'K' }) } });
     expect(result.status).toBe('fail');
