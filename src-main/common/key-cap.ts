@@ -16,7 +16,7 @@ export const KEYS_PAGE = 'https://openrouter.ai/settings/keys';
 /** What to do, in one sentence: set a limit by hand, or let the service make a limited key. */
 export const KEY_CAP_FIX =
   `Set a limit near your day budget on the key at ${KEYS_PAGE}, or add a management key ` +
-  '(`openrouter-delegate key set --management`) and set `gateway.delegateKey` to `own`: the service then makes a key of its own ' +
+  '(`openrouter-delegate key set --management`) and run `openrouter-delegate key delegate-on`: the service then makes a key of its own ' +
   'for the delegates, limited to the day budget and reset daily by OpenRouter.';
 
 /** "resets daily (midnight UTC)", "never resets"; OpenRouter resets at midnight UTC, weeks from Monday. */

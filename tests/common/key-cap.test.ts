@@ -36,5 +36,5 @@ describe('limitResetText', () => {
 it('the fix names both ways: a limit by hand, or a key the service makes with a management key', () => {
   expect(KEY_CAP_FIX).toContain('https://openrouter.ai/settings/keys');
   expect(KEY_CAP_FIX).toContain('key set --management');
-  expect(KEY_CAP_FIX).toContain('gateway.delegateKey');
+  expect(KEY_CAP_FIX).toContain('`openrouter-delegate key delegate-on`');
 });

@@ -421,7 +421,7 @@ describe('the Account page’s wording', () => {
     expect(keyCapProblem({ ...key, limitUsd: null, remainingUsd: null }, 5)).toMatchObject({
       tone: 'warn',
       detail: expect.stringContaining('no spending limit of its own') as unknown,
-      fix: expect.stringContaining('`gateway.delegateKey` to `own`') as unknown,
+      fix: expect.stringContaining('`openrouter-delegate key delegate-on`') as unknown,
     });
     expect(keyCapProblem({ ...key, limitUsd: 100 }, 5)?.detail).toContain('more than 2× your day budget of $5.00');
     expect(keyCapProblem({ ...key, limitUsd: 10, limitReset: 'daily' }, 5)).toBeNull();

@@ -4,7 +4,7 @@
  * BYOK counted), and the gateway sends that key upstream instead of the user's. Should the service's metering
  * ever fail, OpenRouter refuses the next request past the day budget (402).
  *
- * Opt-in (`openrouter-delegate key delegate on`): making keys in someone's account is not done behind their back,
+ * Opt-in (`openrouter-delegate key delegate-on`): making keys in someone's account is not done behind their back,
  * and a management key may be stored only for the account's credits. The choice, the key's hash and its limit
  * are kept in `delegate-key.json` (data folder, 0600); its secret only in the keychain (`delegate`). Only a key
  * this file names is ever changed or deleted: never one the service did not make.
@@ -44,7 +44,7 @@ export interface DelegateKeyDeps {
 }
 
 const NO_MANAGEMENT_KEY =
-  'The delegate key needs a management key: add one with `openrouter-delegate key set --management` (create it at https://openrouter.ai/settings/management-keys), or turn the delegate key off with `openrouter-delegate key delegate off`.';
+  'The delegate key needs a management key: add one with `openrouter-delegate key set --management` (create it at https://openrouter.ai/settings/management-keys), or turn the delegate key off with `openrouter-delegate key delegate-off`.';
 
 export class DelegateKey {
   private readonly deps: DelegateKeyDeps;
@@ -127,7 +127,7 @@ export class DelegateKey {
   rotate(): Promise<DelegateKeyStatus> {
     return this.serial(async () => {
       if (this.state.mode !== 'own')
-        throw new ServiceError('invalid_params', 'The delegate key is off; turn it on with `openrouter-delegate key delegate on`.');
+        throw new ServiceError('invalid_params', 'The delegate key is off; turn it on with `openrouter-delegate key delegate-on`.');
       const busy = this.deps.busyJobs();
       if (busy > 0) {
         throw new ServiceError(

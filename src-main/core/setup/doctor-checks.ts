@@ -11,7 +11,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { APP_VERSION, ENV, ServiceError } from '../../contract/index.js';
 import { defaultSettings } from '../../contract/index.js';
-import type { ErrorCode, KeyBalance, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
+import type { DelegateKeyStatus, ErrorCode, KeyBalance, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
 import type { ServiceCall } from '../../contract/api.js';
 import type { Locations } from '../../platform/locations.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
@@ -307,9 +307,16 @@ function describeBalance(key: KeyBalance): string {
   return `accepted by OpenRouter${label}, ${formatUsd(key.remainingUsd ?? 0)} of its ${formatUsd(key.limitUsd)} limit left, ${limitResetText(key.limitReset ?? null)}`;
 }
 
-/** An accepted key: ok, or a warning when its own limit is no backstop for the day budget (common/key-cap.ts). */
-async function judgeKey(deps: DoctorDeps, source: string, key: KeyBalance): Promise<Verdict> {
+/**
+ * An accepted key: ok, or a warning when its own limit is no backstop for the day budget (common/key-cap.ts); when
+ * the delegates use a key the service made (capped by OpenRouter at the day budget), that key's state instead.
+ */
+async function judgeKey(deps: DoctorDeps, source: string, key: KeyBalance, delegateKey?: DelegateKeyStatus): Promise<Verdict> {
   const summary = `${source}: ${describeBalance(key)}.`;
+  if (delegateKey?.mode === 'own') {
+    if (delegateKey.problem) return fail(`${summary} Delegates are refused: ${delegateKey.problem}`);
+    return ok(`${summary} Delegates use a key the service made, limited by OpenRouter to ${formatUsd(delegateKey.limitUsd ?? 0)} a day.`);
+  }
   const settings = await deps.loadSettings().catch(() => undefined);
   const warning = keyCapWarning(key, settings?.perDayUsd ?? defaultSettings().budgets.perDayUsd);
   return warning === null ? ok(summary) : warn(`${summary} ${warning}`, KEY_CAP_FIX);
@@ -331,7 +338,8 @@ export function checkKey(deps: DoctorDeps, service: ServiceLink | null): Promise
       const balance = await service.call('balance.get', { refresh: true });
       if (balance.keySource === 'none') return fail(balance.keyProblem ?? 'no key.', balance.keyProblem ? undefined : SET_KEY);
       const source = `${keySourceText(balance.keySource)} (the service's)`;
-      if (balance.key) return judgeKey(deps, source, balance.key);
+      const status = await service.call('service.status', {}).catch(() => null);
+      if (balance.key) return judgeKey(deps, source, balance.key, status?.delegateKey);
       return keyError(source, balance.keyProblemCode, balance.keyProblem ?? 'no reason given.');
     }
     let secret: ReturnType<DoctorDeps['secrets']['get']>;

@@ -227,7 +227,7 @@ describe('the delegate key', () => {
     await keys.load();
     expect((await failure(keys.setMode('own'))).code).toBe('no_key');
     expect(keys.problem).toContain('key set --management');
-    expect(keys.problem).toContain('key delegate off');
+    expect(keys.problem).toContain('key delegate-off');
   });
 
   it('a create that fails leaves no key, and the next sync makes it', async () => {

@@ -205,7 +205,7 @@ describe('doctor', () => {
     expect(result.status).toBe('warn');
     expect(result.summary).toContain('no spending limit of its own');
     expect(result.fix).toContain('https://openrouter.ai/settings/keys');
-    expect(result.fix).toContain('`gateway.delegateKey` to `own`');
+    expect(result.fix).toContain('`openrouter-delegate key delegate-on`');
   });
 
   it("warns when the key's limit is more than twice the day budget, and names when it resets", async () => {
@@ -224,6 +224,28 @@ describe('doctor', () => {
     const result = await check('key', { connectService: async () => fakeService({ key: daily, keySource: 'keychain' }) });
     expect(result.status).toBe('ok');
     expect(result.summary).toContain('$4.00 of its $5.00 limit left, resets daily at midnight UTC');
+  });
+
+  it("fails, saying why, when the delegates' own key is on but unusable (they are refused)", async () => {
+    const delegateKey = {
+      mode: 'own' as const,
+      hash: null,
+      limitUsd: null,
+      limitReset: null,
+      createdAt: null,
+      problem: 'The delegate key could not be made or changed: refused (403).',
+    };
+    const result = await check('key', { connectService: async () => fakeService({ key: KEY_INFO, keySource: 'keychain' }, { delegateKey }) });
+    expect(result.status).toBe('fail');
+    expect(result.summary).toContain('Delegates are refused: The delegate key could not be made or changed: refused (403).');
+  });
+
+  it("says the delegates use the key the service made, and its daily cap, instead of warning about the user's key", async () => {
+    const delegateKey = { mode: 'own' as const, hash: 'abc', limitUsd: 5, limitReset: 'daily' as const, createdAt: '2026-08-20T12:00:00.000Z' };
+    const unlimited = { ...KEY_INFO, limitUsd: null, remainingUsd: null };
+    const result = await check('key', { connectService: async () => fakeService({ key: unlimited, keySource: 'keychain' }, { delegateKey }) });
+    expect(result.status).toBe('ok');
+    expect(result.summary).toContain('Delegates use a key the service made, limited by OpenRouter to $5.00 a day.');
   });
 
   it('fails when there is no key, saying how to add one', async () => {
