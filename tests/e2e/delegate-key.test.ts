@@ -107,4 +107,52 @@ describe('a delegate key the service makes with the management key', { timeout: 
       expect(JSON.stringify([on, rotated, end, log, await client.call('jobs.requests', { jobId: echo.job.id })])).not.toContain(secret);
     }
   });
+
+  it("follows the day budget: a new budget is the key's new limit at OpenRouter; a request in flight finishes, the next is refused", async () => {
+    await world.start({ budgets: { perJobUsd: 0.5, perDayUsd: 2, reserveUsd: 0 } });
+    world.fake.addKey(MANAGEMENT_KEY, { management: true });
+    await world.serve();
+    const client = await world.connect();
+    await client.call('secrets.set', { kind: 'management', value: MANAGEMENT_KEY });
+    await client.call('delegateKey.set', { mode: 'own' });
+    const made = world.fake.createdKeys()[0];
+    delegateSecret = made?.key ?? '';
+
+    await client.call('settings.update', { patch: { budgets: { perDayUsd: 3 } } });
+    for (let i = 0; i < 50 && world.fake.keyInfo(made?.hash ?? '')?.limit !== 3; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(world.fake.keyInfo(made?.hash ?? '')).toMatchObject({ limit: 3, limitReset: 'daily' });
+    expect(world.fake.requests.find((r) => r.method === 'PATCH')?.headers.authorization).toBe(`Bearer ${MANAGEMENT_KEY}`);
+
+    // The key's day is spent while its first request is being answered: that answer arrives whole, the next is refused.
+    world.model.script('spent', [
+      {
+        dynamic: () => {
+          world.fake.charge(delegateSecret, 3);
+          return { toolUse: { name: 'Bash', input: { command: 'echo one', description: 'One step' } }, usage: { input_tokens: 3000, output_tokens: 40 } };
+        },
+      },
+      { text: 'never', usage: { input_tokens: 3000, output_tokens: 10 } },
+    ]);
+    const started = await world.startJob(client, { prompt: `${m('spent')} go`, allowedTools: ['Bash'] });
+    const end = await world.waitForEnd(client, started.job.id);
+    const log = await client.call('jobs.requests', { jobId: end.job.id });
+    expect(log.requests.map((r) => r.status)).toEqual([200, 402]);
+    expect(world.model.requestsFor('spent')).toHaveLength(1);
+    expect(end.job.state).not.toBe('succeeded');
+  });
+
+  it("refuses delegates, saying why, when the delegate key is on but cannot be made: the user's key is not sent instead", async () => {
+    await world.start();
+    await world.serve();
+    const client = await world.connect();
+    await expect(client.call('delegateKey.set', { mode: 'own' })).rejects.toMatchObject({ code: 'no_key' });
+    const status = await client.call('service.status', {});
+    expect(status.delegateKey).toMatchObject({ mode: 'own', hash: null, problem: expect.stringContaining('needs a management key') as unknown });
+    world.model.script('refused', [{ text: 'never' }]);
+    await expect(world.startJob(client, { prompt: `${m('refused')} go` })).rejects.toMatchObject({
+      code: 'no_key',
+      message: expect.stringContaining('key set --management') as unknown,
+    });
+    expect(world.fake.requests.filter((r) => r.path.startsWith('/api/v1/messages'))).toEqual([]);
+  });
 });
