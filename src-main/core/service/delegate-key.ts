@@ -84,8 +84,12 @@ export class DelegateKey {
     return value === null ? null : { value, source: 'keychain' };
   }
 
-  /** The delegate key's secret, for scrubbing, whatever the mode (a key switched off is still a key). */
+  /**
+   * The delegate key's secret, for scrubbing, whatever the mode (a key switched off is still a key). None made, none
+   * asked for: a service whose key comes from OPENROUTER_API_KEY, with no keychain, asks it nothing on the hot path.
+   */
   secret(): string | null {
+    if (this.state.key === null) return null;
     try {
       return this.deps.secrets.get('delegate')?.value ?? null;
     } catch {
@@ -189,9 +193,9 @@ export class DelegateKey {
 
   /** Deletes a key this service made (by the hash it kept); a failure is logged, not thrown: the new key is in use. */
   private async deleteMade(hash: string): Promise<void> {
-    const management = this.deps.secrets.get('management')?.value;
-    if (!management) return;
     try {
+      const management = this.deps.secrets.get('management')?.value;
+      if (!management) throw new ServiceError('no_key', 'no management key');
       await this.deps.client.deleteKey(management, hash);
     } catch (error) {
       this.deps.log?.(
