@@ -5,7 +5,7 @@
  * This never starts a service: a service started later reads the file and the keychain.
  */
 import { APP_VERSION, ServiceError } from '../contract/index.js';
-import type { ModelRow, SecretKind, SecretsStatus, Settings, SettingsPatch } from '../contract/index.js';
+import type { DelegateKeyStatus, ModelRow, SecretKind, SecretsStatus, Settings, SettingsPatch } from '../contract/index.js';
 import { IpcClient } from '../ipc/client.js';
 import type { Locations } from '../platform/locations.js';
 import { probeSandbox } from '../platform/sandbox-probe.js';
@@ -31,6 +31,8 @@ export interface SettingsState {
   home: string | null;
   /** Why the settings file is not being used (it is broken); changes are refused until it is fixed. */
   problem?: string;
+  /** Whose key the delegates use (the running service's answer; absent without one). */
+  delegateKey?: DelegateKeyStatus;
 }
 
 export interface ModelChoices {
@@ -83,7 +85,13 @@ class ServiceBackend implements ConfigBackend {
     const [settings, status] = await Promise.all([this.client.call('settings.get', {}), this.client.call('service.status', {})]);
     // The service reports "(OS default locations)" when OPENROUTER_DELEGATE_HOME is not set.
     const home = status.home.startsWith('(') ? null : status.home;
-    return { settings, file: status.paths.settingsFile, home, ...(status.settingsProblem ? { problem: status.settingsProblem } : {}) };
+    return {
+      settings,
+      file: status.paths.settingsFile,
+      home,
+      ...(status.settingsProblem ? { problem: status.settingsProblem } : {}),
+      ...(status.delegateKey ? { delegateKey: status.delegateKey } : {}),
+    };
   }
 
   async update(patch: SettingsPatch): Promise<UpdatedSettings> {

@@ -1,7 +1,8 @@
 /** What `openrouter-mcp-config` prints about the state: pure functions of it (never a key). */
-import type { SandboxAvailabilityStatus, SecretKind, SecretsStatus, Settings } from '../contract/index.js';
+import type { DelegateKeyStatus, SandboxAvailabilityStatus, SecretKind, SecretsStatus, Settings } from '../contract/index.js';
 import type { SettingsState } from './config-backend.js';
 import { describeSettings } from './config-fields.js';
+import { describeDelegateKey } from './status-command.js';
 
 export interface ShownState {
   service: { running: boolean; pid: number | null };
@@ -10,6 +11,8 @@ export interface ShownState {
   settingsProblem?: string;
   settings: Settings;
   secrets: SecretsStatus;
+  /** Whose key the delegates use (delegate-key.ts); absent when no service runs. */
+  delegateKey?: DelegateKeyStatus;
   /** Whether the sandbox runs delegates' programs here; absent when not asked (the interactive flow's first screen). */
   sandbox?: SandboxAvailabilityStatus;
 }
@@ -23,6 +26,7 @@ export function shownState(servicePid: number | null, state: SettingsState, secr
     ...(state.problem ? { settingsProblem: state.problem } : {}),
     settings: state.settings,
     secrets,
+    ...(state.delegateKey ? { delegateKey: state.delegateKey } : {}),
     ...(sandbox ? { sandbox } : {}),
   };
 }
@@ -60,6 +64,7 @@ export function describeState(state: ShownState, flags = true): string[] {
   lines.push(`${KEY_LABELS.management}:   ${describeKeySource(state.secrets, 'management')}`);
   if (!state.secrets.keychain.available) lines.push(`Keychain:         unavailable: ${state.secrets.keychain.problem ?? 'no reason given'}`);
   if (!state.secrets.apiKey.present && flags) lines.push('                  Add one: `openrouter-mcp-config --set-key` (paste it, then Enter).');
+  if (state.delegateKey) lines.push(...describeDelegateKey(state.delegateKey));
   if (state.sandbox) lines.push(`Sandbox:          ${describeSandbox(state.sandbox)}`);
   lines.push('', ...describeSettings(state.settings, flags));
   return lines;

@@ -3,6 +3,9 @@
  * with `--management`, the management key) in the OS keychain, read from stdin and checked with OpenRouter unless
  * `--no-validate`; removes it; or says which keys are set. Through the running service when there is one (so it
  * uses the change at once), else on the keychain directly.
+ *
+ * `key delegate-on|delegate-off|rotate-delegate [--json]`: the delegate key (core/service/delegate-key.ts), which only
+ * the service holds, so these start it when none runs.
  */
 import type { SecretKind, SecretsStatus } from '../contract/index.js';
 import type { Locations } from '../platform/locations.js';
@@ -10,9 +13,9 @@ import { OpenRouterClient } from '../core/openrouter/client.js';
 import { SecretStore } from '../core/secrets/secret-store.js';
 import { removeSecret, storeSecret } from '../core/service/secret-ops.js';
 import { ATTRIBUTION, baseUrlFrom } from '../core/openrouter/endpoint.js';
-import { UsageError, connect, err, out } from './command-support.js';
+import { UsageError, connect, connectOrStart, err, out } from './command-support.js';
 import { readSecret } from './read-secret.js';
-import { describeSecrets } from './status-command.js';
+import { describeDelegateKey, describeSecrets } from './status-command.js';
 
 export async function keyCommand(
   locations: Locations,
@@ -47,12 +50,35 @@ export async function keyCommand(
         result = client ? await client.call('secrets.status', {}) : direct().secrets.status();
         break;
       default:
-        throw new UsageError(`Unknown key action "${action ?? ''}": use set, remove or status.`);
+        throw new UsageError(`Unknown key action "${action ?? ''}": use set, remove, status, delegate-on, delegate-off or rotate-delegate.`);
     }
     if (flags.json) out(JSON.stringify(result, null, 2));
     else if (action === 'status') for (const line of describeSecrets(result)) out(line);
     return 0;
   } finally {
     client?.close();
+  }
+}
+
+const DELEGATE_ACTIONS = new Set(['delegate-on', 'delegate-off', 'rotate-delegate']);
+
+export function isDelegateKeyAction(action: string | undefined): boolean {
+  return action !== undefined && DELEGATE_ACTIONS.has(action);
+}
+
+export async function delegateKeyCommand(locations: Locations, cliFile: string, action: string, json: boolean): Promise<number> {
+  const client = await connectOrStart(locations, cliFile);
+  try {
+    const status =
+      action === 'rotate-delegate'
+        ? await client.call('delegateKey.rotate', {})
+        : await client.call('delegateKey.set', { mode: action === 'delegate-on' ? 'own' : 'user' });
+    if (json) out(JSON.stringify(status, null, 2));
+    else for (const line of describeDelegateKey(status)) out(line);
+    if (action === 'delegate-off')
+      err('Delegates now use your key. The key the service made is kept; delete it at https://openrouter.ai/settings/keys if you like.');
+    return 0;
+  } finally {
+    client.close();
   }
 }

@@ -16,7 +16,7 @@ import { UsageError, connectOrStart, err, out } from './command-support.js';
 import { discardCommand } from './discard-command.js';
 import { doctorCommand } from './doctor-command.js';
 import { installCommand, uninstallCommand } from './install-command.js';
-import { keyCommand } from './key-command.js';
+import { delegateKeyCommand, isDelegateKeyAction, keyCommand } from './key-command.js';
 import { serveCommand } from './serve-command.js';
 import { startCommand } from './start-command.js';
 import { statusCommand } from './status-command.js';
@@ -45,6 +45,12 @@ Usage:
                                         store the OpenRouter key (read from stdin) in the OS keychain
   openrouter-delegate key remove [--management]
   openrouter-delegate key status [--json]
+  openrouter-delegate key delegate-on|delegate-off
+                                        with the management key, the service makes a key of its own for the
+                                        delegates, limited by OpenRouter to the day budget (reset daily), and
+                                        never sends them your key; off: your key again
+  openrouter-delegate key rotate-delegate
+                                        a new delegate key, switched to, the old one deleted (when no job runs)
   openrouter-delegate install           register the MCP bridge with Claude Code (user scope, as "openrouter")
   openrouter-delegate uninstall         remove that registration
   openrouter-delegate doctor [--json]   check claude, the registration, the service, the key, OpenRouter …
@@ -176,6 +182,7 @@ function runCommand(command: string, action: string | undefined, values: Flags):
     case 'worktrees':
       return worktrees(locations, { removeTaken: values['remove-taken'], json: values.json });
     case 'key':
+      if (isDelegateKeyAction(action)) return delegateKeyCommand(locations, CLI_FILE, action as string, values.json);
       return keyCommand(locations, action, values.management ? 'management' : 'api', { validate: !values['no-validate'], json: values.json });
     default:
       throw new UsageError(`Unknown command "${command}".`);

@@ -3,10 +3,11 @@
  * files are, and which keys are set and where from. Exit 0 when it runs, 3 when it does not (the keys are still
  * read, from the keychain directly).
  */
-import type { SecretsStatus } from '../contract/index.js';
+import type { DelegateKeyStatus, SecretsStatus } from '../contract/index.js';
 import type { Locations } from '../platform/locations.js';
 import { SecretStore } from '../core/secrets/secret-store.js';
 import { connect, out } from './command-support.js';
+import { formatUsd } from '../common/format.js';
 
 /** The keys' lines of `status` and `key status`: where each comes from, the keychain, and how to add a missing key. */
 export function describeSecrets(s: SecretsStatus): string[] {
@@ -18,6 +19,18 @@ export function describeSecrets(s: SecretsStatus): string[] {
     `Keychain:         ${s.keychain.backend}${s.keychain.available ? '' : ` — unavailable: ${s.keychain.problem ?? 'unknown reason'}`}`,
   ];
   if (!s.apiKey.present) lines.push('Add a key: `openrouter-delegate key set` (paste it, then Enter).');
+  return lines;
+}
+
+/** The delegate key's lines of `key` and `status`: whose key the delegates use, its cap, what is wrong. */
+export function describeDelegateKey(status: DelegateKeyStatus): string[] {
+  if (status.mode === 'user') return ["Delegates' key:   yours (turn on a key limited to the day budget: `openrouter-delegate key delegate-on`)"];
+  const made =
+    status.hash === null || status.limitUsd === null
+      ? 'none made yet'
+      : `${status.hash.slice(0, 12)}…, limited to ${formatUsd(status.limitUsd)} a day by OpenRouter (resets at midnight UTC)`;
+  const lines = [`Delegates' key:   made by the service: ${made}`];
+  if (status.problem) lines.push(`                  Problem: ${status.problem} Delegates are refused until it is fixed.`);
   return lines;
 }
 
@@ -47,6 +60,7 @@ export async function statusCommand(locations: Locations, json: boolean): Promis
     out(`Socket dir:       ${service.paths.runtime}`);
     if (service.settingsProblem) out(`Settings problem: ${service.settingsProblem}`);
     for (const line of describeSecrets(secrets)) out(line);
+    if (service.delegateKey) for (const line of describeDelegateKey(service.delegateKey)) out(line);
     return 0;
   } finally {
     client.close();

@@ -13,6 +13,8 @@ export const CONTRACT_METHODS = [
   'secrets.status',
   'secrets.set',
   'secrets.remove',
+  'delegateKey.set',
+  'delegateKey.rotate',
   'balance.get',
   'models.list',
   'jobs.start',

@@ -94,11 +94,18 @@ export const KEY_SOURCES = ['environment', 'keychain', 'none'] as const;
 export const KeySourceSchema = z.enum(KEY_SOURCES);
 export type KeySource = z.infer<typeof KeySourceSchema>;
 
+/** When OpenRouter resets a key's limit: at midnight UTC (weeks Monday to Sunday); null, never. */
+export const LIMIT_RESETS = ['daily', 'weekly', 'monthly'] as const;
+export const LimitResetSchema = z.enum(LIMIT_RESETS);
+export type LimitReset = z.infer<typeof LimitResetSchema>;
+
 export const KeyBalanceSchema = z.object({
   /** OpenRouter's own masked label, e.g. "sk-or-v1-726...f5c". */
   label: z.string().nullable(),
   limitUsd: z.number().nullable(),
   remainingUsd: z.number().nullable(),
+  /** When the limit resets (absent from an older service: read as none). */
+  limitReset: LimitResetSchema.nullable().optional(),
   usageUsd: z.number().nullable(),
   usageDailyUsd: z.number().nullable(),
   usageWeeklyUsd: z.number().nullable(),
@@ -172,6 +179,23 @@ export const SandboxAvailabilitySchema = z.discriminatedUnion('available', [
 ]);
 export type SandboxAvailabilityStatus = z.infer<typeof SandboxAvailabilitySchema>;
 
+/**
+ * The key the service makes for its delegates with the management key (core/service/delegate-key.ts): `own`, the
+ * gateway sends it upstream, limited by OpenRouter to the day budget and reset daily; `user`, the user's key. Never
+ * the key itself.
+ */
+export const DelegateKeyStatusSchema = z.object({
+  mode: z.enum(['own', 'user']),
+  /** How OpenRouter names the key the service made (`/v1/keys/{hash}`); null: none made. */
+  hash: z.string().nullable(),
+  limitUsd: z.number().nullable(),
+  limitReset: LimitResetSchema.nullable(),
+  createdAt: z.string().nullable(),
+  /** Why delegates cannot use it now (they are refused, never sent with the user's key instead). */
+  problem: z.string().optional(),
+});
+export type DelegateKeyStatus = z.infer<typeof DelegateKeyStatusSchema>;
+
 export const ServiceStatusSchema = z.object({
   version: z.string(),
   protocol: z.number(),
@@ -193,6 +217,8 @@ export const ServiceStatusSchema = z.object({
   uptimeSeconds: z.number(),
   clients: z.number(),
   settingsProblem: z.string().optional(),
+  /** Whose key the delegates' requests carry upstream (absent from an older service: the user's). */
+  delegateKey: DelegateKeyStatusSchema.optional(),
   /** Absent from a service older than the sandbox. */
   sandbox: SandboxAvailabilitySchema.optional(),
 });
@@ -247,6 +273,18 @@ export const CONTRACT = {
     true,
   ),
   'secrets.remove': method(z.object({ kind: SecretKindSchema }).strict(), SecretsStatusSchema, 'Remove a key from the OS keychain.', true),
+  'delegateKey.set': method(
+    z.object({ mode: z.enum(['own', 'user']) }).strict(),
+    DelegateKeyStatusSchema,
+    "Choose whose key the delegates' requests carry: `own`, a key the service makes with the management key, limited by OpenRouter to the day budget; `user`, the user's key.",
+    true,
+  ),
+  'delegateKey.rotate': method(
+    empty,
+    DelegateKeyStatusSchema,
+    'Make a new delegate key, switch to it, then delete the old one (only a key the service made); refused while jobs run or are being billed.',
+    true,
+  ),
   'balance.get': method(
     z.object({ refresh: z.boolean().default(false) }).strict(),
     BalanceSchema,

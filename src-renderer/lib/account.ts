@@ -4,6 +4,7 @@
  */
 import type { Balance, KeyBalance, SecretKind, SecretsStatus } from '../../src-main/contract/index.js';
 import { formatUsd } from './format.js';
+import { KEY_CAP_FIX, keyCapWarning, limitResetText } from '../../src-main/common/key-cap.js';
 
 /** A piece of a service message: the service quotes commands in backticks (`openrouter-delegate key set`). */
 export interface TextPart {
@@ -164,5 +165,12 @@ export function testOutcome(kind: SecretKind, balance: Balance): Problem {
 /** The "remaining" figure: a key without a limit has none (the account's credits are what limit it). */
 export function remainingText(key: KeyBalance): { value: string; note: string } {
   if (key.limitUsd === null) return { value: 'No limit', note: 'This key has no spending limit of its own; the account’s credits apply.' };
-  return { value: formatUsd(key.remainingUsd), note: `of a ${formatUsd(key.limitUsd)} limit` };
+  return { value: formatUsd(key.remainingUsd), note: `of a ${formatUsd(key.limitUsd)} limit; ${limitResetText(key.limitReset ?? null)}` };
+}
+
+/** A warning when the key's own limit is no backstop for the day budget (common/key-cap.ts), or null. */
+export function keyCapProblem(key: KeyBalance, dayBudgetUsd: number): Problem | null {
+  const warning = keyCapWarning(key, dayBudgetUsd);
+  if (warning === null) return null;
+  return { tone: 'warn', title: 'OpenRouter holds this key to no limit near your day budget.', detail: warning, fix: KEY_CAP_FIX };
 }

@@ -8,7 +8,7 @@ import net from 'node:net';
 import type { Locator, Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Balance, SecretsStatus } from '../../src-main/contract/index.js';
-import { balanceProblem, remainingText, saveProblem, testOutcome, textParts } from '../../src-renderer/lib/account.js';
+import { balanceProblem, keyCapProblem, remainingText, saveProblem, testOutcome, textParts } from '../../src-renderer/lib/account.js';
 import { runCli } from '../support/built.js';
 import { KEY } from '../support/delegation.js';
 import { NO_ENV_KEY, UiWorld, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
@@ -417,6 +417,16 @@ describe('the Account page’s wording', () => {
     expect(balanceProblem(noKey, secrets)).toMatchObject({ tone: 'fail', title: 'The balance could not be read.' });
   });
 
+  it("warns, with both ways out, when the key's own limit is no backstop for the day budget", () => {
+    expect(keyCapProblem({ ...key, limitUsd: null, remainingUsd: null }, 5)).toMatchObject({
+      tone: 'warn',
+      detail: expect.stringContaining('no spending limit of its own') as unknown,
+      fix: expect.stringContaining('`openrouter-delegate key delegate-on`') as unknown,
+    });
+    expect(keyCapProblem({ ...key, limitUsd: 100 }, 5)?.detail).toContain('more than 2× your day budget of $5.00');
+    expect(keyCapProblem({ ...key, limitUsd: 10, limitReset: 'daily' }, 5)).toBeNull();
+  });
+
   it('says nothing was stored when a key is refused or cannot be checked', () => {
     expect(saveProblem('api', 'openrouter_unauthorized', 'x').title).toBe('OpenRouter refused this key; nothing was stored.');
     expect(saveProblem('management', 'openrouter_unreachable', 'x').title).toBe('The management key could not be checked with OpenRouter; nothing was stored.');
@@ -429,6 +439,7 @@ describe('the Account page’s wording', () => {
       detail: '$87.50 left of a $100.00 limit.',
     });
     expect(remainingText({ ...key, limitUsd: null, remainingUsd: null }).value).toBe('No limit');
+    expect(remainingText({ ...key, limitReset: 'daily' }).note).toBe('of a $100.00 limit; resets daily at midnight UTC');
     expect(testOutcome('management', balance({ key, creditsNote: 'That key is not a management key.' }))).toMatchObject({
       tone: 'fail',
       detail: 'That key is not a management key.',

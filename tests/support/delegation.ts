@@ -15,7 +15,7 @@ import { BRIDGE, runCli, testEnv } from './built.js';
 import { CLAUDE_CLI, ScriptedModel } from './fake-anthropic.js';
 import type { ScriptedModelOptions } from './fake-anthropic.js';
 import { FakeOpenRouter } from './fake-openrouter.js';
-import type { FakeKey } from './fake-openrouter.js';
+import type { FakeKey, FakeOpenRouterOptions } from './fake-openrouter.js';
 import { makeTempHome } from './temp-home.js';
 
 export const KEY = `sk-or-v1-${'5eed'.repeat(16)}`;
@@ -63,8 +63,10 @@ export interface WorldOptions {
   prefix?: string;
   /** What the fake OpenRouter says of KEY (/v1/key). */
   balance?: Partial<FakeKey>;
-  /** More options for the scripted model (e.g. its prompt cache). */
-  model?: Omit<ScriptedModelOptions, 'apiKey'>;
+  /** How the fake OpenRouter behaves (e.g. who may read a generation). */
+  fake?: FakeOpenRouterOptions;
+  /** More options for the scripted model (e.g. its prompt cache; the one key it answers, KEY unless said). */
+  model?: ScriptedModelOptions;
 }
 
 /**
@@ -72,7 +74,7 @@ export interface WorldOptions {
  * (delegation, faults, the settings page). A variable given as undefined in `extraEnv` is left out.
  */
 export class DelegationWorld {
-  readonly fake = new FakeOpenRouter();
+  readonly fake: FakeOpenRouter;
   readonly model: ScriptedModel;
   home = '';
   project = '';
@@ -83,7 +85,8 @@ export class DelegationWorld {
 
   constructor(options: WorldOptions = {}) {
     this.options = options;
-    this.model = new ScriptedModel(this.fake, { ...options.model, apiKey: KEY });
+    this.fake = new FakeOpenRouter(options.fake);
+    this.model = new ScriptedModel(this.fake, { apiKey: KEY, ...options.model });
   }
 
   /** Starts the fake and makes a home whose settings.json holds `settings`. */

@@ -197,7 +197,7 @@ export interface ModelRequest {
 export interface ScriptedModelOptions {
   prices?: TokenPrices;
   /** When set, any other bearer gets OpenRouter's 401 "User not found." (and no script step is used). */
-  apiKey?: string;
+  apiKey?: string | (() => string);
   /** Passed to `addGeneration` (the generation record appears this late). */
   generationVisibleAfterMs?: number;
   /** Generations are recorded as made by this key (only it may look them up). Default: any key. */
@@ -489,7 +489,8 @@ export class ScriptedModel {
         body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages and model are required' } },
       });
     }
-    if (this.options.apiKey !== undefined && request.bearer !== this.options.apiKey) {
+    const apiKey = typeof this.options.apiKey === 'function' ? this.options.apiKey() : this.options.apiKey;
+    if (apiKey !== undefined && request.bearer !== apiKey) {
       request.answer = 'unauthorized';
       return this.sendError(request, response, { status: 401, body: defaultErrorBody(401) });
     }
@@ -573,8 +574,11 @@ export class ScriptedModel {
     request.usage = usage;
     const costUsd = this.costOf(usage);
     this.generations.push({ id, script: request.script, model, usage, costUsd });
+    // What it cost is charged to the key it came with, so that key's own limit is enforced by the fake.
+    this.fake.charge(request.bearer, costUsd);
     this.fake.addGeneration({
       id,
+      madeBy: request.bearer,
       model,
       totalCost: costUsd,
       tokensPrompt: usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens,

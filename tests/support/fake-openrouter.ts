@@ -3,6 +3,7 @@
  * real error envelopes. Routes live in a table so more endpoints (e.g. `/api/v1/messages` with
  * Anthropic SSE) can be added with `route()` without touching the rest.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -46,8 +47,17 @@ export interface FakeKey {
   usageWeekly: number;
   usageMonthly: number;
   isFreeTier: boolean;
-  /** Management keys may read `/credits`; normal keys get the real 403. */
+  /** Management keys may read `/credits` and manage keys (`/keys`); normal keys get a 403. */
   management: boolean;
+  /** 'daily' | 'weekly' | 'monthly' | null, as `/key` and `/keys` say it. */
+  limitReset: string | null;
+  includeByokInLimit: boolean;
+  /** How `/keys/{hash}` names it: the SHA-256 of the key, in hex. */
+  hash: string;
+  name: string;
+  disabled: boolean;
+  /** Made through `POST /keys` (a key the test added itself is the account's own). */
+  created: boolean;
   totalCredits: number;
   totalUsage: number;
 }
@@ -60,6 +70,8 @@ export interface FakeGeneration {
   tokensCompletion?: number;
   /** Only the key that made the generation may look it up; default: any valid key. */
   key?: string;
+  /** The key whose request made it (what `generationsReadableBy: 'maker'` holds a look-up to). */
+  madeBy?: string | null;
   /** The record appears this long after it is added (OpenRouter's is a few seconds late). */
   visibleAfterMs?: number;
 }
@@ -71,7 +83,19 @@ export interface FakeOpenRouterOptions {
   generationDelayMs?: number;
   /** Clock for generation visibility, so tests need not sleep. */
   now?: () => number;
+  /**
+   * Who may read a generation: any key of the account (default), or only the key whose request made it — the
+   * strict reading of OpenRouter's docs, which do not say, and what the service must survive.
+   */
+  generationsReadableBy?: 'any' | 'maker';
 }
+
+/** What OpenRouter answers a request on a key whose limit is spent (402, `limit_source: openrouter_key_limit`). */
+export const KEY_LIMIT_MESSAGE = 'Key limit exceeded. Raise the limit of this key or wait for it to reset.';
+/** The fake's answer to a normal key on `/keys` (OpenRouter's wording is not recorded). */
+export const KEYS_FORBIDDEN_MESSAGE = 'Only management keys can manage API keys';
+/** Paths a key's limit applies to: what costs money. */
+const METERED_PATHS = new Set(['/api/v1/messages', '/api/v1/chat/completions']);
 
 export type RouteHandler = (request: RecordedRequest, response: http.ServerResponse) => void | Promise<void>;
 
@@ -82,6 +106,10 @@ const API = '/api/v1';
 
 function errorEnvelope(status: number, message: string): unknown {
   return { error: { message, code: status } };
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 function maskedLabel(key: string): string {
@@ -99,6 +127,7 @@ export class FakeOpenRouter {
   private readonly keys = new Map<string, FakeKey>();
   private readonly generations = new Map<string, FakeGeneration & { addedAt: number }>();
   private readonly generationDelayMs: number;
+  private readonly generationsReadableBy: 'any' | 'maker';
   private readonly now: () => number;
   private modelsBody: string;
   private port: number | null = null;
@@ -106,6 +135,7 @@ export class FakeOpenRouter {
   constructor(options: FakeOpenRouterOptions = {}) {
     this.modelsBody = readFixture(options.modelsFixture ?? 'models-2026-08.json');
     this.generationDelayMs = options.generationDelayMs ?? 0;
+    this.generationsReadableBy = options.generationsReadableBy ?? 'any';
     this.now = options.now ?? Date.now;
     this.server = http.createServer((req, res) => {
       // A client that gives up mid-request must not become an unhandled rejection in the test run.
@@ -119,6 +149,8 @@ export class FakeOpenRouter {
     this.route('GET', `${API}/key`, (req, res) => this.serveKey(req, res));
     this.route('GET', `${API}/credits`, (req, res) => this.serveCredits(req, res));
     this.route('GET', `${API}/generation`, (req, res) => this.serveGeneration(req, res));
+    this.route('GET', `${API}/keys`, (req, res) => this.listKeys(req, res));
+    this.route('POST', `${API}/keys`, (req, res) => this.createKey(req, res));
   }
 
   get baseUrl(): string {
@@ -160,6 +192,12 @@ export class FakeOpenRouter {
   addKey(key: string, info: Partial<FakeKey> = {}): void {
     this.keys.set(key, {
       label: maskedLabel(key),
+      limitReset: null,
+      includeByokInLimit: true,
+      hash: sha256Hex(key),
+      name: 'Test key',
+      disabled: false,
+      created: false,
       limit: 1,
       limitRemaining: 0.8246643901,
       usage: 0.1753356099,
@@ -177,6 +215,31 @@ export class FakeOpenRouter {
   /** Revokes a key: from now on OpenRouter answers it 401. */
   removeKey(key: string): void {
     this.keys.delete(key);
+  }
+
+  /** A key's record (a copy), found by its secret or its hash; null when OpenRouter has no such key. */
+  keyInfo(keyOrHash: string): (FakeKey & { key: string }) | null {
+    for (const [key, info] of this.keys) if (key === keyOrHash || info.hash === keyOrHash) return { ...info, key };
+    return null;
+  }
+
+  /** The keys made through `POST /keys` that still exist, with their secrets (tests look for them elsewhere). */
+  createdKeys(): (FakeKey & { key: string })[] {
+    return [...this.keys].filter(([, info]) => info.created).map(([key, info]) => ({ ...info, key }));
+  }
+
+  /**
+   * What a request on `key` cost: its usage grows and what its limit leaves shrinks, as OpenRouter's do. Only keys
+   * made through `POST /keys` are metered: a key a test added keeps the figures the test gave it.
+   */
+  charge(key: string | null, usd: number): void {
+    const info = key === null ? undefined : this.keys.get(key);
+    if (!info?.created) return;
+    info.usage += usd;
+    info.usageDaily += usd;
+    info.usageWeekly += usd;
+    info.usageMonthly += usd;
+    if (info.limit !== null) info.limitRemaining = Math.max(0, info.limit - info.usage);
   }
 
   addGeneration(generation: FakeGeneration): void {
@@ -221,7 +284,8 @@ export class FakeOpenRouter {
     if (this.hanging.has(recorded.path)) return;
     const script = this.scripted.get(recorded.path)?.shift();
     if (script) return this.answerScripted(res, script);
-    const handler = this.routes.get(`${recorded.method} ${recorded.path}`);
+    if (METERED_PATHS.has(recorded.path) && this.refusedOverLimit(recorded, res)) return;
+    const handler = this.routes.get(`${recorded.method} ${recorded.path}`) ?? this.managedKeyRoute(recorded);
     if (!handler) return this.sendJson(res, 404, errorEnvelope(404, 'Not Found'));
     try {
       await handler(recorded, res);
@@ -278,6 +342,108 @@ export class FakeOpenRouter {
     return info;
   }
 
+  /**
+   * OpenRouter's own cap: a request on a key whose limit is spent, or a disabled key, is refused before any model
+   * sees it — 402 with `limit_source: openrouter_key_limit` (OpenRouter's Limits page: "Handling 402 errors").
+   * A request already answered is not cut short. Keys made through `POST /keys` only, like `charge`.
+   */
+  private refusedOverLimit(req: RecordedRequest, res: http.ServerResponse): boolean {
+    const key = this.bearer(req);
+    const info = key === null ? undefined : this.keys.get(key);
+    if (!info?.created) return false;
+    if (info.disabled) {
+      this.sendJson(res, 403, errorEnvelope(403, 'This API key is disabled.'));
+      return true;
+    }
+    if (info.limit === null || info.limit - info.usage > 0) return false;
+    this.sendJson(res, 402, { error: { message: KEY_LIMIT_MESSAGE, code: 402, metadata: { limit_source: 'openrouter_key_limit' } } });
+    return true;
+  }
+
+  /** `/keys/{hash}`: GET, PATCH, DELETE. */
+  private managedKeyRoute(req: RecordedRequest): RouteHandler | undefined {
+    const match = /^\/api\/v1\/keys\/([^/]+)$/.exec(req.path);
+    if (!match) return undefined;
+    const hash = decodeURIComponent(match[1] ?? '');
+    if (req.method === 'GET') return (r, res) => this.withManagedKey(r, res, hash, (entry) => this.sendJson(res, 200, { data: managedKeyBody(entry) }));
+    if (req.method === 'DELETE')
+      return (r, res) =>
+        this.withManagedKey(r, res, hash, (entry) => {
+          this.keys.delete(entry.key);
+          this.sendJson(res, 200, { deleted: true });
+        });
+    if (req.method === 'PATCH') return (r, res) => this.withManagedKey(r, res, hash, (entry) => this.updateKey(r, res, entry));
+    return undefined;
+  }
+
+  /** Management key checked, the key found by its hash (404 when none). */
+  private withManagedKey(req: RecordedRequest, res: http.ServerResponse, hash: string, then: (entry: FakeKey & { key: string }) => void): void {
+    if (!this.authenticateManagement(req, res)) return;
+    const entry = [...this.keys].find(([, info]) => info.hash === hash);
+    if (!entry) return this.sendJson(res, 404, errorEnvelope(404, 'API key not found'));
+    then({ ...entry[1], key: entry[0] });
+  }
+
+  private authenticateManagement(req: RecordedRequest, res: http.ServerResponse): FakeKey | null {
+    const info = this.authenticate(req, res);
+    if (info && !info.management) {
+      this.sendJson(res, 403, errorEnvelope(403, KEYS_FORBIDDEN_MESSAGE));
+      return null;
+    }
+    return info;
+  }
+
+  private listKeys(req: RecordedRequest, res: http.ServerResponse): void {
+    if (!this.authenticateManagement(req, res)) return;
+    const data = [...this.keys].filter(([, info]) => !info.management).map(([key, info]) => managedKeyBody({ ...info, key }));
+    this.sendJson(res, 200, { data });
+  }
+
+  /** `POST /keys`: the new key's secret is in this answer and nowhere else, ever (OpenRouter's create-keys). */
+  private createKey(req: RecordedRequest, res: http.ServerResponse): void {
+    if (!this.authenticateManagement(req, res)) return;
+    const body = parseBody(req.body);
+    if (body === null || typeof body.name !== 'string' || body.name.trim() === '') return this.sendJson(res, 400, errorEnvelope(400, 'name is required'));
+    const limit = body.limit === undefined || body.limit === null ? null : body.limit;
+    if (limit !== null && (typeof limit !== 'number' || !(limit >= 0)))
+      return this.sendJson(res, 400, errorEnvelope(400, 'limit must be a non-negative number'));
+    const reset = body.limit_reset ?? null;
+    if (reset !== null && !['daily', 'weekly', 'monthly'].includes(String(reset))) return this.sendJson(res, 400, errorEnvelope(400, 'limit_reset is invalid'));
+    const key = `sk-or-v1-${randomBytes(32).toString('hex')}`;
+    this.addKey(key, {
+      name: body.name,
+      limit,
+      limitRemaining: limit,
+      limitReset: reset as string | null,
+      includeByokInLimit: body.include_byok_in_limit === true,
+      usage: 0,
+      usageDaily: 0,
+      usageWeekly: 0,
+      usageMonthly: 0,
+      created: true,
+    });
+    const info = this.keys.get(key);
+    if (!info) return;
+    this.sendJson(res, 201, { data: managedKeyBody({ ...info, key }), key });
+  }
+
+  private updateKey(req: RecordedRequest, res: http.ServerResponse, entry: FakeKey & { key: string }): void {
+    const body = parseBody(req.body);
+    const info = this.keys.get(entry.key);
+    if (body === null || !info) return this.sendJson(res, 400, errorEnvelope(400, 'body must be a JSON object'));
+    if (typeof body.name === 'string') info.name = body.name;
+    if (typeof body.disabled === 'boolean') info.disabled = body.disabled;
+    if (typeof body.include_byok_in_limit === 'boolean') info.includeByokInLimit = body.include_byok_in_limit;
+    if ('limit_reset' in body) info.limitReset = (body.limit_reset as string | null) ?? null;
+    if ('limit' in body) {
+      if (body.limit !== null && (typeof body.limit !== 'number' || !(body.limit >= 0)))
+        return this.sendJson(res, 400, errorEnvelope(400, 'limit must be a non-negative number'));
+      info.limit = body.limit as number | null;
+      info.limitRemaining = info.limit === null ? null : Math.max(0, info.limit - info.usage);
+    }
+    this.sendJson(res, 200, { data: managedKeyBody({ ...info, key: entry.key }) });
+  }
+
   private serveKey(req: RecordedRequest, res: http.ServerResponse): void {
     const info = this.authenticate(req, res);
     if (!info) return;
@@ -288,9 +454,9 @@ export class FakeOpenRouter {
         is_management_key: info.management,
         is_provisioning_key: false,
         limit: info.limit,
-        limit_reset: null,
+        limit_reset: info.limitReset,
         limit_remaining: info.limitRemaining,
-        include_byok_in_limit: true,
+        include_byok_in_limit: info.includeByokInLimit,
         usage: info.usage,
         usage_daily: info.usageDaily,
         usage_weekly: info.usageWeekly,
@@ -321,6 +487,7 @@ export class FakeOpenRouter {
     const visible =
       generation !== undefined &&
       (generation.key === undefined || this.keys.get(generation.key) === key) &&
+      (this.generationsReadableBy === 'any' || generation.madeBy == null || this.keys.get(generation.madeBy) === key) &&
       this.now() - generation.addedAt >= (generation.visibleAfterMs ?? this.generationDelayMs);
     if (!generation || !visible) return this.sendJson(res, 404, errorEnvelope(404, `Generation ${id} not found`));
     this.sendJson(res, 200, generationBody(generation));
@@ -335,6 +502,40 @@ export class FakeOpenRouter {
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
     res.end(text);
   }
+}
+
+function parseBody(text: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A key as `/keys` describes it (create-keys, update-keys): never its secret. */
+function managedKeyBody(info: FakeKey & { key: string }): Record<string, unknown> {
+  return {
+    hash: info.hash,
+    name: info.name,
+    label: info.label,
+    disabled: info.disabled,
+    limit: info.limit,
+    limit_remaining: info.limitRemaining,
+    limit_reset: info.limitReset,
+    include_byok_in_limit: info.includeByokInLimit,
+    usage: info.usage,
+    usage_daily: info.usageDaily,
+    usage_weekly: info.usageWeekly,
+    usage_monthly: info.usageMonthly,
+    byok_usage: 0,
+    byok_usage_daily: 0,
+    byok_usage_weekly: 0,
+    byok_usage_monthly: 0,
+    created_at: '2026-08-20T12:00:00.000Z',
+    updated_at: null,
+    expires_at: null,
+  };
 }
 
 let generationTemplate: Record<string, unknown> | null = null;

@@ -19,6 +19,7 @@ import { JobStore } from '../../src-main/core/jobs/job-store.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { CLI, assertBuilt } from './built.js';
 import { DelegationWorld, alive } from './delegation.js';
+import type { WorldOptions } from './delegation.js';
 import { errorMessage } from '../../src-main/common/errors.js';
 
 const run = promisify(execFile);
@@ -60,8 +61,8 @@ export class FaultWorld extends DelegationWorld {
   private readonly clients: IpcClient[] = [];
   private readonly gates: Gate[] = [];
 
-  constructor() {
-    super({ prefix: 'ord-fault-' });
+  constructor(options: Pick<WorldOptions, 'model' | 'fake'> = {}) {
+    super({ prefix: 'ord-fault-', ...options });
   }
 
   /**

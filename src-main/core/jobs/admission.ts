@@ -62,7 +62,7 @@ export interface ResolvedJobRequest {
 }
 
 /** What admission uses of the supervisor's dependencies (the registry holds the store and the settings). */
-export type AdmissionDeps = Pick<SupervisorDeps, 'apiKey' | 'balance' | 'models' | 'locateClaude' | 'sandbox' | 'serviceDirs'>;
+export type AdmissionDeps = Pick<SupervisorDeps, 'apiKey' | 'keyProblem' | 'balance' | 'models' | 'locateClaude' | 'sandbox' | 'serviceDirs'>;
 
 /**
  * The one way a request becomes a job's settings. `previous` is the conversation's latest turn for a
@@ -108,7 +108,7 @@ export async function resolveJobRequest(
   // follow-up continues where its conversation worked), the key, and Claude Code.
   const [plan, key] = await allOrFirstError<[IsolationPlan | null, string, string]>([
     previous ? null : planIsolation(registry.worktrees, request.isolation, settings, cwd, addDirs),
-    Promise.resolve().then(() => requireKey(deps.apiKey)),
+    Promise.resolve().then(() => requireKey(deps)),
     deps.locateClaude(request.caller.path),
   ]);
   if (previous) await assertWorktreeUsable(registry.worktrees, previous.isolation);
@@ -311,10 +311,12 @@ export function newRecord(registry: JobRegistry, deps: Pick<AdmissionDeps, 'apiK
   );
 }
 
-export function requireKey(apiKey: SupervisorDeps['apiKey']): string {
-  const key = apiKey();
-  if (!key) throw new ServiceError('no_key', 'No OpenRouter key is set, so nothing was started. The user can add one with `openrouter-delegate key set`.');
-  return key.value;
+export function requireKey(deps: Pick<SupervisorDeps, 'apiKey' | 'keyProblem'>): string {
+  const key = deps.apiKey();
+  if (key) return key.value;
+  const problem = deps.keyProblem?.() ?? null;
+  if (problem !== null) throw new ServiceError('no_key', `Nothing was started: ${problem}`);
+  throw new ServiceError('no_key', 'No OpenRouter key is set, so nothing was started. The user can add one with `openrouter-delegate key set`.');
 }
 
 function assertDelegationOn(settings: Settings): void {

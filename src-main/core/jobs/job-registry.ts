@@ -29,6 +29,8 @@ export interface SupervisorDeps {
   /** The catalog, for prices and the policy check. */
   models: () => Promise<CatalogModel[]>;
   apiKey: () => { value: string; source: string } | null;
+  /** Why there is no key for delegates when `apiKey` is null (e.g. the delegate key could not be made); default: none set. */
+  keyProblem?: () => string | null;
   balance: (options: { refresh: boolean }) => Promise<Balance>;
   getGeneration: (key: string, id: string) => Promise<GenerationRecord | null>;
   /** The environment of a delegate on this model in this conversation, holding its gateway token (never the key; see child-env.ts). */

@@ -72,7 +72,7 @@ type MarkedProcesses = Awaited<ReturnType<typeof processesByEnv>>;
 /** What a job's launch, watch and end use of the supervisor's dependencies. */
 export type LifecycleDeps = Pick<
   SupervisorDeps,
-  'apiKey' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'serviceDirs' | 'serviceSubdirs' | 'killGraceMs' | 'onKeyRejected'
+  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'serviceDirs' | 'serviceSubdirs' | 'killGraceMs' | 'onKeyRejected'
 >;
 
 export class JobLifecycle {
@@ -113,7 +113,7 @@ export class JobLifecycle {
     const { store, settings } = this.registry;
     const record = job.record;
     // A job re-queued after a restart lost its in-memory key and prices: look them up again.
-    job.apiKey ??= requireKey(deps.apiKey);
+    job.apiKey ??= requireKey(deps);
     job.pricing ??= record.prices ?? resolveModel(record.model, await deps.models(), settings()).pricing;
     // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
     // exists, so a service restarted at any moment after knows what the delegate holds. Admission wrote the

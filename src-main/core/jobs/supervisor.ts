@@ -324,6 +324,14 @@ export class Supervisor {
     return this.views.spend();
   }
 
+  /**
+   * Jobs that still need the key their requests went with: running, or ended and still being billed (OpenRouter's
+   * records of their generations are read with that key). A rotation of the delegate key waits for none.
+   */
+  jobsHoldingKey(): number {
+    return this.registry.all().filter((j) => isActive(j.record.state) || j.record.billing === 'pending').length;
+  }
+
   /** Active jobs, for the tray and kill-all confirmations. */
   activeJobs(): JobRecord[] {
     return this.registry.active().map((j) => j.record);

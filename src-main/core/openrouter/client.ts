@@ -1,5 +1,6 @@
 /**
- * OpenRouter REST client: models, key, credits, generation (docs/ARCHITECTURE.md §5, §4 cost).
+ * OpenRouter REST client: models, key, credits, generation (docs/ARCHITECTURE.md §5, §4 cost), and the key
+ * management a management key may do (`/v1/keys`: create, update, delete), for the delegate key the service makes.
  *
  * Every failure becomes a ServiceError whose message says what to do. The key is a secret: it
  * is scrubbed from anything OpenRouter echoes back, and raw fetch errors (which can carry request
@@ -10,6 +11,10 @@ import { ServiceError } from '../../contract/protocol.js';
 import { scrubSecrets } from '../secrets/redact.js';
 import { isRecord } from '../../common/errors.js';
 import { formatDuration, formatMs, truncateEnd } from '../../common/format.js';
+import { booleanOrNull, keyPath, limitResetOrNull, managedKey, numberOrNull, stringOrNull } from './managed-keys.js';
+import type { ManagedKey, NewKey } from './managed-keys.js';
+
+export type { ManagedKey, NewKey };
 
 // The CLI's errors are scrubbed with the same function; it lives with the secrets.
 export { scrubSecrets };
@@ -65,6 +70,9 @@ const SENDABLE_KEY = /^[\x21-\x7e]+$/;
 type Json = Record<string, unknown>;
 
 interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Sent as JSON. */
+  body?: Json;
   key?: string;
   query?: Record<string, string>;
   /** Statuses handed back to the caller instead of thrown (e.g. 404 for a generation not yet recorded). */
@@ -74,18 +82,6 @@ interface RequestOptions {
 interface JsonResponse {
   status: number;
   body: unknown;
-}
-
-function numberOrNull(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-function stringOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-function booleanOrNull(value: unknown): boolean | null {
-  return typeof value === 'boolean' ? value : null;
 }
 
 /** Money from float sums: 610 - 321.725553332 is 288.274446668, not 288.27444666800003. */
@@ -175,6 +171,7 @@ export class OpenRouterClient {
       label: stringOrNull(info.label),
       limitUsd: numberOrNull(info.limit),
       remainingUsd: numberOrNull(info.limit_remaining),
+      limitReset: limitResetOrNull(info.limit_reset),
       usageUsd: numberOrNull(info.usage),
       usageDailyUsd: numberOrNull(info.usage_daily),
       usageWeeklyUsd: numberOrNull(info.usage_weekly),
@@ -217,9 +214,51 @@ export class OpenRouterClient {
     };
   }
 
-  private headers(key: string | undefined): Record<string, string> {
+  /**
+   * Creates a key with a management key (`POST /v1/keys`, 201). The answer is the only time OpenRouter gives the
+   * new key's secret: the caller keeps it or loses it.
+   */
+  async createKey(managementKey: string, key: NewKey): Promise<ManagedKey & { secret: string }> {
+    const { body } = await this.request('/v1/keys', {
+      method: 'POST',
+      key: managementKey,
+      body: { name: key.name, limit: key.limitUsd, limit_reset: key.limitReset, include_byok_in_limit: key.includeByokInLimit },
+    });
+    const secret = isRecord(body) ? stringOrNull(body.key) : null;
+    const managed = managedKey(body);
+    if (managed === null || secret === null || !SENDABLE_KEY.test(secret)) throw badResponse('/v1/keys', 'the new key or its hash is missing', 'POST');
+    return { ...managed, secret };
+  }
+
+  /** Changes a key's limit (or name, or whether it is disabled) by its hash (`PATCH /v1/keys/{hash}`). */
+  async updateKey(
+    managementKey: string,
+    hash: string,
+    change: Partial<Pick<NewKey, 'name' | 'limitUsd' | 'limitReset' | 'includeByokInLimit'>> & { disabled?: boolean },
+  ): Promise<ManagedKey> {
+    const body: Json = {};
+    if (change.name !== undefined) body.name = change.name;
+    if (change.limitUsd !== undefined) body.limit = change.limitUsd;
+    if (change.limitReset !== undefined) body.limit_reset = change.limitReset;
+    if (change.includeByokInLimit !== undefined) body.include_byok_in_limit = change.includeByokInLimit;
+    if (change.disabled !== undefined) body.disabled = change.disabled;
+    const path = keyPath(hash);
+    const answer = await this.request(path, { method: 'PATCH', key: managementKey, body });
+    const managed = managedKey(answer.body);
+    if (managed === null) throw badResponse(path, 'it does not describe a key', 'PATCH');
+    return managed;
+  }
+
+  /** Deletes a key by its hash (`DELETE /v1/keys/{hash}`); false when OpenRouter has no such key (404). */
+  async deleteKey(managementKey: string, hash: string): Promise<boolean> {
+    const { status } = await this.request(keyPath(hash), { method: 'DELETE', key: managementKey, passStatuses: [404] });
+    return status !== 404;
+  }
+
+  private headers(key: string | undefined, json: boolean): Record<string, string> {
     const headers: Record<string, string> = {
       Accept: 'application/json',
+      ...(json ? { 'Content-Type': 'application/json' } : {}),
       'HTTP-Referer': this.appUrl,
       'X-Title': this.appTitle,
     };
@@ -229,6 +268,7 @@ export class OpenRouterClient {
 
   private async request(path: string, options: RequestOptions): Promise<JsonResponse> {
     const { key } = options;
+    const method = options.method ?? 'GET';
     if (key !== undefined && !SENDABLE_KEY.test(key)) throw unsendableKey();
     const url = new URL(`${this.baseUrl}${path}`);
     for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
@@ -236,27 +276,32 @@ export class OpenRouterClient {
     let retryAfter: string | null;
     let text: string;
     try {
-      const response = await this.fetchFn(url, { method: 'GET', headers: this.headers(key), signal: AbortSignal.timeout(this.timeoutMs) });
+      const response = await this.fetchFn(url, {
+        method,
+        headers: this.headers(key, options.body !== undefined),
+        ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
       status = response.status;
       retryAfter = response.headers.get('retry-after');
       text = await response.text();
     } catch (error) {
-      throw this.transportError(path, error);
+      throw this.transportError(`${method} ${path}`, error);
     }
     const body = parseJson(text);
     if ((status >= 200 && status < 300) || options.passStatuses?.includes(status)) {
-      if (body === undefined) throw badResponse(path, 'it is not JSON');
+      if (body === undefined) throw badResponse(path, 'it is not JSON', method);
       return { status, body };
     }
     if (status === 401) this.onUnauthorized?.();
-    throw this.statusError(path, status, openRouterMessage(body, key), retryAfter);
+    throw this.statusError(path, status, openRouterMessage(body, key), retryAfter, method);
   }
 
-  private transportError(path: string, error: unknown): ServiceError {
+  private transportError(request: string, error: unknown): ServiceError {
     if (isTimeout(error)) {
       return new ServiceError(
         'openrouter_timeout',
-        `OpenRouter did not answer GET ${path} within ${formatMs(this.timeoutMs)}. It may be slow or overloaded; try again in a minute.`,
+        `OpenRouter did not answer ${request} within ${formatMs(this.timeoutMs)}. It may be slow or overloaded; try again in a minute.`,
       );
     }
     return new ServiceError(
@@ -265,7 +310,7 @@ export class OpenRouterClient {
     );
   }
 
-  private statusError(path: string, status: number, said: string | null, retryAfter: string | null): ServiceError {
+  private statusError(path: string, status: number, said: string | null, retryAfter: string | null, method: string): ServiceError {
     if (status === 401) {
       return new ServiceError(
         'openrouter_unauthorized',
@@ -281,7 +326,7 @@ export class OpenRouterClient {
         ),
       );
     }
-    if (status === 403) return forbidden(path, said);
+    if (status === 403) return forbidden(path, said, method);
     if (status === 429) {
       const seconds = parseRetryAfter(retryAfter, this.now());
       const wait = seconds === undefined ? 'Wait a little' : `Wait ${formatDuration(seconds)}`;
@@ -295,7 +340,7 @@ export class OpenRouterClient {
       return new ServiceError(
         'openrouter_server_error',
         withOpenRouterSays(
-          `OpenRouter had a server error (${status}) on GET ${path}. Try again in a minute; https://status.openrouter.ai shows outages.`,
+          `OpenRouter had a server error (${status}) on ${method} ${path}. Try again in a minute; https://status.openrouter.ai shows outages.`,
           said,
         ),
       );
@@ -304,12 +349,12 @@ export class OpenRouterClient {
       return new ServiceError(
         'openrouter_bad_response',
         withOpenRouterSays(
-          `OpenRouter has no GET ${path} here (404). If OPENROUTER_BASE_URL is set, check that it points at the API root (e.g. https://openrouter.ai/api).`,
+          `OpenRouter has no ${method} ${path} here (404). If OPENROUTER_BASE_URL is set, check that it points at the API root (e.g. https://openrouter.ai/api).`,
           said,
         ),
       );
     }
-    return new ServiceError('openrouter_bad_response', withOpenRouterSays(`OpenRouter answered GET ${path} with an unexpected status ${status}.`, said));
+    return new ServiceError('openrouter_bad_response', withOpenRouterSays(`OpenRouter answered ${method} ${path} with an unexpected status ${status}.`, said));
   }
 }
 
@@ -329,14 +374,14 @@ function parseJson(text: string): unknown {
   }
 }
 
-function badResponse(path: string, what: string): ServiceError {
+function badResponse(path: string, what: string, method = 'GET'): ServiceError {
   return new ServiceError(
     'openrouter_bad_response',
-    `OpenRouter's answer to GET ${path} could not be used (${what}). If OPENROUTER_BASE_URL is set, check that it points at the OpenRouter API; otherwise try again later.`,
+    `OpenRouter's answer to ${method} ${path} could not be used (${what}). If OPENROUTER_BASE_URL is set, check that it points at the OpenRouter API; otherwise try again later.`,
   );
 }
 
-function forbidden(path: string, said: string | null): ServiceError {
+function forbidden(path: string, said: string | null, method: string): ServiceError {
   if (path === '/v1/credits') {
     return new ServiceError(
       'openrouter_forbidden',
@@ -346,9 +391,18 @@ function forbidden(path: string, said: string | null): ServiceError {
       ),
     );
   }
+  if (path.startsWith('/v1/keys')) {
+    return new ServiceError(
+      'openrouter_forbidden',
+      withOpenRouterSays(
+        `OpenRouter refused ${method} ${path} (403): making and changing keys needs a management key. Create one at ${MANAGEMENT_KEYS_PAGE} and set it with \`openrouter-delegate key set --management\`.`,
+        said,
+      ),
+    );
+  }
   return new ServiceError(
     'openrouter_forbidden',
-    withOpenRouterSays(`OpenRouter refused GET ${path} for this key (403). Check the key's permissions at ${KEYS_PAGE}.`, said),
+    withOpenRouterSays(`OpenRouter refused ${method} ${path} for this key (403). Check the key's permissions at ${KEYS_PAGE}.`, said),
   );
 }
 

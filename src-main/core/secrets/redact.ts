@@ -11,14 +11,20 @@ const KEY_SHAPE = /(?<![A-Za-z0-9])sk-or-[\w-]+/g;
 /** A "key" shorter than this is no OpenRouter key, and replacing it by value would garble ordinary text. */
 const MIN_KEY_CHARS = 8;
 
-/** Removes the key, and anything that looks like an OpenRouter key, from text. */
-export function scrubSecrets(text: string, key?: string | null): string {
-  const clean = key && key.length >= MIN_KEY_CHARS ? text.split(key).join(REDACTED) : text;
+/** The keys to scrub by value: one, or several (the user's key and the key the service made for its delegates). */
+export type ScrubKeys = string | null | undefined | readonly (string | null | undefined)[];
+
+/** Removes the keys, and anything that looks like an OpenRouter key, from text. */
+export function scrubSecrets(text: string, key?: ScrubKeys): string {
+  let clean = text;
+  for (const one of typeof key === 'string' || key == null ? [key] : key) {
+    if (one && one.length >= MIN_KEY_CHARS) clean = clean.split(one).join(REDACTED);
+  }
   return clean.replace(KEY_SHAPE, `sk-or-${REDACTED}`);
 }
 
 /** Whether text holds the key, or anything shaped like an OpenRouter key. */
-export function holdsSecret(text: string, key?: string | null): boolean {
+export function holdsSecret(text: string, key?: ScrubKeys): boolean {
   return scrubSecrets(text, key) !== text;
 }
 
@@ -26,11 +32,11 @@ export function holdsSecret(text: string, key?: string | null): boolean {
  * A JSON-like value (an answer, an event) with every string in it scrubbed, property names included.
  * The value itself is never changed; what holds nothing to scrub comes back as it was.
  */
-export function scrubDeep<T>(value: T, key?: string | null): T {
+export function scrubDeep<T>(value: T, key?: ScrubKeys): T {
   return scrubValue(value, key) as T;
 }
 
-function scrubValue(value: unknown, key: string | null | undefined): unknown {
+function scrubValue(value: unknown, key: ScrubKeys): unknown {
   if (typeof value === 'string') return scrubSecrets(value, key);
   if (Array.isArray(value)) {
     const items = value.map((item) => scrubValue(item, key));
@@ -47,7 +53,7 @@ function scrubValue(value: unknown, key: string | null | undefined): unknown {
 }
 
 /** An error whose message (and stack) cannot carry the key; a ServiceError keeps its code. */
-export function scrubError(error: unknown, key?: string | null): unknown {
+export function scrubError(error: unknown, key?: ScrubKeys): unknown {
   if (!(error instanceof Error)) return typeof error === 'string' ? scrubSecrets(error, key) : error;
   const message = scrubSecrets(error.message, key);
   const stack = error.stack === undefined ? undefined : scrubSecrets(error.stack, key);

@@ -17,6 +17,9 @@
  * failed read is answered with the same error for 10 s, then tried again. Short-lived stores (the CLI's) read
  * every time.
  *
+ * The delegate key (`delegate`) is the one the service made with the management key for its delegates
+ * (core/service/delegate-key.ts): the keychain only, never listed in `status`, never set by a caller.
+ *
  * The management key comes from the keychain only. It can read the whole account's credits, and
  * docs/ARCHITECTURE.md §7 defines no variable for it, so no environment variable silently supplies it.
  */
@@ -57,14 +60,22 @@ export const FAILED_READ_MS = 10_000;
 
 export type KeychainStatus = SecretsStatus['keychain'];
 
-export const KEYCHAIN_ACCOUNTS: Record<SecretKind, string> = {
+/** What the store keeps: the user's keys (SecretKind), and the key the service made for its delegates. */
+export type StoredKind = SecretKind | 'delegate';
+
+export const KEYCHAIN_ACCOUNTS: Record<StoredKind, string> = {
   api: 'openrouter-api-key',
   management: 'openrouter-management-key',
+  delegate: 'openrouter-delegate-key',
 };
 
-const KINDS = Object.keys(KEYCHAIN_ACCOUNTS) as SecretKind[];
+const KINDS = Object.keys(KEYCHAIN_ACCOUNTS) as StoredKind[];
 
-const KIND_LABELS: Record<SecretKind, string> = { api: 'OpenRouter key', management: 'OpenRouter management key' };
+const KIND_LABELS: Record<StoredKind, string> = {
+  api: 'OpenRouter key',
+  management: 'OpenRouter management key',
+  delegate: 'OpenRouter key made for the delegates',
+};
 
 const NO_SECRET_SERVICE =
   "No Secret Service on this Linux session (install and unlock gnome-keyring or KWallet), or set OPENROUTER_API_KEY in the service's environment.";
@@ -94,8 +105,8 @@ export class SecretStore {
   private readonly keyring: KeyringEntryFactory;
   private readonly platform: NodeJS.Platform;
   /** What the keychain holds for each kind (null: nothing), when `cache` is on and it has been read. */
-  private readonly cached: Map<SecretKind, string | null> | null;
-  private readonly failed = new Map<SecretKind, { error: unknown; at: number }>();
+  private readonly cached: Map<StoredKind, string | null> | null;
+  private readonly failed = new Map<StoredKind, { error: unknown; at: number }>();
   private readonly now: () => number;
 
   constructor(deps: SecretStoreDeps) {
@@ -108,7 +119,7 @@ export class SecretStore {
   }
 
   /** Drops what is kept in memory (one kind, or both), so the next read asks the keychain. */
-  forget(kind?: SecretKind): void {
+  forget(kind?: StoredKind): void {
     for (const k of kind ? [kind] : KINDS) {
       this.cached?.delete(k);
       this.failed.delete(k);
@@ -119,7 +130,7 @@ export class SecretStore {
    * The key and where it comes from; null when there is none. Throws `keychain_unavailable` when the
    * keychain has to be asked and cannot answer (a missing key is not an error, an unreadable one is).
    */
-  get(kind: SecretKind): { value: string; source: KeySource } | null {
+  get(kind: StoredKind): { value: string; source: KeySource } | null {
     const fromEnvironment = this.environmentValue(kind);
     if (fromEnvironment !== undefined) return { value: fromEnvironment, source: 'environment' };
     const value = this.stored(kind);
@@ -127,7 +138,7 @@ export class SecretStore {
   }
 
   /** The keychain's value for `kind` (null: none), from memory when it is kept; throws when the keychain cannot answer. */
-  private stored(kind: SecretKind): string | null {
+  private stored(kind: StoredKind): string | null {
     if (this.cached === null) return this.withEntry(kind, 'read', (entry) => entry.getPassword()) || null;
     const known = this.cached.get(kind);
     if (known !== undefined) return known;
@@ -145,7 +156,7 @@ export class SecretStore {
   }
 
   /** Stores the key in the keychain (even when the environment overrides it: the override may go away). */
-  set(kind: SecretKind, value: string): void {
+  set(kind: StoredKind, value: string): void {
     const trimmed = value.trim();
     if (trimmed === '') throw new ServiceError('invalid_params', `The ${KIND_LABELS[kind]} is empty; nothing was stored.`);
     // Whatever happens, the keychain is asked again next time: a failed write may have half-happened.
@@ -155,7 +166,7 @@ export class SecretStore {
   }
 
   /** Removes the key from the keychain; removing a key that is not there is fine. */
-  remove(kind: SecretKind): void {
+  remove(kind: StoredKind): void {
     this.forget(kind);
     this.withEntry(kind, 'remove', (entry) => {
       entry.deleteCredential();
@@ -191,13 +202,13 @@ export class SecretStore {
     return keychain;
   }
 
-  private environmentValue(kind: SecretKind): string | undefined {
+  private environmentValue(kind: StoredKind): string | undefined {
     if (kind !== 'api') return undefined;
     const value = this.env.OPENROUTER_API_KEY?.trim();
     return value ? value : undefined;
   }
 
-  private withEntry<T>(kind: SecretKind, action: KeychainAction, use: (entry: KeyringEntry) => T, secret?: string): T {
+  private withEntry<T>(kind: StoredKind, action: KeychainAction, use: (entry: KeyringEntry) => T, secret?: string): T {
     const attempt = () => use(this.keyring(this.service, KEYCHAIN_ACCOUNTS[kind]));
     try {
       return attempt();
@@ -223,7 +234,7 @@ function noteProblem(keychain: KeychainStatus, error: unknown): void {
 }
 
 interface KeychainErrorContext {
-  kind: SecretKind;
+  kind: StoredKind;
   action: KeychainAction;
   platform: NodeJS.Platform;
   /** A value that must not be quoted back, even if the native layer echoed it. */

@@ -24,6 +24,7 @@ import { SecretStore } from '../secrets/secret-store.js';
 import type { KeyringEntryFactory } from '../secrets/secret-store.js';
 import { SettingsStore } from '../settings/store.js';
 import { BalanceMonitor } from './balance.js';
+import { DelegateKey } from './delegate-key.js';
 import { callerOf, createDispatcher } from './dispatcher.js';
 import type { Dispatch, Handlers } from './dispatcher.js';
 import { jobHandlers, modelHandlers, secretHandlers, settingsHandlers, setupHandlers } from './service-handlers.js';
@@ -78,6 +79,8 @@ export class Service {
   readonly supervisor: Supervisor;
   /** The one door of every delegate request; the host listens for it (docs/ARCHITECTURE.md §11). */
   readonly gateway: MeteringGateway;
+  /** The key the service may make for its delegates, capped by OpenRouter at the day budget (delegate-key.ts). */
+  readonly delegateKey: DelegateKey;
   readonly dispatch: Dispatch;
   /** Writes one log line, scrubbed of the key (transports log through it too). */
   readonly log: (line: string) => void;
@@ -111,7 +114,11 @@ export class Service {
     this.baseUrl = baseUrlFrom(options.env);
     this.settings = new SettingsStore({
       file: this.locations.settingsFile,
-      onChange: (s) => this.emit('settings.changed', s),
+      onChange: (s) => {
+        this.emit('settings.changed', s);
+        // A new day budget is the delegate key's new limit at OpenRouter.
+        void this.delegateKey.sync();
+      },
       onProblem: (problem) => this.emit('settings.problem', { problem: problem ?? null }),
       log: this.log,
     });
@@ -129,6 +136,15 @@ export class Service {
       now: this.now,
     });
     this.balance = new BalanceMonitor({ client: this.client, secrets: this.secrets, now: this.now });
+    this.delegateKey = new DelegateKey({
+      client: this.client,
+      secrets: this.secrets,
+      file: path.join(this.locations.data, 'delegate-key.json'),
+      dayBudgetUsd: () => this.settings.current.budgets.perDayUsd,
+      busyJobs: () => this.supervisor.jobsHoldingKey(),
+      now: this.now,
+      log: this.log,
+    });
     this.sandbox = cachedSandboxProbe({ env: options.env, now: this.now });
     this.supervisor = this.createSupervisor();
     this.gateway = this.createGateway();
@@ -142,13 +158,14 @@ export class Service {
       store: new JobStore({ dir: this.locations.jobsDir, now: this.now }),
       settings: () => this.settings.current,
       models: async () => (await this.models.get()).models,
-      apiKey: () => this.apiKey(),
+      apiKey: () => this.delegatesKey(),
+      keyProblem: () => this.delegateKey.problem,
       balance: (o) => this.balance.get(o),
       getGeneration: (key, id) => this.client.getGeneration(key, id),
       childEnv: (model, token, callerPath) => this.childEnv(model, token, callerPath),
       locateClaude: (callerPath) => locateClaude({ env, setting: this.settings.current.claudePath, callerPath }),
       sandbox: this.sandbox,
-      onKeyRejected: () => this.secrets.forget('api'),
+      onKeyRejected: () => this.secrets.forget(this.delegateKey.mode === 'own' ? 'delegate' : 'api'),
       onChange: (job) => {
         this.emit('job.changed', { job });
         if (job.endedAt && job.state !== 'queued' && job.state !== 'running') {
@@ -172,8 +189,8 @@ export class Service {
     return new MeteringGateway({
       jobs: this.supervisor.gateway,
       upstream: this.baseUrl,
-      apiKey: () => this.apiKey()?.value ?? null,
-      onUnauthorized: () => this.secrets.forget('api'),
+      apiKey: () => this.delegatesKey()?.value ?? null,
+      onUnauthorized: () => this.secrets.forget(this.delegateKey.mode === 'own' ? 'delegate' : 'api'),
       attribution: ATTRIBUTION,
       // Read at each request: a policy changed in the settings holds from the next request on.
       provider: () => providerPreferences(this.settings.current.provider),
@@ -213,6 +230,9 @@ export class Service {
   async start(): Promise<void> {
     await this.settings.load();
     if (this.settings.problem) this.log(`settings: ${this.settings.problem}`);
+    // The key's hash and the user's choice now; making or re-limiting it waits for OpenRouter, not the start.
+    await this.delegateKey.load();
+    void this.delegateKey.sync();
     for (const transport of this.transports) await transport.start();
     // After the socket is ours (so a second instance never adopts the same jobs), before serving requests.
     await this.supervisor.start();
@@ -253,8 +273,17 @@ export class Service {
    * The key to scrub by value from what leaves the service: from memory (the store keeps it), so every answer,
    * event and log line can ask. Anything shaped like an OpenRouter key is scrubbed regardless.
    */
-  private scrubKey(): string | undefined {
-    return this.apiKey()?.value;
+  private scrubKey(): string[] {
+    return [this.apiKey()?.value ?? '', this.delegateKey.secret() ?? ''];
+  }
+
+  /**
+   * The key the delegates' requests carry upstream and their generations are read with: the delegate key when the
+   * user turned it on (null while there is none: delegates are refused, never sent with the user's key instead), the
+   * user's key otherwise. The user's key still reads the catalog and the balance.
+   */
+  private delegatesKey(): { value: string; source: KeySource } | null {
+    return this.delegateKey.mode === 'own' ? this.delegateKey.key() : this.apiKey();
   }
 
   /** The key, or null when there is none or the keychain cannot say (anything shaped like a key is scrubbed anyway). */
@@ -310,6 +339,7 @@ export class Service {
     };
     const problem = this.settings.problem;
     if (problem) status.settingsProblem = problem;
+    status.delegateKey = this.delegateKey.status();
     return status;
   }
 
@@ -357,7 +387,11 @@ export class Service {
       ...secretHandlers({ secrets: this.secrets, client: this.client }, (status) => {
         this.balance.invalidate();
         this.emit('secrets.changed', status);
+        // A management key just added may make the delegate key the user asked for.
+        void this.delegateKey.sync();
       }),
+      'delegateKey.set': async ({ mode }) => this.delegateKey.setMode(mode),
+      'delegateKey.rotate': async () => this.delegateKey.rotate(),
       'balance.get': async ({ refresh }) => (refresh ? this.refreshBalance() : this.balance.get({ refresh: false })),
       ...modelHandlers({ catalog: this.models, balance: this.balance, settings: this.settings, environment: (s) => this.environmentPreview(s) }),
       ...jobHandlers(this.supervisor),

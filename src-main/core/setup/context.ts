@@ -102,6 +102,7 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
         ),
         problem: unreadable ?? settings.problem,
         sandbox: settings.current.sandbox,
+        perDayUsd: settings.current.budgets.perDayUsd,
       }),
       probeSandbox: input.probeSandbox ?? (() => probeSandbox({ env })),
     }),

@@ -11,7 +11,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { APP_VERSION, ENV, ServiceError } from '../../contract/index.js';
 import { defaultSettings } from '../../contract/index.js';
-import type { ErrorCode, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
+import type { DelegateKeyStatus, ErrorCode, KeyBalance, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
 import type { ServiceCall } from '../../contract/api.js';
 import type { Locations } from '../../platform/locations.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
@@ -22,6 +22,7 @@ import type { ClaudeRunner, RegistrationState, StdioCommand } from './claude-reg
 import type { CheckResult } from './doctor.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatBytes, formatMs, formatUsd } from '../../common/format.js';
+import { KEY_CAP_FIX, keyCapWarning, limitResetText } from '../../common/key-cap.js';
 import { folderSize } from '../jobs/worktree-cleanup.js';
 
 /** The calls the doctor makes on a running service. */
@@ -59,7 +60,7 @@ export interface DoctorDeps {
    * Loads the settings file: the store's `problem`, whether the file exists, and the sandbox settings in force (the
    * defaults when the file is missing or broken; absent: the defaults).
    */
-  loadSettings: () => Promise<{ file: string; exists: boolean; problem: string | undefined; sandbox?: SandboxPolicy }>;
+  loadSettings: () => Promise<{ file: string; exists: boolean; problem: string | undefined; sandbox?: SandboxPolicy; perDayUsd?: number }>;
   /** Whether Claude Code's sandbox runs delegates' programs here (platform/sandbox-probe.ts's probeSandbox). */
   probeSandbox: () => Promise<SandboxAvailability>;
   /** Facts about a path without following links; null when it does not exist. Default: lstat. */
@@ -300,10 +301,25 @@ function keySourceText(source: SecretsStatus['apiKey']['source']): string {
   return source === 'environment' ? 'from OPENROUTER_API_KEY' : source === 'keychain' ? 'from the OS keychain' : 'none';
 }
 
-function describeBalance(key: { label: string | null; limitUsd: number | null; remainingUsd: number | null }): string {
+function describeBalance(key: KeyBalance): string {
   const label = key.label ? ` (${key.label})` : '';
   if (key.limitUsd === null) return `accepted by OpenRouter${label}, no spending limit on the key`;
-  return `accepted by OpenRouter${label}, ${formatUsd(key.remainingUsd ?? 0)} of its ${formatUsd(key.limitUsd)} limit left`;
+  return `accepted by OpenRouter${label}, ${formatUsd(key.remainingUsd ?? 0)} of its ${formatUsd(key.limitUsd)} limit left, ${limitResetText(key.limitReset ?? null)}`;
+}
+
+/**
+ * An accepted key: ok, or a warning when its own limit is no backstop for the day budget (common/key-cap.ts); when
+ * the delegates use a key the service made (capped by OpenRouter at the day budget), that key's state instead.
+ */
+async function judgeKey(deps: DoctorDeps, source: string, key: KeyBalance, delegateKey?: DelegateKeyStatus): Promise<Verdict> {
+  const summary = `${source}: ${describeBalance(key)}.`;
+  if (delegateKey?.mode === 'own') {
+    if (delegateKey.problem) return fail(`${summary} Delegates are refused: ${delegateKey.problem}`);
+    return ok(`${summary} Delegates use a key the service made, limited by OpenRouter to ${formatUsd(delegateKey.limitUsd ?? 0)} a day.`);
+  }
+  const settings = await deps.loadSettings().catch(() => undefined);
+  const warning = keyCapWarning(key, settings?.perDayUsd ?? defaultSettings().budgets.perDayUsd);
+  return warning === null ? ok(summary) : warn(`${summary} ${warning}`, KEY_CAP_FIX);
 }
 
 /** A failed key check: refused by OpenRouter is a failure; could not ask is a warning. */
@@ -322,7 +338,8 @@ export function checkKey(deps: DoctorDeps, service: ServiceLink | null): Promise
       const balance = await service.call('balance.get', { refresh: true });
       if (balance.keySource === 'none') return fail(balance.keyProblem ?? 'no key.', balance.keyProblem ? undefined : SET_KEY);
       const source = `${keySourceText(balance.keySource)} (the service's)`;
-      if (balance.key) return ok(`${source}: ${describeBalance(balance.key)}.`);
+      const status = await service.call('service.status', {}).catch(() => null);
+      if (balance.key) return judgeKey(deps, source, balance.key, status?.delegateKey);
       return keyError(source, balance.keyProblemCode, balance.keyProblem ?? 'no reason given.');
     }
     let secret: ReturnType<DoctorDeps['secrets']['get']>;
@@ -334,7 +351,7 @@ export function checkKey(deps: DoctorDeps, service: ServiceLink | null): Promise
     if (secret === null) return fail('no key in the OS keychain, and OPENROUTER_API_KEY is not set.', SET_KEY);
     const source = keySourceText(secret.source);
     try {
-      return ok(`${source}: ${describeBalance(await deps.openRouter.getKeyInfo(secret.value))}.`);
+      return await judgeKey(deps, source, await deps.openRouter.getKeyInfo(secret.value));
     } catch (error) {
       return keyError(source, error instanceof ServiceError ? error.code : undefined, errorMessage(error));
     }

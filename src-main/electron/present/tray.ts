@@ -9,6 +9,7 @@ import type { DelegationMode } from '../../contract/settings.js';
 import type { MenuItemModel, TrayIconState, TrayState, TrayView } from './desktop-types.js';
 import { formatAge, formatDuration, formatUsd, shortenMiddle, truncateEnd } from '../../common/format.js';
 import { escapeMenuLabel, oneLine } from './text.js';
+import { keyCapWarning } from '../../common/key-cap.js';
 
 export const APP_NAME = 'OpenRouter Delegate';
 /** Jobs listed in the menu; the rest are one "… and N more" item that opens the jobs page. */
@@ -128,9 +129,19 @@ function balanceLines(state: TrayState): BalanceLines {
     }
     return { items: [disabled(`Balance unknown: ${problem}`)], tooltip: 'balance unknown', showsFigure: false };
   }
+  const lines = keyBalanceLines(key, balance);
+  if (keyCapWarning(key, state.dailyBudgetUsd) === null) return lines;
+  return { ...lines, items: [...lines.items, { label: KEY_CAP_ITEM, enabled: true, action: { kind: 'openSettings', page: 'account' } }] };
+}
+
+/** The menu's note that the key's own limit is no backstop for the day budget (common/key-cap.ts); Settings says why. */
+export const KEY_CAP_ITEM = 'Key has no limit near the day budget — open Settings';
+
+function keyBalanceLines(key: NonNullable<Balance['key']>, balance: Balance): BalanceLines {
   if (key.limitUsd !== null && key.remainingUsd !== null) {
     const left = formatUsd(key.remainingUsd);
-    return { items: [disabled(`Balance: ${left} of ${formatUsd(key.limitUsd)} left`)], tooltip: `${left} left`, showsFigure: true };
+    const reset = key.limitReset ? ` (resets ${key.limitReset})` : '';
+    return { items: [disabled(`Balance: ${left} of ${formatUsd(key.limitUsd)} left${reset}`)], tooltip: `${left} left`, showsFigure: true };
   }
   if (balance.credits !== null) {
     const left = formatUsd(balance.credits.remainingUsd);

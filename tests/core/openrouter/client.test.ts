@@ -105,6 +105,7 @@ describe('OpenRouterClient.getKeyInfo', () => {
       label: 'sk-or-v1-726...f5c',
       limitUsd: 1,
       remainingUsd: 0.8246643901,
+      limitReset: null,
       usageUsd: 0.1753356099,
       usageDailyUsd: 0,
       usageWeeklyUsd: 0,
@@ -118,6 +119,7 @@ describe('OpenRouterClient.getKeyInfo', () => {
     expect(await client().getKeyInfo(KEY)).toEqual({
       label: 'sk-or-v1-0fa...240',
       limitUsd: null,
+      limitReset: null,
       remainingUsd: null,
       usageUsd: 0.65017511,
       usageDailyUsd: null,
@@ -361,4 +363,65 @@ describe('the key never leaks into an error', () => {
 it('the fake answers /credits for a normal key with the real message', async () => {
   const error = await failure(client().getCredits(KEY));
   expect(error.message).toContain(CREDITS_FORBIDDEN_MESSAGE);
+});
+
+describe('OpenRouterClient key management (/v1/keys)', () => {
+  const NEW_KEY = { name: 'OpenRouter Delegate (delegates)', limitUsd: 5, limitReset: 'daily', includeByokInLimit: true } as const;
+
+  it('creates a key with the limit, its daily reset and BYOK counted, and returns its secret and hash', async () => {
+    const created = await client().createKey(MANAGEMENT_KEY, NEW_KEY);
+    const made = fake.createdKeys();
+    expect(made).toHaveLength(1);
+    expect(created).toEqual({ hash: made[0]?.hash, name: NEW_KEY.name, limitUsd: 5, limitReset: 'daily', disabled: false, secret: made[0]?.key });
+    const sent = fake.requestsTo('/api/v1/keys')[0];
+    expect(sent?.method).toBe('POST');
+    expect(sent?.headers.authorization).toBe(`Bearer ${MANAGEMENT_KEY}`);
+    expect(JSON.parse(sent?.body ?? '')).toEqual({ name: NEW_KEY.name, limit: 5, limit_reset: 'daily', include_byok_in_limit: true });
+  });
+
+  it('changes a key limit by its hash with PATCH', async () => {
+    const created = await client().createKey(MANAGEMENT_KEY, NEW_KEY);
+    const updated = await client().updateKey(MANAGEMENT_KEY, created.hash, { limitUsd: 12.5 });
+    expect(updated).toMatchObject({ hash: created.hash, limitUsd: 12.5, limitReset: 'daily' });
+    const sent = fake.requestsTo(`/api/v1/keys/${created.hash}`)[0];
+    expect([sent?.method, JSON.parse(sent?.body ?? '')]).toEqual(['PATCH', { limit: 12.5 }]);
+    expect(fake.keyInfo(created.hash)?.limit).toBe(12.5);
+  });
+
+  it('deletes a key by its hash, and says false for one OpenRouter does not have', async () => {
+    const created = await client().createKey(MANAGEMENT_KEY, NEW_KEY);
+    expect(await client().deleteKey(MANAGEMENT_KEY, created.hash)).toBe(true);
+    expect(fake.keyInfo(created.hash)).toBeNull();
+    expect(await client().deleteKey(MANAGEMENT_KEY, created.hash)).toBe(false);
+  });
+
+  it('refuses to put anything but a hash into the path', async () => {
+    expect((await failure(client().deleteKey(MANAGEMENT_KEY, '../credits'))).code).toBe('invalid_params');
+    expect(fake.requests).toEqual([]);
+  });
+
+  it('says a management key is needed when a normal key tries (403), naming the method', async () => {
+    const error = await failure(client().createKey(KEY, NEW_KEY));
+    expect(error.code).toBe('openrouter_forbidden');
+    expect(error.message).toContain('POST /v1/keys (403)');
+    expect(error.message).toContain('key set --management');
+  });
+
+  it('turns a refused management key into openrouter_unauthorized', async () => {
+    expect((await failure(client().createKey(UNKNOWN_KEY, NEW_KEY))).code).toBe('openrouter_unauthorized');
+  });
+
+  it('never quotes the new key in an error about an answer it cannot use', async () => {
+    const secret = `sk-or-v1-${'f'.repeat(64)}`;
+    fake.respondNext('/api/v1/keys', { status: 201, body: { data: { name: 'x' }, key: secret } });
+    const error = await failure(client().createKey(MANAGEMENT_KEY, NEW_KEY));
+    expect(error.code).toBe('openrouter_bad_response');
+    expect(everythingIn(error)).not.toContain(secret);
+  });
+
+  it('reads limit_reset from /v1/key', async () => {
+    const created = await client().createKey(MANAGEMENT_KEY, NEW_KEY);
+    expect((await client().getKeyInfo(created.secret)).limitReset).toBe('daily');
+    expect((await client().getKeyInfo(KEY)).limitReset).toBeNull();
+  });
 });

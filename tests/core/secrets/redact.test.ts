@@ -19,6 +19,14 @@ describe('scrubSecrets', () => {
     expect(scrubSecrets('a b c', 'a')).toBe('a b c');
   });
 
+  it("replaces each of several keys by value: the user's key and the delegate key the service made", () => {
+    const user = 'user-key-not-shaped-0001';
+    const delegate = 'delegate-key-not-shaped-0002';
+    expect(scrubSecrets(`a ${user} b ${delegate} c`, [user, delegate, null])).toBe(`a ${REDACTED} b ${REDACTED} c`);
+    expect(scrubDeep({ note: delegate }, [user, delegate])).toEqual({ note: REDACTED });
+    expect((scrubError(new Error(`echo ${delegate}`), [user, delegate]) as Error).message).toBe(`echo ${REDACTED}`);
+  });
+
   it('says whether text holds a secret', () => {
     expect(holdsSecret(`x ${KEY}`, null)).toBe(true);
     expect(holdsSecret('nothing here', KEY)).toBe(false);

@@ -18,6 +18,8 @@ function handlers(overrides: Partial<Handlers>): Handlers {
     'secrets.status': unexpected,
     'secrets.set': unexpected,
     'secrets.remove': unexpected,
+    'delegateKey.set': unexpected,
+    'delegateKey.rotate': unexpected,
     'balance.get': unexpected,
     'models.list': unexpected,
     'jobs.start': unexpected,

@@ -198,6 +198,56 @@ describe('doctor', () => {
     expect(result).toMatchObject({ status: 'fail', summary: 'The service refused the token.' });
   });
 
+  it('warns when the key has no limit of its own, saying how to give it one or let the service make a limited key', async () => {
+    const result = await check('key', {
+      openRouter: { listModels: async () => MODELS, getKeyInfo: async () => ({ ...KEY_INFO, limitUsd: null, remainingUsd: null }) },
+    });
+    expect(result.status).toBe('warn');
+    expect(result.summary).toContain('no spending limit of its own');
+    expect(result.fix).toContain('https://openrouter.ai/settings/keys');
+    expect(result.fix).toContain('`openrouter-delegate key delegate-on`');
+  });
+
+  it("warns when the key's limit is more than twice the day budget, and names when it resets", async () => {
+    const monthly = { ...KEY_INFO, limitUsd: 50, remainingUsd: 40, limitReset: 'monthly' as const };
+    const result = await check('key', {
+      openRouter: { listModels: async () => MODELS, getKeyInfo: async () => monthly },
+      loadSettings: async () => ({ file: locations.settingsFile, exists: true, problem: undefined, perDayUsd: 20 }),
+    });
+    expect(result.status).toBe('warn');
+    expect(result.summary).toContain('resets on the 1st at midnight UTC');
+    expect(result.summary).toContain('more than 2× your day budget of $20.00');
+  });
+
+  it('is content with a daily limit near the day budget, and says it resets daily', async () => {
+    const daily = { ...KEY_INFO, limitUsd: 5, remainingUsd: 4, limitReset: 'daily' as const };
+    const result = await check('key', { connectService: async () => fakeService({ key: daily, keySource: 'keychain' }) });
+    expect(result.status).toBe('ok');
+    expect(result.summary).toContain('$4.00 of its $5.00 limit left, resets daily at midnight UTC');
+  });
+
+  it("fails, saying why, when the delegates' own key is on but unusable (they are refused)", async () => {
+    const delegateKey = {
+      mode: 'own' as const,
+      hash: null,
+      limitUsd: null,
+      limitReset: null,
+      createdAt: null,
+      problem: 'The delegate key could not be made or changed: refused (403).',
+    };
+    const result = await check('key', { connectService: async () => fakeService({ key: KEY_INFO, keySource: 'keychain' }, { delegateKey }) });
+    expect(result.status).toBe('fail');
+    expect(result.summary).toContain('Delegates are refused: The delegate key could not be made or changed: refused (403).');
+  });
+
+  it("says the delegates use the key the service made, and its daily cap, instead of warning about the user's key", async () => {
+    const delegateKey = { mode: 'own' as const, hash: 'abc', limitUsd: 5, limitReset: 'daily' as const, createdAt: '2026-08-20T12:00:00.000Z' };
+    const unlimited = { ...KEY_INFO, limitUsd: null, remainingUsd: null };
+    const result = await check('key', { connectService: async () => fakeService({ key: unlimited, keySource: 'keychain' }, { delegateKey }) });
+    expect(result.status).toBe('ok');
+    expect(result.summary).toContain('Delegates use a key the service made, limited by OpenRouter to $5.00 a day.');
+  });
+
   it('fails when there is no key, saying how to add one', async () => {
     const result = await check('key', { secrets: { get: () => null, keychainStatus: () => ({ available: true, backend: 'K' }) } });
     expect(result.status).toBe('fail');

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { Balance, KeyBalance } from '../../../src-main/contract/methods.js';
 import type { DelegationMode } from '../../../src-main/contract/settings.js';
 import type { MenuItemModel, TrayState } from '../../../src-main/electron/present/desktop-types.js';
-import { MAX_MENU_JOBS, MAX_TOOLTIP_CHARS, isLowBalance, presentTray, remainingBalanceUsd, trayIconFile } from '../../../src-main/electron/present/tray.js';
+import {
+  KEY_CAP_ITEM,
+  MAX_MENU_JOBS,
+  MAX_TOOLTIP_CHARS,
+  isLowBalance,
+  presentTray,
+  remainingBalanceUsd,
+  trayIconFile,
+} from '../../../src-main/electron/present/tray.js';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const MINUTE = 60_000;
@@ -192,6 +200,25 @@ describe('the balance lines', () => {
   it('prefer the key limit to account credits, as the supervisor does', () => {
     const both = balance({ credits: { totalUsd: 20, usedUsd: 7.66, remainingUsd: 12.34 } });
     expect(presentTray(state({ balance: both })).menu[0]?.label).toBe('Balance: $7.50 of $10.00 left');
+  });
+
+  it('say when the key limit resets', () => {
+    const daily = balance({ key: keyInfo({ limitUsd: 5, remainingUsd: 2.5, limitReset: 'daily' }) });
+    expect(presentTray(state({ balance: daily })).menu[0]?.label).toBe('Balance: $2.50 of $5.00 left (resets daily)');
+  });
+
+  it('add a way to Settings when the key has no limit, or one more than twice the day budget', () => {
+    const unlimited = balance({ key: keyInfo({ limitUsd: null, remainingUsd: null }) });
+    const far = balance({ key: keyInfo({ limitUsd: 10.01, remainingUsd: 10 }) });
+    for (const b of [unlimited, far]) {
+      expect(presentTray(state({ balance: b, dailyBudgetUsd: 5 })).menu[1]).toEqual({
+        label: KEY_CAP_ITEM,
+        enabled: true,
+        action: { kind: 'openSettings', page: 'account' },
+      });
+    }
+    const labels = presentTray(state({ dailyBudgetUsd: 5 })).menu.map((item) => ('label' in item ? item.label : ''));
+    expect(labels).not.toContain(KEY_CAP_ITEM);
   });
 
   it('say a key has no limit when nothing else is known', () => {
