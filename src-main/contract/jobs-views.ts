@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ChangeCountsSchema, JobRecordSchema, JobStateSchema, TailEntrySchema, UsageSchema, ZERO_USAGE } from './jobs-record.js';
 import type { JobSandbox } from './jobs-record.js';
+import { RunsCodeSchema } from './take.js';
 import { WorktreeSummarySchema } from './worktrees.js';
 
 /**
@@ -97,6 +98,8 @@ export const JobChangesSchema = z.object({
   added: z.number().int(),
   removed: z.number().int(),
   commands: z.object({ diff: z.string(), merge: z.string(), cherryPick: z.string() }),
+  /** The files of the branch that run code once taken, with why: a take must name them (`runsCodeConfirmed`). */
+  runsCode: RunsCodeSchema,
   /** The worktree, while it is kept (null once merged, discarded or deleted). */
   worktree: z.string().nullable(),
 });

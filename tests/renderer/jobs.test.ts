@@ -749,6 +749,7 @@ describe('how a job is presented (pure)', () => {
       added: 3,
       removed: 0,
       commands: { diff: '', merge: '', cherryPick: '' },
+      runsCode: [],
       worktree: null,
     };
     expect(changesSummary(changes)).toBe('Branch delegate/abc123 (from 1a2b3c4): 1 file changed, +3 −0.');

@@ -12,6 +12,9 @@
  * Pure but for `codeRunningFilesBetween`, which reads the branch through the git it is given.
  */
 import path from 'node:path';
+import type { CodeRunningFile } from '../../contract/index.js';
+
+export type { CodeRunningFile } from '../../contract/index.js';
 
 /** One entry of `git diff --raw`: the path and how it changed (A, M, D, T), with both sides' modes and blobs. */
 export interface BranchChange {
@@ -21,11 +24,6 @@ export interface BranchChange {
   newMode: string;
   oldBlob: string;
   newBlob: string;
-}
-
-export interface CodeRunningFile {
-  path: string;
-  reason: string;
 }
 
 /** The texts of the blobs a rule reads (package.json, pyproject.toml, .gitattributes, symbolic links), by id. */

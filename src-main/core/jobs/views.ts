@@ -11,6 +11,8 @@ import { streamParserFor } from './stream-parser.js';
 import { readStreamFile } from './stream-tail.js';
 import { noticeMissingWorktrees } from './isolation.js';
 import { errorMessage } from '../../common/errors.js';
+import { codeRunningFilesBetween } from './code-running-files.js';
+import { git } from './git.js';
 import { spendReport } from './spend.js';
 import type { SpendReport } from '../../contract/index.js';
 
@@ -105,7 +107,14 @@ export class JobViews {
     if (isolation?.mode !== 'worktree') return {};
     // A worktree deleted by hand since: the record says so before anyone reads it.
     await noticeMissingWorktrees(registry, isolation.worktree === null ? [job] : registry.turnsOf(isolation.worktree));
-    const changes = await registry.worktrees.changes(job.record.isolation ?? isolation).catch((error: unknown) => {
+    const env = registry.worktrees.env;
+    const read = async () => {
+      const changes = await registry.worktrees.changes(job.record.isolation ?? isolation);
+      if (!changes) return null;
+      const inRepo = async (args: readonly string[]) => (await git(args, { cwd: changes.repo, ...(env ? { env } : {}) })).stdout;
+      return { ...changes, runsCode: await codeRunningFilesBetween(inRepo, changes.baseCommit, changes.headCommit) };
+    };
+    const changes = await read().catch((error: unknown) => {
       registry.log(`jobs: ${job.record.id}: cannot read its branch: ${errorMessage(error)}`);
       return null;
     });
