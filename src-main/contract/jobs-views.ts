@@ -42,6 +42,8 @@ export const GroupMemberSchema = z.object({
   branch: z.string().nullable(),
   /** What its branch changed, once it ended (null while it runs, or when it ran in place). */
   changes: ChangeCountsSchema.nullable(),
+  /** The files of its branch that run code once taken, by path (a result's comparison; empty elsewhere and while it runs). */
+  runsCode: z.array(z.string()).default([]),
 });
 export type GroupMember = z.infer<typeof GroupMemberSchema>;
 /** A fan-out's jobs side by side, in the order their models were named. */

@@ -4,7 +4,7 @@ import type { JobList } from '../../../src-main/contract/jobs.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { jobFields } from '../../support/job-fields.js';
 import { ANSWER_CLOSES, ANSWER_OPENS, QUOTE, renderJobBrief, renderListBrief, renderResultBrief } from '../../../src-bridge/render/job-brief.js';
-import { renderJobList } from '../../../src-bridge/render/jobs.js';
+import { renderGroup, renderJobList } from '../../../src-bridge/render/jobs.js';
 
 const record: JobRecord = {
   ...newJobRecord(
@@ -176,6 +176,24 @@ describe('renderResultBrief: a worktree job', () => {
     const at = lines.indexOf('Runs code when taken: .envrc (direnv runs it on cd), package.json (postinstall runs on npm install) — review before taking.');
     expect(at).toBeGreaterThan(lines.indexOf('  logo.png (binary)'));
     expect(lines[at + 1]).toBe('Review (in /home/user/project): git diff 1a2b3c4..delegate/abc123');
+  });
+
+  it("says, in a fan-out's comparison, which member's branch runs code once taken", () => {
+    const member = (jobId: string, runsCode: string[]) => ({
+      jobId,
+      model: 'm',
+      state: 'succeeded' as const,
+      estimatedCostUsd: 0,
+      billedCostUsd: null,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      elapsedSeconds: 1,
+      branch: `delegate/${jobId}`,
+      changes: { files: 1, added: 1, removed: 0 },
+      runsCode,
+    });
+    const lines = renderGroup({ ...done(), group: { id: 'group_1', jobs: [member('a', ['.envrc', 'package.json']), member('b', [])] } });
+    expect(lines[1]).toMatch(/, delegate\/a, runs code when taken: \.envrc, package\.json$/);
+    expect(lines[2]).toMatch(/, delegate\/b$/);
   });
 
   it('names ten files that run code, then counts the rest', () => {
