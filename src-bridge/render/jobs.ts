@@ -40,13 +40,14 @@ function tailLine(entry: TailEntry): string {
 
 /**
  * A fan-out's comparison (docs/ISOLATION.md, "Fan-out"): one line per model — state, cost, tokens, time,
- * files changed, branch — and how to take one. Nothing for a job that is no fan-out's.
+ * files changed, branch, the files that run code once taken — and how to take one. Nothing for a job that is no fan-out's.
  */
 function memberLine(m: GroupMember, current: string): string {
   const cost = m.billedCostUsd !== null ? `billed ${formatUsd(m.billedCostUsd)}` : `est. ${formatUsd(m.estimatedCostUsd)}`;
   const tokens = `${formatTokens(promptTokens(m.usage))} in / ${formatTokens(m.usage.outputTokens)} out`;
   const files = m.changes ? `${m.changes.files} file${m.changes.files === 1 ? '' : 's'} +${m.changes.added} −${m.changes.removed}` : null;
-  const parts = [STATE_WORDS[m.state], cost, tokens, formatDuration(m.elapsedSeconds), files, m.branch].filter((p) => p !== null);
+  const runsCode = m.runsCode.length > 0 ? `runs code when taken: ${m.runsCode.join(', ')}` : null;
+  const parts = [STATE_WORDS[m.state], cost, tokens, formatDuration(m.elapsedSeconds), files, m.branch, runsCode].filter((p) => p !== null);
   return `  ${m.model} (${m.jobId}${m.jobId === current ? ', this one' : ''}): ${parts.join(', ')}`;
 }
 

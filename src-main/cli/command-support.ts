@@ -3,6 +3,7 @@
  * them), the error that means bad usage (exit 2, with the help), and the connection to the running service — or to
  * one started headless for the call, as the MCP bridge does.
  */
+import { createInterface } from 'node:readline/promises';
 import { APP_VERSION, ServiceError } from '../contract/index.js';
 import { IpcClient } from '../ipc/client.js';
 import type { Locations } from '../platform/locations.js';
@@ -51,4 +52,14 @@ export async function connectOrStart(locations: Locations, cliFile: string): Pro
   const started = await connect(locations);
   if (!started) throw new ServiceError('unavailable', 'The service was started but does not answer; see the service log.');
   return started;
+}
+
+/** A yes/no question on stderr, answered on stdin; anything but y or yes is no. */
+export async function askYes(question: string): Promise<boolean> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(question)).trim());
+  } finally {
+    prompt.close();
+  }
 }

@@ -3,21 +3,10 @@
  * deletes its branch (every turn of its conversation) — after asking, unless `--yes`. Without a terminal to ask at,
  * `--yes` is required. A "no" discards nothing and exits 1; a refusal is the service's error (exit 1).
  */
-import { createInterface } from 'node:readline/promises';
 import { isActive } from '../contract/index.js';
 import type { DiscardResult } from '../contract/index.js';
 import type { Locations } from '../platform/locations.js';
-import { UsageError, connectOrStart, out } from './command-support.js';
-
-/** A yes/no question on stderr, answered on stdin; anything but y or yes is no. */
-async function askYes(question: string): Promise<boolean> {
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return /^y(es)?$/i.test((await prompt.question(question)).trim());
-  } finally {
-    prompt.close();
-  }
-}
+import { UsageError, askYes, connectOrStart, out } from './command-support.js';
 
 /** One line: what was removed and deleted, and how to bring the branch back while git still has its last commit. */
 function describeDiscarded(done: DiscardResult): string {

@@ -12,7 +12,7 @@ import type { TakeWay } from '../contract/index.js';
 import { resolveLocations } from '../platform/locations.js';
 import type { Locations } from '../platform/locations.js';
 import { runWatchdog } from '../host/watchdog.js';
-import { UsageError, connectOrStart, err, out } from './command-support.js';
+import { UsageError, askYes, connectOrStart, err, out } from './command-support.js';
 import { discardCommand } from './discard-command.js';
 import { doctorCommand } from './doctor-command.js';
 import { installCommand, uninstallCommand } from './install-command.js';
@@ -21,7 +21,7 @@ import { serveCommand } from './serve-command.js';
 import { startCommand } from './start-command.js';
 import { statusCommand } from './status-command.js';
 import { stopCommand } from './stop-command.js';
-import { takeCommand } from './take-command.js';
+import { BARE_YES, takeCommand, takeOutYesList } from './take-command.js';
 import { uiCommand } from './ui-command.js';
 import { worktreesCommand } from './worktrees-command.js';
 
@@ -58,12 +58,14 @@ Usage:
   openrouter-delegate discard <job-id> [--yes]
                                         throw away a delegated job's work: remove its worktree and delete its
                                         branch (every turn of its conversation); asks first unless --yes
-  openrouter-delegate take <job-id> [--merge|--squash|--rebase] [--dry-run] [--json]
+  openrouter-delegate take <job-id> [--merge|--squash|--rebase] [--dry-run] [--json] [--yes=<files>]
                                         take a finished job's branch into your repository's current branch, only
                                         when it can be done cleanly (else it says why and changes nothing): merge
                                         (the default; a fast-forward when possible), squash (one commit of yours)
                                         or rebase (its commits replayed onto your branch); --dry-run (or
-                                        --preview) says what each way would do; exit 1 when refused
+                                        --preview) says what each way would do; exit 1 when refused. Files that
+                                        run code once taken (hooks, .envrc, install scripts…) are asked about on
+                                        a terminal, else named with --yes=<each file, comma-separated>
   openrouter-delegate worktrees [--remove-taken] [--json]
                                         the kept worktrees: job, branch, taken/untaken/no changes/orphan, disk, total;
                                         --remove-taken removes those whose work is in another branch (merged,
@@ -80,13 +82,21 @@ Exit codes: 0 done, 1 failed, 2 bad usage, 3 (status) the service is not running
 const CLI_FILE = fileURLToPath(import.meta.url);
 
 /** `take`: checks the job id and the one way asked for, then takes through the service (take-command.ts). */
-async function take(locations: Locations, jobId: string | undefined, ways: Record<TakeWay, boolean>, options: { preview: boolean; json: boolean }) {
+async function take(
+  locations: Locations,
+  jobId: string | undefined,
+  ways: Record<TakeWay, boolean>,
+  options: { preview: boolean; json: boolean; bareYes: boolean; yes: string[] | null },
+) {
   if (!jobId) throw new UsageError('Name the job whose work to take: `openrouter-delegate take <job-id>` (the job list shows the ids).');
   const asked = (Object.keys(ways) as TakeWay[]).filter((how) => ways[how]);
   if (asked.length > 1) throw new UsageError(`Take one way at a time: --${asked.join(' or --')}.`);
+  if (options.bareYes) throw new UsageError(BARE_YES);
+  const { preview, json, yes } = options;
+  const ask = process.stdin.isTTY ? askYes : null;
   const client = await connectOrStart(locations, CLI_FILE);
   try {
-    return await takeCommand(client, jobId, { how: asked[0] ?? null, ...options }, out, err);
+    return await takeCommand(client, jobId, { how: asked[0] ?? null, preview, json, yes, ask }, out, err);
   } finally {
     client.close();
   }
@@ -141,7 +151,7 @@ function parseCommandLine(argv: string[]) {
 type Flags = ReturnType<typeof parseCommandLine>['values'];
 
 /** Runs the command the first word names, with its argument (the second word) and the flags it takes. */
-function runCommand(command: string, action: string | undefined, values: Flags): Promise<number> {
+function runCommand(command: string, action: string | undefined, values: Flags, yesList: string[] | null): Promise<number> {
   const locations = resolveLocations(process.env);
   switch (command) {
     case 'serve':
@@ -177,7 +187,7 @@ function runCommand(command: string, action: string | undefined, values: Flags):
         locations,
         action,
         { merge: values.merge, squash: values.squash, rebase: values.rebase },
-        { preview: values['dry-run'] || values.preview, json: values.json },
+        { preview: values['dry-run'] || values.preview, json: values.json, bareYes: values.yes, yes: yesList },
       );
     case 'worktrees':
       return worktrees(locations, { removeTaken: values['remove-taken'], json: values.json });
@@ -190,7 +200,8 @@ function runCommand(command: string, action: string | undefined, values: Flags):
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandLine(argv);
+  const { argv: rest, yes: yesList } = takeOutYesList(argv);
+  const { values, positionals } = parseCommandLine(rest);
   if (values.version) {
     out(APP_VERSION);
     return 0;
@@ -200,7 +211,8 @@ export async function main(argv: string[]): Promise<number> {
     out(USAGE);
     return command === undefined && !values.help ? 2 : 0;
   }
-  return runCommand(command, action, values);
+  if (yesList !== null && command !== 'take') throw new UsageError('--yes=<files> is for `take`: other commands take a bare --yes.');
+  return runCommand(command, action, values, yesList);
 }
 
 main(process.argv.slice(2)).then(

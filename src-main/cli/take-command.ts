@@ -1,18 +1,54 @@
 /**
- * `openrouter-delegate take <job-id> [--merge|--squash|--rebase] [--dry-run|--preview] [--json]`: takes a finished
- * worktree job's branch into the repository's current branch — by merge (the default), squash or rebase — only when it
- * can be done cleanly (docs/ISOLATION.md, "Taking the work"); `--dry-run` says what each way would do and changes
- * nothing. A refusal is the service's error: its message goes to stderr, and the exit code is 1.
+ * `openrouter-delegate take <job-id> [--merge|--squash|--rebase] [--dry-run|--preview] [--json] [--yes=<files>]`:
+ * takes a finished worktree job's branch into the repository's current branch — by merge (the default), squash or
+ * rebase — only when it can be done cleanly (docs/ISOLATION.md, "Taking the work"); `--dry-run` says what each way
+ * would do and changes nothing. A branch with files that run code once taken (a hook, .envrc, an install script) is
+ * taken only once they are named: asked on a terminal, else `--yes=` listing them all (the service refuses anything
+ * else, saying the command). A refusal is the service's error: its message goes to stderr, and the exit code is 1.
  */
 import type { TakePreview, TakeWay } from '../contract/index.js';
 import type { IpcClient } from '../ipc/client.js';
-import { takePlanText, takeResultLines } from '../common/take-words.js';
+import { runsCodeLine, runsCodeList, takePlanText, takeResultLines } from '../common/take-words.js';
 
 export interface TakeOptions {
   /** The way asked for; null: merge for a take, all three for a preview. */
   how: TakeWay | null;
   preview: boolean;
   json: boolean;
+  /** `--yes=a,b`: the files that run code, named; null when not given. */
+  yes: readonly string[] | null;
+  /** Asks a yes/no question on the terminal; null without one. */
+  ask: ((question: string) => Promise<boolean>) | null;
+}
+
+/**
+ * The command line with each `--yes=<files>` taken out (a boolean `--yes` stays for the commands that take one), and
+ * the files it named, comma-separated; null when there was none.
+ */
+export function takeOutYesList(argv: readonly string[]): { argv: string[]; yes: string[] | null } {
+  let yes: string[] | null = null;
+  const rest: string[] = [];
+  for (const arg of argv) {
+    if (arg.startsWith('--yes='))
+      yes = [
+        ...(yes ?? []),
+        ...arg
+          .slice('--yes='.length)
+          .split(',')
+          .filter((name) => name !== ''),
+      ];
+    else rest.push(arg);
+  }
+  return { argv: rest, yes };
+}
+
+/** A bare `--yes` is not enough to take what runs code: the files must be named. */
+export const BARE_YES =
+  '`--yes` alone does not take work that runs code: name each file, `--yes=<file>,<file>` (`openrouter-delegate take <job-id> --dry-run` lists them).';
+
+/** The question a terminal is asked before a branch with files that run code is taken. */
+export function runsCodeQuestion(preview: TakePreview): string {
+  return `${preview.branch ?? 'The branch'} has files that run code on your machine once taken: ${runsCodeList(preview.runsCode)}. Take it? [y/N] `;
 }
 
 /** A refusal every way shares is the job's or the repository's: one line says it. */
@@ -29,6 +65,7 @@ export function describePreview(preview: TakePreview, only: TakeWay | null): str
   return [
     `Take ${preview.branch ?? '(no branch)'} (${commits}) into ${preview.into ?? '(no branch)'}, in ${preview.repo ?? '(no repository)'}:`,
     ...ways.map((way) => `  --${way.how.padEnd(width)}  ${takePlanText(way, preview.into)}`),
+    ...[runsCodeLine(preview.runsCode, Number.POSITIVE_INFINITY)].filter((line) => line !== null),
     'Nothing was changed: run it without --dry-run to take it.',
   ];
 }
@@ -41,7 +78,19 @@ export async function takeCommand(
   err: (line: string) => void,
 ): Promise<number> {
   if (!options.preview) {
-    const done = await client.call('jobs.take', { jobId, ...(options.how ? { how: options.how } : {}) });
+    let confirmed = options.yes;
+    if (confirmed === null && options.ask) {
+      const preview = await client.call('jobs.takePreview', { jobId });
+      if (preview.runsCode.length > 0) {
+        if (!(await options.ask(runsCodeQuestion(preview)))) {
+          err('Nothing was taken.');
+          return 1;
+        }
+        confirmed = preview.runsCode.map((file) => file.path);
+      }
+    }
+    const how = options.how ? { how: options.how } : {};
+    const done = await client.call('jobs.take', { jobId, ...how, ...(confirmed === null ? {} : { runsCodeConfirmed: [...confirmed] }) });
     out(options.json ? JSON.stringify(done, null, 2) : takeResultLines(done).join('\n'));
     return 0;
   }

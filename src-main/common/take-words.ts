@@ -2,7 +2,7 @@
  * What taking a job's work does, in words (docs/ISOLATION.md, "Taking the work"): each way as the preview says it,
  * and what a take did. Written once, for the CLI (`openrouter-delegate take`) and the Jobs page alike. Pure.
  */
-import type { TakePlan, TakeResult, TakeWay } from '../contract/take.js';
+import type { CodeRunningFile, TakePlan, TakeResult, TakeWay } from '../contract/take.js';
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 const short = (commit: string) => commit.slice(0, 12);
@@ -56,4 +56,26 @@ export function takeResultLines(done: TakeResult): string[] {
     ? `The cleanup finds its work in ${done.into}, so its worktree and branch go at the first prune ${plural(done.retentionDays, 'day')} after the job ended; \`openrouter-delegate worktrees --remove-taken\` removes them now.`
     : `Its worktree and branch ${done.branch} are kept: the cleanup does not find its work taken.`;
   return [did, after, `Undo: \`git reset --keep ${short(done.before)}\` on ${done.into} in ${done.repo}.`];
+}
+
+/** ".envrc (direnv runs it on cd), package.json (postinstall runs on npm install)": at most `max`, then how many more. */
+export function runsCodeList(files: readonly CodeRunningFile[], max = Number.POSITIVE_INFINITY): string {
+  const shown = files.slice(0, max).map((file) => `${file.path} (${file.reason})`);
+  return files.length > shown.length ? `${shown.join(', ')} and ${files.length - shown.length} more` : shown.join(', ');
+}
+
+/** The line each surface shows where its reader sees the branch's changes; null when nothing runs code. */
+export function runsCodeLine(files: readonly CodeRunningFile[], max = 10): string | null {
+  return files.length === 0 ? null : `Runs code when taken: ${runsCodeList(files, max)} — review before taking.`;
+}
+
+/** A word as a POSIX shell reads it back unchanged: quoted only when it needs to be. */
+function shellWord(word: string): string {
+  return /^[\w.,/=@%+:-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The take that names every file that runs code: `openrouter-delegate take <job> [--squash|--rebase] --yes=a,b`. */
+export function takeWithYes(jobId: string, how: TakeWay | null, paths: readonly string[]): string {
+  const way = how === null || how === 'merge' ? '' : ` --${how}`;
+  return `openrouter-delegate take ${jobId}${way} ${shellWord(`--yes=${paths.join(',')}`)}`;
 }

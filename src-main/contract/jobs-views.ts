@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ChangeCountsSchema, JobRecordSchema, JobStateSchema, TailEntrySchema, UsageSchema, ZERO_USAGE } from './jobs-record.js';
 import type { JobSandbox } from './jobs-record.js';
+import { RunsCodeSchema } from './take.js';
 import { WorktreeSummarySchema } from './worktrees.js';
 
 /**
@@ -41,6 +42,8 @@ export const GroupMemberSchema = z.object({
   branch: z.string().nullable(),
   /** What its branch changed, once it ended (null while it runs, or when it ran in place). */
   changes: ChangeCountsSchema.nullable(),
+  /** The files of its branch that run code once taken, by path (a result's comparison; empty elsewhere and while it runs). */
+  runsCode: z.array(z.string()).default([]),
 });
 export type GroupMember = z.infer<typeof GroupMemberSchema>;
 /** A fan-out's jobs side by side, in the order their models were named. */
@@ -97,6 +100,8 @@ export const JobChangesSchema = z.object({
   added: z.number().int(),
   removed: z.number().int(),
   commands: z.object({ diff: z.string(), merge: z.string(), cherryPick: z.string() }),
+  /** The files of the branch that run code once taken, with why: a take must name them (`runsCodeConfirmed`). */
+  runsCode: RunsCodeSchema,
   /** The worktree, while it is kept (null once merged, discarded or deleted). */
   worktree: z.string().nullable(),
 });

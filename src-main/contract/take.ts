@@ -17,7 +17,23 @@ export type TakeWay = z.infer<typeof TakeWaySchema>;
 
 const jobId = z.string().min(1).max(200);
 export const TakePreviewRequestSchema = z.object({ jobId }).strict();
-export const TakeRequestSchema = z.object({ jobId, how: TakeWaySchema.default('merge') }).strict();
+export const TakeRequestSchema = z
+  .object({
+    jobId,
+    how: TakeWaySchema.default('merge'),
+    /**
+     * The branch's files that run code once taken (the preview's `runsCode`), each named: the take is refused unless
+     * they are exactly those, so what runs code is seen before it is taken. Absent: the branch must have none.
+     */
+    runsCodeConfirmed: z.array(z.string().max(4096)).max(10_000).optional(),
+  })
+  .strict();
+
+/** A file of a job's branch that runs code on the user's machine once taken (a hook, .envrc, an install script…), and why. */
+export const CodeRunningFileSchema = z.object({ path: z.string(), reason: z.string() });
+export type CodeRunningFile = z.infer<typeof CodeRunningFileSchema>;
+/** The branch's files that run code once taken, by path (code-running-files.ts); empty from a service older than them. */
+export const RunsCodeSchema = z.array(CodeRunningFileSchema).default([]);
 
 /** What the take changes in the user's branch: commits gained, files, lines. */
 const TakeEffect = {
@@ -52,6 +68,8 @@ export const TakePreviewSchema = z.object({
   branchCommits: z.number().int(),
   /** merge, squash and rebase, in that order. */
   ways: z.array(TakePlanSchema),
+  /** What a take must name in `runsCodeConfirmed`. */
+  runsCode: RunsCodeSchema,
 });
 export type TakePreview = z.infer<typeof TakePreviewSchema>;
 

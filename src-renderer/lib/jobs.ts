@@ -91,11 +91,15 @@ export function changesSummary(changes: JobChanges): string {
   return `Branch ${changes.branch} (from ${changes.baseShort}): ${what}.`;
 }
 
-/** A fan-out member's branch, as its comparison row shows it: "2 files, +5 −1"; a dash while it runs or when it ran in place. */
-export function memberChangesText(member: Pick<GroupMember, 'changes' | 'branch'>): string {
+/**
+ * A fan-out member's branch, as its comparison row shows it: "2 files, +5 −1", then the files that run code once taken;
+ * a dash while it runs or when it ran in place.
+ */
+export function memberChangesText(member: Pick<GroupMember, 'changes' | 'branch' | 'runsCode'>): string {
   const c = member.changes;
   if (member.branch === null || c === null) return '—';
-  return c.files === 0 ? 'no changes' : `${plural(c.files, 'file')}, +${c.added} −${c.removed}`;
+  const runsCode = member.runsCode.length > 0 ? `; runs code when taken: ${member.runsCode.join(', ')}` : '';
+  return c.files === 0 ? 'no changes' : `${plural(c.files, 'file')}, +${c.added} −${c.removed}${runsCode}`;
 }
 
 /** A member's money in a comparison cell: OpenRouter's figure once known, else the estimate, said so. */

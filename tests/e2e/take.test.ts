@@ -4,7 +4,9 @@
  * a take lands the work in the user's current branch; a refusal (a job still running, uncommitted changes in a file the
  * branch touches, a job that ran in place, work taken already) exits 1 with the reason on stderr and the user's tree,
  * index, HEAD and branches exactly as they were; after a take, pruning past retention removes the job's worktree and
- * branch, and keeps a branch taken nowhere.
+ * branch, and keeps a branch taken nowhere. A branch with files that run code once taken is taken without a terminal
+ * only with `--yes=` naming them all: the preview lists them, a bare --yes, none or a subset is refused with nothing
+ * touched, the refusal spelling the command.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -161,5 +163,38 @@ describe('openrouter-delegate take', { timeout: 180_000 }, () => {
     expect((await later.call('jobs.status', { jobId: edits.id })).job.isolation?.worktreeState).toBe('present');
     expect(await branches(world.project)).not.toContain(branch);
     expect(await branches(world.project)).toContain(edits.isolation?.branch);
+  });
+
+  it('takes a branch whose files run code only with --yes= naming each one, saying the command when refused', async () => {
+    const { client, base } = await startWithRepo(world, FILES);
+    const pkg = JSON.stringify({ name: 'demo', scripts: { postinstall: 'node setup.js' } });
+    const job = await finished(client, await start(client, 'hooked', [write('conftest.py', 'import os\n'), write('package.json', pkg), { text: 'ok' }]));
+    const branch = job.isolation?.branch ?? '';
+    const before = await snapshot();
+
+    const preview = await runCli(['take', job.id, '--dry-run'], world.env);
+    expect(preview.code, preview.stderr).toBe(0);
+    expect(preview.stdout).toContain(
+      'Runs code when taken: conftest.py (pytest runs it before the tests), package.json (postinstall runs on npm install) — review before taking.',
+    );
+
+    const unnamed = await runCli(['take', job.id], world.env);
+    expect(unnamed.code).toBe(1);
+    expect(unnamed.stderr.trim()).toBe(
+      `${branch} (job ${job.id}) has files that run code on your machine once taken: conftest.py (pytest runs it before the tests), package.json (postinstall runs on npm install). ` +
+        `Review them (\`git diff ${base.slice(0, 7)}..${branch} -- conftest.py package.json\` in ${world.project}), then take it naming each one: \`openrouter-delegate take ${job.id} --yes=conftest.py,package.json\`.`,
+    );
+    const bare = await runCli(['take', job.id, '--yes'], world.env);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain('`--yes` alone does not take work that runs code: name each file, `--yes=<file>,<file>`');
+    const subset = await runCli(['take', job.id, '--rebase', '--yes=conftest.py'], world.env);
+    expect(subset.code).toBe(1);
+    expect(subset.stderr).toContain('--yes does not name package.json (postinstall runs on npm install), which runs code once taken.');
+    expect(subset.stderr).toContain(`\`openrouter-delegate take ${job.id} --rebase --yes=conftest.py,package.json\``);
+    expect(await snapshot()).toEqual(before);
+
+    const done = await runCli(['take', job.id, '--yes=conftest.py,package.json'], world.env);
+    expect(done.code, done.stderr).toBe(0);
+    expect((await treeOf(world.project))['conftest.py']).toBe('import os\n');
   });
 });

@@ -749,6 +749,7 @@ describe('how a job is presented (pure)', () => {
       added: 3,
       removed: 0,
       commands: { diff: '', merge: '', cherryPick: '' },
+      runsCode: [],
       worktree: null,
     };
     expect(changesSummary(changes)).toBe('Branch delegate/abc123 (from 1a2b3c4): 1 file changed, +3 −0.');
@@ -761,10 +762,14 @@ describe('how a job is presented (pure)', () => {
     expect(memberCostText({ billedCostUsd: 0.0042, estimatedCostUsd: 0.005 })).toBe('$0.0042');
     expect(memberCostText({ billedCostUsd: null, estimatedCostUsd: 0.05 })).toBe('$0.05 est.');
     expect(memberTokensText({ usage })).toBe('41.3k in / 950 out');
-    expect(memberChangesText({ branch: 'delegate/a', changes: { files: 2, added: 5, removed: 1 } })).toBe('2 files, +5 −1');
-    expect(memberChangesText({ branch: 'delegate/a', changes: { files: 0, added: 0, removed: 0 } })).toBe('no changes');
-    expect(memberChangesText({ branch: 'delegate/a', changes: null })).toBe('—');
-    expect(memberChangesText({ branch: null, changes: null })).toBe('—');
+    const runsCode: string[] = [];
+    expect(memberChangesText({ branch: 'delegate/a', changes: { files: 2, added: 5, removed: 1 }, runsCode })).toBe('2 files, +5 −1');
+    expect(memberChangesText({ branch: 'delegate/a', changes: { files: 2, added: 5, removed: 1 }, runsCode: ['.envrc', 'package.json'] })).toBe(
+      '2 files, +5 −1; runs code when taken: .envrc, package.json',
+    );
+    expect(memberChangesText({ branch: 'delegate/a', changes: { files: 0, added: 0, removed: 0 }, runsCode })).toBe('no changes');
+    expect(memberChangesText({ branch: 'delegate/a', changes: null, runsCode })).toBe('—');
+    expect(memberChangesText({ branch: null, changes: null, runsCode })).toBe('—');
     expect(mergeCommand('delegate/a')).toBe('git merge delegate/a');
   });
 

@@ -1,7 +1,8 @@
 /**
  * Taking a worktree job's work from the Jobs page (JobTake.svelte, docs/ISOLATION.md "Taking the work"), over the
  * loopback host against the real service, the real `claude` CLI and real git: the three ways, each with what it would
- * do; nothing until the confirming button; then the user's branch holds the work as one squash commit of theirs.
+ * do; nothing until the confirming button; then the user's branch holds the work as one squash commit of theirs. A
+ * branch with files that run code once taken names them, and is taken only once the user says they reviewed them.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -64,6 +65,35 @@ describe('taking a job from the Jobs page', () => {
     expect(await treeOf(ui.world.project)).toEqual({ 'a.txt': 'one\nTWO\nthree\n', 'new.txt': 'created\n' });
     // The delegate's branch stays, with its own commit, until pruning finds it taken.
     expect(await branches(ui.world.project)).toContain(branch);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('names the files that run code once taken, and takes them only once the user says they reviewed them', async () => {
+    const base = await makeRepo(ui.world.project, { 'a.txt': 'one\n' });
+    await ui.world.startService();
+    ui.world.model.script('hook', [
+      { dynamic: (request) => ({ toolUse: { name: 'Write', input: { file_path: path.join(delegateCwd(request), 'conftest.py'), content: 'import os\n' } } }) },
+      { text: 'Wrote conftest.py.' },
+    ]);
+    const started = await startJob('hook', 'Write conftest.py.', { waitSeconds: 90 });
+    expect(started.job.state).toBe('succeeded');
+
+    const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${started.job.id}`));
+    await expect
+      .poll(() => page.getByTestId('changes-runs-code').textContent(), JOB_WAIT)
+      .toBe('Runs code when taken: conftest.py (pytest runs it before the tests). Review them before taking.');
+    await page.getByRole('button', { name: 'Take…', exact: true }).click();
+    await expect
+      .poll(() => page.getByTestId('take-runs-code').textContent(), JOB_WAIT)
+      .toContain('Runs code on your machine once taken: conftest.py (pytest runs it before the tests).');
+    const takeIt = page.getByRole('button', { name: 'Take by merge into main' });
+    expect(await takeIt.isDisabled()).toBe(true);
+    expect((await gitIn(ui.world.project, ['rev-parse', 'main'])).trim()).toBe(base);
+    await page.getByLabel('I have reviewed these files: take them.').check();
+    await takeIt.click();
+    await expect.poll(() => page.getByTestId('take-result').textContent(), JOB_WAIT).toContain('into main by fast-forward');
+    expect(await treeOf(ui.world.project)).toEqual({ 'a.txt': 'one\n', 'conftest.py': 'import os\n' });
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -268,10 +268,13 @@ export class Supervisor {
     return previewTake(this.registry, jobId);
   }
 
-  /** Takes a worktree job's branch into the repository's current branch, on the user's word, only when it is clean. */
-  async take(jobId: string, how: TakeWay): Promise<TakeResult> {
+  /**
+   * Takes a worktree job's branch into the repository's current branch, on the user's word, only when it is clean and
+   * `runsCodeConfirmed` names exactly its files that run code once taken.
+   */
+  async take(jobId: string, how: TakeWay, runsCodeConfirmed?: readonly string[]): Promise<TakeResult> {
     await this.ready();
-    const taken = await takeJob(this.registry, jobId, how);
+    const taken = await takeJob(this.registry, jobId, how, runsCodeConfirmed);
     void this.kept.refresh();
     return taken;
   }

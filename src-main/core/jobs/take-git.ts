@@ -12,6 +12,8 @@ import path from 'node:path';
 import { TAKE_WAYS } from '../../contract/index.js';
 import type { TakeWay } from '../../contract/index.js';
 import { allOrFirstError, valueOf } from '../../common/promises.js';
+import { codeRunningFilesBetween } from './code-running-files.js';
+import type { CodeRunningFile } from './code-running-files.js';
 import { gitEnv } from './git.js';
 import { TakeRefused, TakeRepository } from './take-apply.js';
 import type { GitRun, PlannedWay, Replayed, UserPlace } from './take-apply.js';
@@ -169,16 +171,23 @@ export class BranchTake extends TakeRepository {
     return { place, tip, branchCommits: ahead, refusal: null, ways: planned };
   }
 
+  /** The files between the branch's base and `tip` that run code once taken (code-running-files.ts). */
+  runsCode(tip: string): Promise<CodeRunningFile[]> {
+    return codeRunningFilesBetween(async (args) => (await this.git(args)).stdout, this.source.base, tip);
+  }
+
   /**
-   * Takes the branch into the user's current branch by `how`, only when the survey finds it clean; else TakeRefused.
-   * Run it where nothing else changes the repository's worktrees (Worktrees.exclusive).
+   * Takes the branch into the user's current branch by `how`, only when the survey finds it clean and `vet` passes the
+   * tip it would take (it throws TakeRefused to refuse); else TakeRefused. Run it where nothing else changes the
+   * repository's worktrees (Worktrees.exclusive).
    */
-  async take(how: TakeWay): Promise<TakeDone> {
+  async take(how: TakeWay, vet: (tip: string) => Promise<void> = async () => undefined): Promise<TakeDone> {
     const survey = await this.survey(how);
     const plan = survey.ways[0];
     if (!plan || !survey.place || !survey.tip) throw new TakeRefused(survey.refusal ?? 'There is nothing to take.');
     if (plan.refusal) throw new TakeRefused(plan.refusal);
     const { place, tip } = survey;
+    await vet(tip);
     const after = await this.apply(plan, place, tip);
     const taken = await findTaken(this.source.repo, this.source.branch, this.source.base, this.env).catch((): Taken => ({ route: null, into: null, tip }));
     return { how, into: place.into, before: place.head, after, plan, taken };

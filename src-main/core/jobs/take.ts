@@ -8,6 +8,8 @@ import { ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type { JobIsolation, TakePlan, TakePreview, TakeResult, TakeWay } from '../../contract/index.js';
 import type { NextCall } from '../../contract/index.js';
 import { TAKE_WAYS } from '../../contract/index.js';
+import { runsCodeList, takeWithYes } from '../../common/take-words.js';
+import type { CodeRunningFile } from './code-running-files.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { BranchTake, TakeRefused } from './take-git.js';
 import type { GitRun, PlannedWay, TakeSource } from './take-git.js';
@@ -29,6 +31,47 @@ export function taskLine(preview: string, jobId: string): string {
   const cut = line.slice(0, 71);
   const atWord = cut.lastIndexOf(' ');
   return `${(atWord > 40 ? cut.slice(0, atWord) : cut).replace(/[\s,;:.…]+$/, '')}…`;
+}
+
+/**
+ * Why a take is refused for the files of its branch that run code once taken (code-running-files.ts), or null: the
+ * take must name exactly those (`runsCodeConfirmed`), so a bare yes, a subset or other files are not enough. Says
+ * which, how to review them, and the command that takes it.
+ */
+export function runsCodeRefusal(
+  job: { jobId: string; how: TakeWay; repo: string; branch: string; base: string },
+  flagged: readonly CodeRunningFile[],
+  confirmed: readonly string[] | undefined,
+): string | null {
+  const named = new Set(confirmed ?? []);
+  const paths = flagged.map((file) => file.path);
+  const missing = flagged.filter((file) => !named.has(file.path));
+  const extra = [...named].filter((name) => !paths.includes(name));
+  if (missing.length === 0 && extra.length === 0) return null;
+  if (flagged.length === 0) return `--yes names ${extra.join(', ')}, but ${job.branch} has no file that runs code once taken: take it without --yes.`;
+  const what =
+    confirmed === undefined
+      ? `${job.branch} (job ${job.jobId}) has files that run code on your machine once taken: ${runsCodeList(flagged)}.`
+      : [
+          missing.length > 0 ? `--yes does not name ${runsCodeList(missing)}, which run${missing.length === 1 ? 's' : ''} code once taken.` : '',
+          extra.length > 0 ? `--yes names ${extra.join(', ')}, which ${job.branch} does not have as files that run code.` : '',
+        ]
+          .filter(Boolean)
+          .join(' ');
+  const review = `git diff ${job.base.slice(0, 7)}..${job.branch} -- ${paths.join(' ')}`;
+  return `${what} Review them (\`${review}\` in ${job.repo}), then take it naming each one: \`${takeWithYes(job.jobId, job.how, paths)}\`.`;
+}
+
+/** What a take checks of the tip it would take, under the repository's lock: runsCodeRefusal, thrown as TakeRefused. */
+export function vetRunsCode(
+  taker: BranchTake,
+  job: { jobId: string; how: TakeWay; repo: string; branch: string; base: string },
+  confirmed?: readonly string[],
+) {
+  return async (tip: string): Promise<void> => {
+    const refusal = runsCodeRefusal(job, await taker.runsCode(tip), confirmed);
+    if (refusal) throw new TakeRefused(refusal);
+  };
 }
 
 /** Whether the job may be taken, and if so what from: every turn of its conversation shares its worktree and branch. */
@@ -100,18 +143,21 @@ export async function previewTake(registry: JobRegistry, jobId: string, run?: Gi
       removed: 0,
       message: null,
     }));
-    return { ...base, into: null, branchCommits: 0, ways };
+    return { ...base, into: null, branchCommits: 0, ways, runsCode: [] };
   }
-  const survey = await new BranchTake(found.source, { env: registry.worktrees.env, ...(run ? { run } : {}) }).survey();
-  return { ...base, into: survey.place?.into ?? null, branchCommits: survey.branchCommits, ways: survey.ways.map(asPlan) };
+  const taker = new BranchTake(found.source, { env: registry.worktrees.env, ...(run ? { run } : {}) });
+  const survey = await taker.survey();
+  const runsCode = survey.tip ? await taker.runsCode(survey.tip) : [];
+  return { ...base, into: survey.place?.into ?? null, branchCommits: survey.branchCommits, ways: survey.ways.map(asPlan), runsCode };
 }
 
 /**
  * Takes the job's branch into the repository's current branch by `how` (`jobs.take`), under the repository's lock:
- * only when it can be done cleanly, else refused with nothing touched. The branch and worktree stay; once the work is
+ * only when it can be done cleanly, and `confirmed` names exactly the files of the tip taken that run code (found under
+ * the lock, so a branch changed since the preview is refused); else refused with nothing touched. The branch and worktree stay; once the work is
  * in the user's branch, history pruning removes them past retentionDays (worktree-cleanup.ts finds it taken).
  */
-export async function takeJob(registry: JobRegistry, jobId: string, how: TakeWay, run?: GitRun): Promise<TakeResult> {
+export async function takeJob(registry: JobRegistry, jobId: string, how: TakeWay, confirmed?: readonly string[], run?: GitRun): Promise<TakeResult> {
   const job = registry.find(jobId);
   const found = await takeable(registry, job);
   if ('refusal' in found) {
@@ -121,7 +167,7 @@ export async function takeJob(registry: JobRegistry, jobId: string, how: TakeWay
   const { source } = found;
   const taker = new BranchTake(source, { env: registry.worktrees.env, ...(run ? { run } : {}) });
   const done = await registry.worktrees
-    .exclusive(source.repo, () => taker.take(how))
+    .exclusive(source.repo, () => taker.take(how, vetRunsCode(taker, { jobId: job.record.id, how, ...source }, confirmed)))
     .catch((error: unknown) => {
       if (error instanceof TakeRefused) throw new ServiceError('conflict', error.message);
       throw error;

@@ -11,6 +11,8 @@ import { streamParserFor } from './stream-parser.js';
 import { readStreamFile } from './stream-tail.js';
 import { noticeMissingWorktrees } from './isolation.js';
 import { errorMessage } from '../../common/errors.js';
+import { codeRunningFilesBetween } from './code-running-files.js';
+import { git } from './git.js';
 import { spendReport } from './spend.js';
 import type { SpendReport } from '../../contract/index.js';
 
@@ -76,6 +78,7 @@ export class JobViews {
         elapsedSeconds: this.elapsedSeconds(r),
         branch: r.isolation?.mode === 'worktree' ? r.isolation.branch : null,
         changes: r.isolation?.changes ?? null,
+        runsCode: [],
       })),
     };
   }
@@ -87,7 +90,7 @@ export class JobViews {
   }
 
   async result(job: LiveJob, request: ParsedRequestOf<'jobs.result'>): Promise<JobResult> {
-    const group = this.group(job.record);
+    const group = await this.withRunsCode(this.group(job.record));
     const view = { ...(await this.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT })), ...(group ? { group } : {}) };
     if (isActive(job.record.state)) return { ...view, resultText: null, truncatedAt: null };
     const changes = await this.changes(job);
@@ -98,6 +101,28 @@ export class JobViews {
     return { ...view, resultText: text.slice(0, request.maxChars), truncatedAt: request.maxChars, resultChars: text.length, ...changes };
   }
 
+  /** A comparison whose ended members name the files of their branches that run code once taken. */
+  private async withRunsCode(group: JobGroup | undefined): Promise<JobGroup | undefined> {
+    if (!group) return undefined;
+    const jobs = await Promise.all(
+      group.jobs.map(async (member) => {
+        const isolation = this.registry.all().find((j) => j.record.id === member.jobId)?.record.isolation;
+        if (isActive(member.state) || isolation?.mode !== 'worktree' || !isolation.repo || !isolation.branch || !isolation.baseCommit) return member;
+        const { repo, branch, baseCommit } = isolation;
+        const tip = await this.registry.worktrees.branchTip(repo, branch).catch(() => null);
+        const found = tip ? await codeRunningFilesBetween(this.gitIn(repo), baseCommit, tip).catch(() => []) : [];
+        return { ...member, runsCode: found.map((file) => file.path) };
+      }),
+    );
+    return { ...group, jobs };
+  }
+
+  /** git in `repo`, with the service's environment, answering its stdout. */
+  private gitIn(repo: string) {
+    const env = this.registry.worktrees.env;
+    return async (args: readonly string[]) => (await git(args, { cwd: repo, ...(env ? { env } : {}) })).stdout;
+  }
+
   /** A finished worktree job's branch against its base (null when the branch is gone); nothing for a job that ran in place. */
   private async changes(job: LiveJob): Promise<Pick<JobResult, 'changes'>> {
     const { registry } = this;
@@ -105,7 +130,12 @@ export class JobViews {
     if (isolation?.mode !== 'worktree') return {};
     // A worktree deleted by hand since: the record says so before anyone reads it.
     await noticeMissingWorktrees(registry, isolation.worktree === null ? [job] : registry.turnsOf(isolation.worktree));
-    const changes = await registry.worktrees.changes(job.record.isolation ?? isolation).catch((error: unknown) => {
+    const read = async () => {
+      const changes = await registry.worktrees.changes(job.record.isolation ?? isolation);
+      if (!changes) return null;
+      return { ...changes, runsCode: await codeRunningFilesBetween(this.gitIn(changes.repo), changes.baseCommit, changes.headCommit) };
+    };
+    const changes = await read().catch((error: unknown) => {
       registry.log(`jobs: ${job.record.id}: cannot read its branch: ${errorMessage(error)}`);
       return null;
     });

@@ -342,7 +342,7 @@ export class Worktrees {
   }
 
   /** What the branch holds against its base, with the commands that show and take it; null when the branch is gone. */
-  async changes(isolation: JobIsolation): Promise<JobChanges | null> {
+  async changes(isolation: JobIsolation): Promise<Omit<JobChanges, 'runsCode'> | null> {
     const { repo, branch, baseCommit } = isolation;
     if (isolation.mode !== 'worktree' || !repo || !branch || !baseCommit) return null;
     const head = await this.branchTip(repo, branch).catch(() => null);

@@ -120,7 +120,7 @@ export function jobHandlers(supervisor: Supervisor): AreaHandlers<'jobs' | 'work
     'jobs.diff': async ({ jobId }) => supervisor.diff(jobId),
     'jobs.discard': async ({ jobId }) => supervisor.discard(jobId),
     'jobs.takePreview': async ({ jobId }) => supervisor.takePreview(jobId),
-    'jobs.take': async ({ jobId, how }) => supervisor.take(jobId, how),
+    'jobs.take': async ({ jobId, how, runsCodeConfirmed }) => supervisor.take(jobId, how, runsCodeConfirmed),
     'jobs.requests': async ({ jobId }) => supervisor.requests(jobId),
     'jobs.list': async (request) => supervisor.list(request),
     'worktrees.list': async () => supervisor.keptWorktrees(),

