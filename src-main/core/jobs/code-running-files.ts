@@ -2,7 +2,7 @@
  * The files of a delegate's branch that run code on the user's machine once taken, or later by the user's tools
  * (docs/ISOLATION.md, "Taking the work"): git hooks, direnv, package manager scripts and config, Python and Rust build
  * files, tool managers, editor and agent config, CI, git's own attributes and submodules, symbolic links out of the
- * tree, new executable bits. Each with a short reason. the result the bridge shows, `take --dry-run`, the Jobs page and the take
+ * tree, new executable bits. Each with a short reason. The result the bridge shows, `take --dry-run`, the Jobs page and the take
  * itself all read this one list.
  *
  * A Makefile is not on it: make runs it only when the user runs make, by name, as the project's tests and scripts run
