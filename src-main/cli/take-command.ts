@@ -66,8 +66,19 @@ export function describePreview(preview: TakePreview, only: TakeWay | null): str
     `Take ${preview.branch ?? '(no branch)'} (${commits}) into ${preview.into ?? '(no branch)'}, in ${preview.repo ?? '(no repository)'}:`,
     ...ways.map((way) => `  --${way.how.padEnd(width)}  ${takePlanText(way, preview.into)}`),
     ...[runsCodeLine(preview.runsCode, Number.POSITIVE_INFINITY)].filter((line) => line !== null),
-    'Nothing was changed: run it without --dry-run to take it.',
+    nextStep(ways, only),
   ];
+}
+
+/**
+ * The preview's last line: what to run to take it, never a command that would be refused (issue 38: with every way
+ * refused it still said "run it without --dry-run"). Without a way asked for, the take is a merge.
+ */
+function nextStep(ways: TakePreview['ways'], only: TakeWay | null): string {
+  const open = ways.filter((way) => way.refusal === null);
+  if (open.length === 0) return `Nothing was changed, and ${ways.length === 1 ? 'this way cannot' : 'no way can'} take it now: see why above.`;
+  if (only !== null || open.some((way) => way.how === 'merge')) return 'Nothing was changed: run it without --dry-run to take it.';
+  return `Nothing was changed: run it with --${open[0]?.how ?? 'squash'} instead of --dry-run to take it.`;
 }
 
 export async function takeCommand(

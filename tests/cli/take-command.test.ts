@@ -35,6 +35,15 @@ describe('take --dry-run', () => {
     ]);
   });
 
+  it('ends with a command that would take it, and none when every way is refused (issue 38)', () => {
+    const refuse = (how: string) => (w: TakePreview['ways'][number]) => (w.how === how ? { ...w, refusal: 'it conflicts in a.txt.' } : w);
+    const noMerge = { ...preview, ways: preview.ways.map(refuse('merge')) };
+    expect(describePreview(noMerge, null).at(-1)).toBe('Nothing was changed: run it with --squash instead of --dry-run to take it.');
+    const none = { ...preview, ways: noMerge.ways.map(refuse('squash')) };
+    expect(describePreview(none, null).at(-1)).toBe('Nothing was changed, and no way can take it now: see why above.');
+    expect(describePreview(none, 'squash').at(-1)).toBe('Nothing was changed, and this way cannot take it now: see why above.');
+  });
+
   it('prints only the way asked for', () => {
     expect(describePreview(preview, 'squash')[1]).toBe('  --squash  one commit on main, "Add a test"; 1 file, +2 −0');
     expect(describePreview(preview, 'squash')).toHaveLength(3);
