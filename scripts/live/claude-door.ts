@@ -10,8 +10,9 @@
  */
 import { chmod, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import path from 'node:path';
+import { listenOnLoopback } from './relay.js';
 
 export interface DoorRequest {
   method: string;
@@ -53,14 +54,7 @@ export class ClaudeDoor {
   }
 
   async start(): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    this.port = (this.server.address() as AddressInfo).port;
+    this.port = await listenOnLoopback(this.server);
   }
 
   /** Where it listens: `http://127.0.0.1:<port>`; a gateway's requests come to `<url>/gateway/<its port>/…`. */

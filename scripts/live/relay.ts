@@ -8,6 +8,18 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
+/** Listens on a free port of 127.0.0.1; the port. */
+export async function listenOnLoopback(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return (server.address() as AddressInfo).port;
+}
+
 export interface RelayedExchange {
   method: string;
   /** Path without the query, as OpenRouter saw it, e.g. `/api/v1/messages`. */
@@ -55,14 +67,7 @@ export class RecordingRelay {
   }
 
   async start(): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(0, '127.0.0.1', () => {
-        this.server.off('error', reject);
-        resolve();
-      });
-    });
-    this.port = (this.server.address() as AddressInfo).port;
+    this.port = await listenOnLoopback(this.server);
   }
 
   async stop(): Promise<void> {

@@ -453,18 +453,7 @@ export class FakeOpenRouter {
         label: info.label,
         is_management_key: info.management,
         is_provisioning_key: false,
-        limit: info.limit,
-        limit_reset: info.limitReset,
-        limit_remaining: info.limitRemaining,
-        include_byok_in_limit: info.includeByokInLimit,
-        usage: info.usage,
-        usage_daily: info.usageDaily,
-        usage_weekly: info.usageWeekly,
-        usage_monthly: info.usageMonthly,
-        byok_usage: 0,
-        byok_usage_daily: 0,
-        byok_usage_weekly: 0,
-        byok_usage_monthly: 0,
+        ...limitAndUsage(info),
         is_free_tier: info.isFreeTier,
         expires_at: null,
         rate_limit: { requests: -1, interval: '10s', note: 'This field is deprecated and safe to ignore.' },
@@ -513,13 +502,9 @@ function parseBody(text: string): Record<string, unknown> | null {
   }
 }
 
-/** A key as `/keys` describes it (create-keys, update-keys): never its secret. */
-function managedKeyBody(info: FakeKey & { key: string }): Record<string, unknown> {
+/** A key's limit and usage, as both `/key` and `/keys` describe them. */
+function limitAndUsage(info: FakeKey): Record<string, unknown> {
   return {
-    hash: info.hash,
-    name: info.name,
-    label: info.label,
-    disabled: info.disabled,
     limit: info.limit,
     limit_remaining: info.limitRemaining,
     limit_reset: info.limitReset,
@@ -532,6 +517,17 @@ function managedKeyBody(info: FakeKey & { key: string }): Record<string, unknown
     byok_usage_daily: 0,
     byok_usage_weekly: 0,
     byok_usage_monthly: 0,
+  };
+}
+
+/** A key as `/keys` describes it (create-keys, update-keys): never its secret. */
+function managedKeyBody(info: FakeKey & { key: string }): Record<string, unknown> {
+  return {
+    hash: info.hash,
+    name: info.name,
+    label: info.label,
+    disabled: info.disabled,
+    ...limitAndUsage(info),
     created_at: '2026-08-20T12:00:00.000Z',
     updated_at: null,
     expires_at: null,

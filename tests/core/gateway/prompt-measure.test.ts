@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { crc32, deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { promptTokensBound, promptTokensExpected } from '../../../src-main/core/gateway/ceiling.js';
 import { writeBody } from '../../../src-main/core/gateway/flight.js';
@@ -9,6 +8,7 @@ import { renderingGrowth } from '../../../src-main/core/gateway/json-rendering.j
 import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
 import type { PromptMeasure } from '../../../src-main/core/gateway/prompt-measure.js';
 import { Rng } from '../../fuzz/support/prng.js';
+import { png } from '../../support/png.js';
 
 /** A body measured as the gateway measures what it forwards: on the JSON it writes. */
 const measure = (body: Record<string, unknown>): PromptMeasure => measurePrompt(body, Buffer.byteLength(JSON.stringify(body)));
@@ -16,55 +16,22 @@ const written = (body: Record<string, unknown>): number => Buffer.byteLength(JSO
 const user = (content: unknown): Record<string, unknown> => ({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content }] });
 const assistant = (content: unknown[]): Record<string, unknown> => ({ model: 'm', max_tokens: 1, messages: [{ role: 'assistant', content }] });
 
-/** A real PNG of `width` × `height` pixels, 1 bit per pixel, all black. */
-function png(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type, 'ascii'), data])));
-    return Buffer.concat([length, Buffer.from(type, 'ascii'), data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.writeUInt8(1, 8);
-  const row = Buffer.alloc(1 + Math.ceil(width / 8));
-  const pixels = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)));
-  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))]);
-}
-
-/** What Python's json.dumps prints for each value, in bytes: the real one, not a model of it. */
-function pythonDumpsBytes(values: unknown[]): number[] {
-  const script = 'import json,sys\nfor v in json.load(sys.stdin): print(len(json.dumps(v).encode()))';
+/** What Python prints for each value, in bytes: the real python3, not a model of it. `print` is the expression printed of `v`. */
+function pythonBytes(values: unknown[], print: string): number[] {
+  const script = `import json,sys\nfor v in json.load(sys.stdin):\n  print(len((${print}).encode()))`;
   return execFileSync('python3', ['-c', script], { input: JSON.stringify(values) })
     .toString()
     .trim()
     .split('\n')
     .map(Number);
 }
-
-/** What Python's json.dumps(indent=4) prints (Llama 3's templates print each tool with `tojson(indent=4)`). */
-function pythonIndentedBytes(values: unknown[]): number[] {
-  const script = 'import json,sys\nfor v in json.load(sys.stdin): print(len(json.dumps(v, indent=4).encode()))';
-  return execFileSync('python3', ['-c', script], { input: JSON.stringify(values) })
-    .toString()
-    .trim()
-    .split('\n')
-    .map(Number);
-}
-
+/** json.dumps, as Hugging Face's `tojson` prints (ensure_ascii, ', ' and ': '). */
+const pythonDumpsBytes = (values: unknown[]) => pythonBytes(values, 'json.dumps(v)');
+/** json.dumps(indent=4): Llama 3's templates print each tool with `tojson(indent=4)`. */
+const pythonIndentedBytes = (values: unknown[]) => pythonBytes(values, 'json.dumps(v, indent=4)');
 /** The same with Jinja's HTML-safe escapes on top (what its own `tojson` prints). */
-function jinjaDumpsBytes(values: unknown[]): number[] {
-  const script =
-    'import json,sys\nfor v in json.load(sys.stdin):\n  s=json.dumps(v)\n' +
-    "  for a,b in (('<','\\\\u003c'),('>','\\\\u003e'),('&','\\\\u0026'),(\"'\",'\\\\u0027')): s=s.replace(a,b)\n  print(len(s.encode()))";
-  return execFileSync('python3', ['-c', script], { input: JSON.stringify(values) })
-    .toString()
-    .trim()
-    .split('\n')
-    .map(Number);
-}
+const jinjaDumpsBytes = (values: unknown[]) =>
+  pythonBytes(values, "json.dumps(v).replace('<','\\\\u003c').replace('>','\\\\u003e').replace('&','\\\\u0026').replace(\"'\",'\\\\u0027')");
 
 describe('the bound a request is held at: every byte the gateway forwards', () => {
   it('counts a 100 kB tool id, tool_use_id, signature, citations or metadata in full, in the bound and in the estimate', () => {

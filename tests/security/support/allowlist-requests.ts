@@ -5,9 +5,9 @@
  * Values are what a delegate may send (types the gateway accepts); their sizes and characters are the attack: dense
  * ASCII, whitespace, characters a template escapes (é, 中, emoji, <>&'), JSON nested a few levels.
  */
-import { crc32, deflateSync } from 'node:zlib';
 import { ALLOWLIST } from '../../../src-main/core/gateway/request-fields.js';
 import type { Rng } from '../../fuzz/support/prng.js';
+import { png } from '../../support/png.js';
 
 type Json = Record<string, unknown>;
 type Place = 'message' | 'tool_result' | 'document';
@@ -62,22 +62,8 @@ export function json(g: Generator, budget = size(g), depth = 0): unknown {
   return Object.fromEntries(items.map((item, i) => [`${text(g, 3)}${i}`, item]));
 }
 
-/** A real PNG header of `width` × `height` (IHDR, a small IDAT): parses as an image of that size. */
-function png(width: number, height: number): string {
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type, 'ascii'), data])));
-    return Buffer.concat([length, Buffer.from(type, 'ascii'), data, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.writeUInt8(1, 8);
-  const body = deflateSync(Buffer.alloc(64));
-  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', header), chunk('IDAT', body), chunk('IEND', Buffer.alloc(0))]).toString('base64');
-}
+/** A real PNG of `width` × `height` (no pixel rows: a header reader sees the size), as base64. */
+const pngData = (width: number, height: number): string => png(width, height, { rows: false }).toString('base64');
 
 /** A source of `type` for an image or a document, each of its keys noted. */
 function source(g: Generator, kind: 'image' | 'document', type: string): Json {
@@ -102,10 +88,10 @@ function source(g: Generator, kind: 'image' | 'document', type: string): Json {
 /** An image's data: a real PNG (small or huge in pixels), or bytes that only claim to be one. */
 function imageData(g: Generator): string {
   return g.rng.weighted([
-    [2, () => png(g.rng.int(1, 2000), g.rng.int(1, 2000))],
-    [1, () => png(g.rng.int(3000, 20_000), g.rng.int(3000, 20_000))],
+    [2, () => pngData(g.rng.int(1, 2000), g.rng.int(1, 2000))],
+    [1, () => pngData(g.rng.int(3000, 20_000), g.rng.int(3000, 20_000))],
     [2, () => Buffer.from(g.rng.bytes(Math.min(size(g), 3_000_000))).toString('base64')],
-    [1, () => png(10, 10) + 'A'.repeat(4 * Math.floor(size(g) / 4))],
+    [1, () => pngData(10, 10) + 'A'.repeat(4 * Math.floor(size(g) / 4))],
   ] as const)();
 }
 
