@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../src-main/contract/protocol.js';
+import type { ServiceError } from '../../../src-main/contract/protocol.js';
 import { OpenRouterClient } from '../../../src-main/core/openrouter/client.js';
 import type { OpenRouterClientDeps } from '../../../src-main/core/openrouter/client.js';
 import { CREDITS_FORBIDDEN_MESSAGE, FakeOpenRouter, readFixture, readJsonFixture } from '../../support/fake-openrouter.js';
+import { serviceFailure } from '../../support/service-failure.js';
 
 // Built, not written out: a literal key-shaped string in the repository looks like a leaked key to scanners.
 const KEY = `sk-or-v1-${'0123456789abcdef'.repeat(3)}0123456789ab`;
@@ -19,15 +20,7 @@ function client(overrides: Partial<OpenRouterClientDeps> = {}): OpenRouterClient
   return new OpenRouterClient({ baseUrl: fake.baseUrl, timeoutMs: 5_000, now: () => clock, ...overrides });
 }
 
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ServiceError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
+const failure = serviceFailure;
 
 /** Everything an error could leak through: message, stack, wire form and the cause chain. */
 function everythingIn(error: ServiceError): string {

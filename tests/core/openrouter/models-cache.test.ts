@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../src-main/contract/protocol.js';
 import { OpenRouterClient } from '../../../src-main/core/openrouter/client.js';
 import { ModelsCache } from '../../../src-main/core/openrouter/models-cache.js';
 import { FakeOpenRouter } from '../../support/fake-openrouter.js';
+import { serviceFailure } from '../../support/service-failure.js';
 
 const HOUR = 3_600_000;
 const TTL = HOUR;
@@ -20,15 +20,7 @@ function cache(baseUrl = fake.baseUrl): ModelsCache {
   return new ModelsCache({ client: new OpenRouterClient({ baseUrl, timeoutMs: 5_000 }), file, ttlMs: TTL, now: () => clock });
 }
 
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ServiceError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
+const failure = serviceFailure;
 
 beforeEach(async () => {
   clock = Date.parse('2026-08-20T12:00:00Z');

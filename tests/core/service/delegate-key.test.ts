@@ -6,13 +6,13 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../src-main/contract/protocol.js';
 import { OpenRouterClient } from '../../../src-main/core/openrouter/client.js';
 import { SecretStore } from '../../../src-main/core/secrets/secret-store.js';
 import type { KeyringEntryFactory } from '../../../src-main/core/secrets/secret-store.js';
 import { DELEGATE_KEY_NAME, DelegateKey } from '../../../src-main/core/service/delegate-key.js';
 import { FakeOpenRouter } from '../../support/fake-openrouter.js';
 import { filesContaining, makeTempHome } from '../../support/temp-home.js';
+import { serviceFailure } from '../../support/service-failure.js';
 
 const USER_KEY = `sk-or-v1-${'a1'.repeat(32)}`;
 const MANAGEMENT_KEY = `sk-or-v1-${'b2'.repeat(32)}`;
@@ -49,15 +49,7 @@ function delegateKey(): DelegateKey {
   });
 }
 
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ServiceError) return error;
-    throw error;
-  }
-  throw new Error('expected a failure');
-}
+const failure = serviceFailure;
 
 /** A request on a key to the metered path, as a delegate's Claude Code makes it through the gateway. */
 async function messageWith(key: string): Promise<number> {
