@@ -345,6 +345,11 @@ function verdictOf(c: Case, port: number, jobs: FuzzJobs): Verdict {
   }
   if (!isRecord(parsed) || parsed.model !== job.model) return refuse(400);
   if (pathname === '/v1/messages' && !(Number.isSafeInteger(parsed.max_tokens) && (parsed.max_tokens as number) >= 1)) return refuse(400);
+  // A thinking budget is lowered with max_tokens and written as a whole number: anything else is refused.
+  const thinking = parsed.thinking;
+  if (pathname === '/v1/messages' && isRecord(thinking) && Object.hasOwn(thinking, 'budget_tokens')) {
+    if (!(Number.isSafeInteger(thinking.budget_tokens) && (thinking.budget_tokens as number) >= 1)) return refuse(400);
+  }
   // Only what Claude Code sends (request-fields.ts, tested on its own in tests/core/gateway/request-fields.test.ts).
   if (checkRequest(parsed, { counting: pathname !== '/v1/messages', allow: { serverTools: false, urlSources: false } })) return refuse(400);
   return { kind: 'forward', job, pathname, maxTokens: parsed.max_tokens };

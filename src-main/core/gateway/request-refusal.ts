@@ -23,7 +23,7 @@ export function refusalOf(parsed: Record<string, unknown>, jobModel: string, pat
   // the body that goes must be no longer than the one measured, so a budget that is not one (1e400 reads as Infinity and
   // is written `null`) is refused.
   const thinking = parsed.thinking;
-  if (thinking !== null && typeof thinking === 'object' && 'budget_tokens' in thinking) {
+  if (pathname === '/v1/messages' && thinking !== null && typeof thinking === 'object' && Object.hasOwn(thinking, 'budget_tokens')) {
     const budget = (thinking as { budget_tokens: unknown }).budget_tokens;
     if (!(Number.isSafeInteger(budget) && (budget as number) >= 1)) return 'thinking.budget_tokens must be a positive integer.';
   }
