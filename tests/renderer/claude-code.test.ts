@@ -16,7 +16,8 @@ const chrome = useBrowser();
 let world: UiWorld;
 
 beforeEach(async () => {
-  world = new UiWorld();
+  // A key whose own limit is a backstop for the $5 day budget (a daily $8), so the key check is as content as the rest.
+  world = new UiWorld({ limit: 8, limitRemaining: 7.5, limitReset: 'daily', usage: 0.5, usageDaily: 0.5, usageWeekly: 0.5, usageMonthly: 0.5 });
   await world.start();
 });
 afterEach(async () => {

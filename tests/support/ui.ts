@@ -12,6 +12,7 @@ import { chromium } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { CLI, ROOT } from './built.js';
+import type { FakeKey } from './fake-openrouter.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
 import { DelegationWorld } from './delegation.js';
@@ -89,8 +90,9 @@ export const NO_ENV_KEY: NodeJS.ProcessEnv = { OPENROUTER_API_KEY: undefined };
 export class UiWorld extends DelegationWorld {
   service: ServiceProcess | null = null;
 
-  constructor() {
-    super({ prefix: 'ord-ui-', balance: { limit: 100, limitRemaining: 87.5, usage: 12.5, usageDaily: 0.42, usageWeekly: 3.1, usageMonthly: 12.5 } });
+  /** `balance`: the key's own limit and usage as OpenRouter reports them (default: $87.50 of a $100 limit left). */
+  constructor(balance: Partial<FakeKey> = { limit: 100, limitRemaining: 87.5, usage: 12.5, usageDaily: 0.42, usageWeekly: 3.1, usageMonthly: 12.5 }) {
+    super({ prefix: 'ord-ui-', balance });
   }
 
   /** Starts `serve --ui` for this home. */
