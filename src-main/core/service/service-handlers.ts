@@ -27,7 +27,7 @@ export type AreaHandlers<Area extends string> = Pick<Handlers, Extract<MethodNam
 /** settings.*: the settings file, a patch checked against the model catalog before it is written. */
 export function settingsHandlers(settings: SettingsStore, models: ModelsCache): AreaHandlers<'settings'> {
   return {
-    'settings.get': async () => settings.current,
+    'settings.get': () => settings.read(),
     'settings.update': async ({ patch }) => {
       const { settings: updated, warnings } = await updateSettings(settings, patch, settingsChecks(models));
       return warnings.length > 0 ? { ...updated, warnings } : updated;

@@ -72,6 +72,15 @@ export class SettingsStore {
     });
   }
 
+  /**
+   * The settings as the file holds them now: a change the watcher has not reported yet (its debounce, a loaded
+   * machine) is read first, as an update reads it, so what a client compares its change with is what the update
+   * will start from (a hand edit, then `openrouter-mcp-config` at once, was told "Nothing to change").
+   */
+  read(): Promise<Settings> {
+    return this.load();
+  }
+
   update(patch: SettingsPatch): Promise<Settings> {
     return this.enqueue(() => this.applyUpdate(patch));
   }

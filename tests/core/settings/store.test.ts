@@ -250,6 +250,18 @@ describe('update', () => {
     expect(store.current).toMatchObject({ mode: 'off', concurrency: 9 });
   });
 
+  it('reads a hand edit, or a removed file, the watcher has not reported yet, as an update would start from it', async () => {
+    const store = makeStore();
+    store.watch();
+    await store.update((s) => ({ ...s, mode: 'auto', provider: { ...s.provider, zdr: true } }));
+    await rm(file);
+    // At once: before the watcher's debounce has run.
+    expect((await store.read()).provider.zdr).toBe(false);
+    await writeFile(file, '{ "mode": "off" }');
+    expect((await store.read()).mode).toBe('off');
+    await store.stop();
+  });
+
   it.skipIf(!posix)('writes the file private to the user (0600)', async () => {
     await makeStore().update({ mode: 'auto' });
     expect((await stat(file)).mode & 0o777).toBe(0o600);
