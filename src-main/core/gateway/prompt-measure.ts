@@ -18,8 +18,6 @@ import { isRecord } from '../../common/errors.js';
 import { IMAGE_TOKENS_BOUND, imageTokensBound } from './image-pixels.js';
 import { renderingGrowth } from './json-rendering.js';
 
-export { IMAGE_TOKENS_BOUND } from './image-pixels.js';
-
 export interface PromptMeasure {
   /** UTF-8 bytes of the text the model reads (the estimate's part at the job's ratio). */
   textBytes: number;
