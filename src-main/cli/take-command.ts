@@ -8,7 +8,7 @@
  */
 import type { TakePreview, TakeWay } from '../contract/index.js';
 import type { IpcClient } from '../ipc/client.js';
-import { runsCodeLine, runsCodeList, takePlanText, takeResultLines } from '../common/take-words.js';
+import { runsCodeLine, runsCodeList, takePlanText, takeResultLines, takeWithYes } from '../common/take-words.js';
 
 export interface TakeOptions {
   /** The way asked for; null: merge for a take, all three for a preview. */
@@ -66,7 +66,7 @@ export function describePreview(preview: TakePreview, only: TakeWay | null): str
     `Take ${preview.branch ?? '(no branch)'} (${commits}) into ${preview.into ?? '(no branch)'}, in ${preview.repo ?? '(no repository)'}:`,
     ...ways.map((way) => `  --${way.how.padEnd(width)}  ${takePlanText(way, preview.into)}`),
     ...[runsCodeLine(preview.runsCode, Number.POSITIVE_INFINITY)].filter((line) => line !== null),
-    nextStep(ways, only),
+    nextStep(preview, ways, only),
   ];
 }
 
@@ -74,11 +74,21 @@ export function describePreview(preview: TakePreview, only: TakeWay | null): str
  * The preview's last line: what to run to take it, never a command that would be refused (issue 38: with every way
  * refused it still said "run it without --dry-run"). Without a way asked for, the take is a merge.
  */
-function nextStep(ways: TakePreview['ways'], only: TakeWay | null): string {
+function nextStep(preview: TakePreview, ways: TakePreview['ways'], only: TakeWay | null): string {
   const open = ways.filter((way) => way.refusal === null);
   if (open.length === 0) return `Nothing was changed, and ${ways.length === 1 ? 'this way cannot' : 'no way can'} take it now: see why above.`;
-  if (only !== null || open.some((way) => way.how === 'merge')) return 'Nothing was changed: run it without --dry-run to take it.';
-  return `Nothing was changed: run it with --${open[0]?.how ?? 'squash'} instead of --dry-run to take it.`;
+  const way = only ?? (open.some((w) => w.how === 'merge') ? 'merge' : (open[0]?.how ?? 'squash'));
+  // Files that run code must be named to be taken: the plain command would be refused without a terminal to ask at.
+  if (preview.runsCode.length > 0) {
+    const command = takeWithYes(
+      preview.jobId,
+      way,
+      preview.runsCode.map((file) => file.path),
+    );
+    return `Nothing was changed: once you have reviewed the files above, take it with \`${command}\`.`;
+  }
+  if (way === 'merge' || only !== null) return 'Nothing was changed: run it without --dry-run to take it.';
+  return `Nothing was changed: run it with --${way} instead of --dry-run to take it.`;
 }
 
 export async function takeCommand(

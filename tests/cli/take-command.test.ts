@@ -69,6 +69,13 @@ describe('take: files that run code', () => {
     expect(describePreview(preview, null).join('\n')).not.toContain('Runs code');
   });
 
+  it('--dry-run ends with the take that names them, for the way it shows: the plain command would be refused without a terminal', () => {
+    expect(describePreview(flagged, null).at(-1)).toBe(
+      'Nothing was changed: once you have reviewed the files above, take it with `openrouter-delegate take job_20261130T091500Z_k3m9qz --yes=.envrc,package.json`.',
+    );
+    expect(describePreview(flagged, 'squash').at(-1)).toContain('`openrouter-delegate take job_20261130T091500Z_k3m9qz --squash --yes=.envrc,package.json`');
+  });
+
   it('takes each --yes=<files> out of the command line, comma-separated, and leaves a bare --yes', () => {
     expect(takeOutYesList(['take', 'j', '--yes=.envrc,package.json', '--squash'])).toEqual({
       argv: ['take', 'j', '--squash'],
