@@ -18,8 +18,30 @@ export interface UpstreamAnswer {
   body: http.IncomingMessage;
 }
 
-/** Resolves once OpenRouter's status and headers are in; rejects when it cannot be reached (or `signal` aborts). */
-export function postUpstream(url: string, headers: Record<string, string>, body: Buffer | string, signal: AbortSignal): Promise<UpstreamAnswer> {
+/**
+ * Resolves once OpenRouter's status and headers are in; rejects when it cannot be reached (or `signal` aborts). A
+ * kept-alive socket the other end closed as it sat idle fails the request written on it with ECONNRESET before any
+ * answer: nothing was read of it there, so it is sent once more on a new connection, as Node's documentation of
+ * `request.reusedSocket` advises (the soak met it: a job ended on a 502 its delegate did not cause).
+ */
+export async function postUpstream(url: string, headers: Record<string, string>, body: Buffer | string, signal: AbortSignal): Promise<UpstreamAnswer> {
+  const first = await postOnce(url, headers, body, signal, true);
+  if (!('stale' in first)) return first;
+  if (signal.aborted) throw first.stale;
+  // On a connection of its own: another socket in the pool may have gone stale the same way.
+  const again = await postOnce(url, headers, body, signal, false);
+  if ('stale' in again) throw again.stale;
+  return again;
+}
+
+/** One try: the answer's head, or `stale` when a kept-alive socket was found reset before any answer. */
+function postOnce(
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer | string,
+  signal: AbortSignal,
+  pooled: boolean,
+): Promise<UpstreamAnswer | { stale: Error }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const client = target.protocol === 'https:' ? https : http;
@@ -27,7 +49,7 @@ export function postUpstream(url: string, headers: Record<string, string>, body:
       target,
       {
         method: 'POST',
-        agent: target.protocol === 'https:' ? agents['https:'] : agents['http:'],
+        agent: pooled ? (target.protocol === 'https:' ? agents['https:'] : agents['http:']) : false,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         signal,
       },
@@ -37,7 +59,10 @@ export function postUpstream(url: string, headers: Record<string, string>, body:
         resolve({ status: response.statusCode ?? 502, headers: flat, body: response });
       },
     );
-    request.once('error', reject);
+    request.once('error', (error: NodeJS.ErrnoException) => {
+      if (request.reusedSocket && error.code === 'ECONNRESET') resolve({ stale: error });
+      else reject(error);
+    });
     request.end(body);
   });
 }
