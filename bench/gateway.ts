@@ -133,9 +133,27 @@ export function claudeCodeRequest(model: string, targetBytes = 20_800): string {
   return JSON.stringify(build(Math.max(0, targetBytes - fixed)));
 }
 
+/**
+ * The body with the row's instructions to the bench's fake (`bench=long`, `bench=paced&rate=…&bytes=…`) in
+ * `metadata.user_id`: the gateway passes on no query but `?beta=true`, and metadata goes through as sent.
+ */
+const withInstructions = (() => {
+  const made = new Map<string, string>();
+  return (body: string, query: string): string => {
+    if (query === '') return body;
+    const key = `${query}\n${body.length}`;
+    let found = made.get(key);
+    if (found === undefined) {
+      found = JSON.stringify({ ...(JSON.parse(body) as Record<string, unknown>), metadata: { user_id: query.replace(/^&/, '') } });
+      made.set(key, found);
+    }
+    return found;
+  };
+})();
+
 /** Sends one streaming Messages request and reads the answer to its end, as Claude Code does; returns its bytes. */
 async function send(target: Target, body: string, query = ''): Promise<number> {
-  const res = await fetch(`${target.messages}?beta=true${query}`, {
+  const res = await fetch(`${target.messages}?beta=true`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -146,7 +164,7 @@ async function send(target: Target, body: string, query = ''): Promise<number> {
       'x-app': 'cli',
       authorization: `Bearer ${target.bearer}`,
     },
-    body,
+    body: withInstructions(body, query),
   });
   if (res.status !== 200 || !res.body) throw new Error(`${target.messages} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   let bytes = 0;

@@ -2,9 +2,9 @@
  * The fake OpenRouter of the gateway bench, in a process of its own (OpenRouter is not in the service's
  * process, and its work must not share an event loop with what is measured). It serves the catalog and the
  * key like the tests' fake, plus `POST /api/v1/messages` answered as a streaming Messages answer: ~30 events
- * with the usage in message_start and message_delta, or with `?bench=long`, BENCH_GATEWAY_MB of text deltas
- * written in ~16 KB chunks as fast as the reader takes them, or with `?bench=paced&rate=<MB/s>&bytes=<n>`, n bytes
- * of them at that pace. Prints `{"baseUrl": …}` once it listens; exits when its stdin closes.
+ * with the usage in message_start and message_delta, or with `bench=long` in the body's `metadata.user_id`,
+ * BENCH_GATEWAY_MB of text deltas written in ~16 KB chunks as fast as the reader takes them, or with
+ * `bench=paced&rate=<MB/s>&bytes=<n>`, n bytes of them at that pace. Prints `{"baseUrl": …}` once it listens; exits when its stdin closes.
  *
  * Run by bench/gateway.ts: `node --import tsx bench/lib/gateway-upstream.ts <key>`.
  */
@@ -93,12 +93,20 @@ if (!key) throw new Error('usage: gateway-upstream.ts <key> [model]');
 const fake = new FakeOpenRouter();
 fake.addKey(key, { limit: 10_000, limitRemaining: 10_000, usage: 0 });
 let answered = 0;
+
+/** The row's instructions, in the body's `metadata.user_id` (the gateway passes on no query but `?beta=true`). */
+function instructions(body: string): URLSearchParams {
+  if (!body.includes('"metadata"')) return new URLSearchParams();
+  const parsed = JSON.parse(body) as { metadata?: { user_id?: unknown } };
+  return new URLSearchParams(typeof parsed.metadata?.user_id === 'string' ? parsed.metadata.user_id : '');
+}
 fake.route('POST', '/api/v1/messages', async (request, res) => {
   // The bench sends thousands of ~20 KB requests and reads none of them back.
   fake.requests.length = 0;
   res.writeHead(200, SSE_HEADERS);
-  if (request.query.bench === 'long') return longAnswer(res);
-  if (request.query.bench === 'paced') return pacedAnswer(res, Number(request.query.rate), Number(request.query.bytes));
+  const said = instructions(request.body);
+  if (said.get('bench') === 'long') return longAnswer(res);
+  if (said.get('bench') === 'paced') return pacedAnswer(res, Number(said.get('rate')), Number(said.get('bytes')));
   for (const text of shortAnswer(answered++)) res.write(text);
   res.end();
 });
