@@ -1,12 +1,12 @@
 import { constants } from 'node:fs';
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { access, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { killTree } from '../../../src-main/core/jobs/kill-tree.js';
 import { isAlive, isSameProcess, parseProcStat, processStartTime, processesByEnv, processesWithEnv } from '../../../src-main/core/jobs/process-table.js';
 import { spawnDetached } from '../../../src-main/core/jobs/spawn-detached.js';
-import type { DetachedProcess } from '../../../src-main/core/jobs/spawn-detached.js';
 import { linux, procStat, useProcessSandbox, waitFor } from '../../support/process-sandbox.js';
+import type { ProcessIdentity } from '../../support/process-sandbox.js';
 
 /** Writable for root on Linux: lets a test make the kernel reuse a pid. */
 const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
@@ -59,18 +59,29 @@ describe.skipIf(!linux)('process identity', () => {
     await killTree(before.pid, { startTime: before.startTime, graceMs: 0 });
     await before.exited;
     await nextTickAfter(before.startTime);
-    // Make the kernel hand out the same pid again (CRIU's trick); other forks on the machine may
-    // take it first, so try a few times.
-    let after: DetachedProcess | undefined;
-    for (let attempt = 0; attempt < 20 && after?.pid !== before.pid; attempt++) {
-      if (after) await killTree(after.pid, { startTime: after.startTime, graceMs: 0 });
-      await writeFile(NS_LAST_PID, String(before.pid - 1));
-      after = await sandbox.bash('sleep 300', 'after');
+    // Make the kernel hand out the same pid again (CRIU's trick). The shell sets the last pid and
+    // forks at once, so the window in which another fork on the machine can take the pid is short;
+    // under load it still can, so try again a number of times.
+    const pidFile = path.join(sandbox.dir, 'after.pid');
+    let after: ProcessIdentity | undefined;
+    for (let attempt = 0; attempt < 100 && after?.pid !== before.pid; attempt++) {
+      const holder = await sandbox.bash(
+        `echo ${before.pid - 1} > ${NS_LAST_PID}; sleep 300 & echo $! > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'; wait`,
+        'after',
+      );
+      const pid = await waitFor('the forked pid', async () => Number((await readFile(pidFile, 'utf8').catch(() => '')).trim()) || undefined);
+      await rm(pidFile);
+      after = { pid, startTime: await processStartTime(pid) };
+      if (pid !== before.pid) {
+        await killTree(holder.pid, { startTime: holder.startTime, graceMs: 0 });
+        await holder.exited;
+      }
     }
     expect(after?.pid).toBe(before.pid);
     if (!after) return;
 
-    expect(await processStartTime(after.pid)).not.toBe(before.startTime);
+    expect(after.startTime).not.toBeNull();
+    expect(after.startTime).not.toBe(before.startTime);
     expect(await isSameProcess(after.pid, before.startTime)).toBe(false);
     expect(await killTree(after.pid, { startTime: before.startTime, graceMs: 0 })).toEqual({ killed: 0, survivors: [] });
     expect(await isSameProcess(after.pid, after.startTime)).toBe(true);
