@@ -117,7 +117,7 @@ export const JobIsolationSchema = z.object({
 export type JobIsolation = z.infer<typeof JobIsolationSchema>;
 
 /**
- * How the job's programs ran (core/jobs/sandbox.ts): `sandboxed` in Claude Code's sandbox; `unsandboxed`, as the
+ * How the job's programs ran (core/jobs/sandbox.ts): `sandboxed`, the whole delegate in its box (core/jobs/box.ts); `unsandboxed`, as the
  * user, and `note` says why (no sandbox on this machine, or the sandbox off); `none`, the delegate could run none.
  */
 export const JobSandboxSchema = z.object({

@@ -170,7 +170,7 @@ export const SecretKindSchema = z.enum(SECRET_KINDS);
 export type SecretKind = z.infer<typeof SecretKindSchema>;
 
 /**
- * Whether Claude Code's sandbox can run delegates' programs on the service's machine (platform/sandbox-probe.ts):
+ * Whether a delegate's box (the sandbox runtime) can run on the service's machine (platform/sandbox-probe.ts):
  * what runs it, or why not and what to do about it.
  */
 export const SandboxAvailabilitySchema = z.discriminatedUnion('available', [

@@ -95,10 +95,10 @@ export const GatewayPolicySchema = z.object(gatewayShape).strict();
 export type GatewayPolicy = z.infer<typeof GatewayPolicySchema>;
 
 /**
- * How a delegate may run programs (its Bash tool, and everything that starts), and the sandbox they run in: Claude
- * Code's own (bubblewrap and socat on Linux, Seatbelt on macOS; docs/ISOLATION.md "The sandbox"). Inside it a
- * program writes only the job's folders and a private temp folder, reads none of the service's folders or the
- * usual secret stores, reaches no session-bus service and no network but `allowedDomains`.
+ * How a delegate may run programs (its Bash tool, and everything that starts), and the box it runs in: the Anthropic
+ * sandbox runtime around the whole delegate (bubblewrap and socat on Linux, Seatbelt on macOS; docs/ISOLATION.md
+ * "The box"). Inside it nothing writes but the job's folders and a private temp folder, reads the service's folders
+ * or the usual secret stores, reaches a session-bus service, or has any network but the gateway and `allowedDomains`.
  */
 export const PROGRAM_POLICIES = ['sandboxed', 'ask-approval', 'off'] as const;
 export type ProgramPolicy = (typeof PROGRAM_POLICIES)[number];

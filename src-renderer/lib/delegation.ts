@@ -101,7 +101,7 @@ export const PROVIDER_SORT_OPTIONS: ReadonlyArray<{ value: ProviderSort; label: 
 
 export { PROGRAM_EXPLANATIONS, SANDBOX_USE_EXPLANATIONS } from '../../src-main/contract/settings.js';
 
-/** How a delegate may run programs (docs/ISOLATION.md "The sandbox"); PROGRAM_EXPLANATIONS says more under the field. */
+/** How a delegate may run programs (docs/ISOLATION.md "The box"); PROGRAM_EXPLANATIONS says more under the field. */
 export const PROGRAM_OPTIONS: ReadonlyArray<{ value: ProgramPolicy; label: string }> = PROGRAM_POLICIES.map((value) => ({
   value,
   label: { sandboxed: 'sandboxed — without asking, in the sandbox', 'ask-approval': 'ask-approval — only when pre-approved', off: 'off — no programs' }[value],

@@ -192,7 +192,7 @@ describe('OpenRouter errors during a job', () => {
 });
 
 describe("the delegate's environment", () => {
-  it("holds none of the caller's Anthropic/Claude variables and no MCP servers; its programs see not even its job token", async () => {
+  it("holds none of the caller's Anthropic/Claude variables and no MCP servers; its job token, which its programs can see, reaches no view", async () => {
     await world.start();
     world.model.script('env', [
       { toolUse: { name: 'Bash', input: { command: 'env', description: 'Show the environment' } } },
@@ -216,9 +216,9 @@ describe("the delegate's environment", () => {
     // Pointed at the service's gateway with a token of its own: the key is nowhere in its environment.
     expect(printed).toMatch(/^ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+$/m);
     expect(printed).not.toContain(`ANTHROPIC_BASE_URL=${world.fake.baseUrl}`);
-    // Its Claude Code holds a token of its own job (key-exposure.test.ts); the sandbox takes it out of its programs'.
-    expect(printed).not.toContain('ordg-');
-    expect(printed).toMatch(/^token=$/m);
+    // Its Claude Code holds a token of its own job (key-exposure.test.ts), and in one box its programs see it; the gateway
+    // holds against what they can do with it (tests/security/hostile-delegate.test.ts).
+    expect(printed).toMatch(/^token=ordg-[A-Za-z0-9_-]{43}$/m);
     expect(printed).not.toContain(KEY);
     expect(request.bearer).toBe(KEY);
     expect(printed).toMatch(/^ANTHROPIC_API_KEY=$/m);
@@ -227,8 +227,9 @@ describe("the delegate's environment", () => {
     expect(printed).not.toContain('CLAUDE_CODE_OAUTH_TOKEN');
     expect(request.tools.filter((t) => t.startsWith('mcp__'))).toEqual([]);
     const status = await callOk<ViewShape>(client, 'delegate_status', { job_id: end.job.id, progress_limit: 100 });
-    expect(status.text).toContain('token=');
-    expect(status.text).not.toContain('ordg-');
+    // No view passes it on: every answer is scrubbed of token-shaped text.
+    expect(status.text).toContain('token=ordg-[redacted]');
+    expect(status.text).not.toMatch(/ordg-[A-Za-z0-9_-]{43}/);
     expect(status.text).not.toContain(KEY);
     expect(JSON.stringify(status.structured)).not.toContain(KEY);
     const result = await callOk(client, 'delegate_result', { job_id: end.job.id });

@@ -115,7 +115,16 @@ describe('electron-builder.yml', () => {
 
   it('unpacks native modules (the keychain’s .node files) and the bundles a plain Node runs', () => {
     expect(config.asarUnpack).toEqual(
-      expect.arrayContaining(['**/*.node', 'node_modules/@napi-rs/keyring/**', 'node_modules/@napi-rs/keyring-*/**', 'dist/cli/**', 'dist/bridge/**']),
+      expect.arrayContaining([
+        '**/*.node',
+        'node_modules/@napi-rs/keyring/**',
+        'node_modules/@napi-rs/keyring-*/**',
+        'node_modules/@anthropic-ai/sandbox-runtime/**',
+        'node_modules/@pondwader/**',
+        'node_modules/node-forge/**',
+        'dist/cli/**',
+        'dist/bridge/**',
+      ]),
     );
     expect(config.npmRebuild).toBe(false);
   });

@@ -154,7 +154,7 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     expect(await repoState(world.project)).toMatchObject({ status: '', head: base });
   });
 
-  it("reaches no loopback service and only the allowed domain, through the user's proxy; not the Secret Service holding the key, not the job's token", async () => {
+  it("reaches no loopback service and only the allowed domain, through the user's proxy; not the Secret Service holding the key", async () => {
     const bus = process.env.DBUS_SESSION_BUS_ADDRESS ?? '';
     expect(bus, 'run under scripts/with-keyring.sh').not.toBe('');
     const upstream = await startUpstreamProxy();
@@ -194,8 +194,6 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
         '#!/bin/sh',
         `echo "== search"; ${bused} secret-tool search --all service '${service}' 2>&1; echo "rc=$?"`,
         `echo "== lookup"; ${bused} ${lookup.join(' ')} 2>&1; echo "rc=$?"`,
-        'echo "token=[$ANTHROPIC_AUTH_TOKEN]"',
-        "echo \"environ=[$(cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c ^ANTHROPIC_AUTH_TOKEN=.)]\"",
         '',
       ].join('\n'),
     );
@@ -203,12 +201,12 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     const { results } = await runJob(client, 'net', ['sh checks/loopback.sh', 'sh checks/direct.sh', 'sh checks/domains.sh', 'sh checks/secrets.sh']);
 
     const [viaProxy, direct, domains, secrets] = results.map((r) => r.text);
-    // No loopback service answered: curl got no HTTP status at all, through the sandbox's proxy or straight.
-    for (const text of [viaProxy, direct]) {
-      for (const url of loopback) expect(text).toContain(`== ${url}`);
-      expect(text?.match(/^\d{3}$/gm), text).toEqual(loopback.map(() => '000'));
-      expect(codes(text), text).toEqual(loopback.map(() => expect.not.stringMatching(/^0$/)));
-    }
+    for (const url of loopback) expect(viaProxy).toContain(`== ${url}`);
+    // Through the box's proxy, the gateway is the one loopback door (it answers: no such path); the box's proxy
+    // refuses the other loopback services (403) before they see anything. Straight, nothing answers at all.
+    expect(viaProxy?.match(/^\d{3}$/gm), viaProxy).toEqual(['403', '404', '403']);
+    expect(direct?.match(/^\d{3}$/gm), direct).toEqual(loopback.map(() => '000'));
+    expect(codes(direct), direct).toEqual(loopback.map(() => expect.not.stringMatching(/^0$/)));
     expect(world.fake.requests.filter((r) => r.path.includes('sandbox-probe'))).toEqual([]);
     // Only the allowed domain reached the user's proxy.
     expect(upstream.seen, domains).toEqual(['GET http://allowed.example/from-sandbox']);
@@ -216,15 +214,17 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     expect(domains).toContain('Connection blocked by network allowlist');
     // The Secret Service is out of reach, and the job's gateway token is not in its programs' environment.
     expect(codes(secrets), secrets).toEqual([expect.not.stringMatching(/^0$/), expect.not.stringMatching(/^0$/)]);
-    expect(secrets).toContain('token=[]');
-    expect(secrets).toContain('environ=[0]');
+    // The job's gateway token is not hidden from its programs: in one box they share the delegate's environment. The
+    // gateway holds against a hostile holder of a job's token (tests/security/hostile-delegate.test.ts), which is what
+    // makes one box safe. Claude Code's CLAUDE_CODE_SUBPROCESS_ENV_SCRUB would hide it only by starting its own
+    // per-command sandbox, which cannot run inside the box.
     expect(sentToModel()).not.toContain(KEY);
     expect(sentToModel()).not.toMatch(/ordg-[A-Za-z0-9_-]{43}/);
     // The service itself read the key from the keychain: OpenRouter got it for every request of the job.
     expect(new Set(world.model.requestsFor('net').map((r) => r.bearer))).toEqual(new Set([KEY]));
   });
 
-  it('ends a background process its Bash left with the call that started it, and one still running with the cancelled delegation', async () => {
+  it('ends every background process its Bash left, the one it started and returned from too, with the cancelled delegation: the box holds them all', async () => {
     await world.start();
     await makeRepo(world.project, {
       'heartbeat.sh': '#!/bin/sh\n(while :; do date +%s%N > "$1"; sleep 0.2; done) >/dev/null 2>&1 &\necho "beating into $1"\n',
@@ -233,7 +233,7 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     const client = await world.connect();
     world.model.script('beat', [
       { toolUse: bash('sh heartbeat.sh left; sleep 1') },
-      { toolUse: bash('sh heartbeat.sh held && sleep 120') },
+      { toolUse: bash('setsid sh heartbeat.sh held && sleep 120') },
       { text: 'finished' },
     ]);
     const started = await client.call('jobs.start', { prompt: `${m('beat')} go`, caller: { cwd: world.project } });
@@ -246,19 +246,19 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
       expect(await beat(name)(), `${name} still beats`).toBe(last);
     };
 
-    // The first call has returned (the model has its result): what it left in the background beat, and has stopped.
+    // The first call has returned (the model has its result); the second is held. Both background processes beat,
+    // the one that left its own session too.
     await expect.poll(() => world.model.requestsFor('beat').length, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
     expect(toolResults(world.model.lastRequestFor('beat'))[0]?.text).toContain('beating into left');
-    expect(await beat('left')()).toMatch(/^\d+\n$/);
-    await still('left');
-    // The second call is held: its background process beats until the delegation is cancelled.
-    const before = await beat('held')();
-    await expect.poll(beat('held'), { timeout: 10_000 }).not.toBe(before);
-    await expect.poll(beat('held'), { timeout: 5000 }).not.toBe(await beat('held')());
+    for (const name of ['left', 'held']) {
+      const before = await beat(name)();
+      await expect.poll(beat(name), { timeout: 10_000 }).not.toBe(before);
+    }
 
     await client.call('jobs.cancel', { jobId: started.job.id });
 
     expect((await world.waitForEnd(client, started.job.id)).job.state).toBe('cancelled');
+    await still('left');
     await still('held');
   });
 

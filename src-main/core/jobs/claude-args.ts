@@ -39,10 +39,14 @@ export function serviceFileDenyRules(files: readonly string[]): string[] {
   return files.flatMap((file) => ['Read', 'Edit', 'Grep', 'Glob'].map((tool) => `${tool}(/${file})`));
 }
 
-/** What a job's programs get (sandbox.ts): Claude Code's `--settings` holding the sandbox, and whether Bash is taken away. */
+/**
+ * What a job's programs get (sandbox.ts): extra `--settings` for Claude Code (none today: a sandboxed job runs whole in
+ * its box, box.ts), whether Bash is taken away, and whether it runs without asking (in the box, by the user's policy).
+ */
 export interface ProgramsArgs {
   settings: string | null;
   denyBash: boolean;
+  allowBash?: boolean;
 }
 
 /**
@@ -64,7 +68,7 @@ export function claudeArgs(
   if (programs.settings !== null) args.push('--settings', programs.settings);
   args.push(...profileArgs(job.profile));
   // Variadic flags take each value as its own argument; `=` keeps a value that starts with "-" a value.
-  for (const tool of job.allowedTools) args.push(`--allowedTools=${tool}`);
+  for (const tool of [...job.allowedTools, ...(programs.allowBash ? ['Bash'] : [])]) args.push(`--allowedTools=${tool}`);
   for (const tool of [
     ...job.disallowedTools,
     ...(programs.denyBash ? ['Bash'] : []),

@@ -21,6 +21,7 @@ import type { StreamParser } from './stream-parser.js';
 import type { StreamTail } from './stream-tail.js';
 import { Worktrees } from './worktrees.js';
 import { errorMessage } from '../../common/errors.js';
+import type { BoxRuntime } from './box.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 
 export interface SupervisorDeps {
@@ -36,7 +37,7 @@ export interface SupervisorDeps {
   /** The environment of a delegate on this model in this conversation, holding its gateway token (never the key; see child-env.ts). */
   childEnv: (model: string, gatewayToken: string, callerPath: string | undefined) => Record<string, string>;
   locateClaude: (callerPath: string | undefined) => Promise<string>;
-  /** Whether Claude Code's sandbox can run on this machine, asked at each admission; default: platform/sandbox-probe.ts, cached. */
+  /** Whether a delegate's box can run on this machine, asked at each admission; default: platform/sandbox-probe.ts, cached. */
   sandbox?: () => Promise<SandboxAvailability>;
   onChange?: (job: JobRecord) => void;
   /** Told when a delegate's request was refused for its key (401), so the key is read afresh. */
@@ -57,6 +58,8 @@ export interface SupervisorDeps {
   persistRetryMs?: number;
   /** Injected by tests of the failure paths; the real ones by default. */
   spawn?: typeof spawnDetached;
+  /** How the box's runtime is run (box.ts); default: this process's Node and the bundled runtime. */
+  boxRuntime?: BoxRuntime;
   /** The service's own folders (runtime, data, config, cache, logs): no prompt_file is read from them, and every delegate is denied its file tools there. */
   serviceDirs?: readonly string[];
   /**

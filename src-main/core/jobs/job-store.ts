@@ -31,6 +31,8 @@ export interface JobPaths {
   requests: string;
   /** The sha256 of the job's gateway token (the token itself lives only in the delegate's environment). */
   tokenHash: string;
+  /** The settings of the box the job runs in (box.ts), written at each launch. */
+  box: string;
 }
 
 export interface JobStoreOptions {
@@ -131,6 +133,7 @@ export class JobStore {
       result: path.join(dir, 'result.txt'),
       requests: path.join(dir, 'requests.jsonl'),
       tokenHash: path.join(dir, 'gateway-token.sha256'),
+      box: path.join(dir, 'box.json'),
     };
   }
 

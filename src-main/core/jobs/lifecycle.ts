@@ -4,8 +4,7 @@
  * killed, and the end settled from the stream. One class, because every step hands the job to the next
  * and each may be cut short by a cancel arriving at any point in between.
  */
-import { rm } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { ENV, isActive } from '../../contract/index.js';
 import type { JobRecord, JobState } from '../../contract/index.js';
 import { requireKey } from './admission.js';
@@ -27,42 +26,19 @@ import type { StreamParser } from './stream-parser.js';
 import type { TurnFigures } from './turn-meter.js';
 import { StreamTail } from './stream-tail.js';
 import { serviceFoldersToDeny } from './worktrees.js';
-import { presentSecretStores, sandboxSettings } from './sandbox.js';
+import { boxCommand, boxRuntime, boxSettings, jobBox, sessionConfigDir } from './box.js';
+import type { BoxSettingsInput } from './box.js';
 import type { ProgramsArgs } from './claude-args.js';
-import type { SandboxPolicy } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatMinutes, formatUsd } from '../../common/format.js';
 import { allOrFirstError } from '../../common/promises.js';
 
 const PROGRESS_PERSIST_THROTTLE_MS = 2000;
 
-/**
- * The sandbox a job's programs run in (sandbox.ts), from what admission decided for it (its record) and the
- * user's policy as it is at launch: no program reads what its file tools may not.
- */
-async function programsArgs(
-  record: JobRecord,
-  policy: SandboxPolicy,
-  home: string,
-  denied: { dirs: readonly string[]; files: readonly string[] },
-): Promise<ProgramsArgs> {
-  const decided = record.sandbox;
-  if (decided?.programs !== 'sandboxed') return { settings: null, denyBash: decided?.programs === 'none' };
-  const settings = sandboxSettings({
-    policy: { ...policy, allowedDomains: decided.domains ?? [] },
-    autoAllowBash: policy.programs === 'sandboxed',
-    home,
-    secretStores: await presentSecretStores(home),
-    deniedDirs: denied.dirs,
-    deniedFiles: denied.files,
-    writable: record.addDirs,
-  });
-  return { settings, denyBash: false };
-}
-
-/** What a job's tools may not reach (the service's folders), and the sandbox that holds its programs to it. */
+/** What a job's tools may not reach (the service's folders), and the box that holds it to that. */
 interface Confinement {
   denied: { dirs: readonly string[]; files: readonly string[] };
+  box: BoxSettingsInput | null;
   programs: ProgramsArgs;
 }
 
@@ -72,7 +48,7 @@ type MarkedProcesses = Awaited<ReturnType<typeof processesByEnv>>;
 /** What a job's launch, watch and end use of the supervisor's dependencies. */
 export type LifecycleDeps = Pick<
   SupervisorDeps,
-  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'serviceDirs' | 'serviceSubdirs' | 'killGraceMs' | 'onKeyRejected'
+  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'boxRuntime' | 'serviceDirs' | 'serviceSubdirs' | 'killGraceMs' | 'onKeyRejected'
 >;
 
 export class JobLifecycle {
@@ -108,7 +84,7 @@ export class JobLifecycle {
    * its tools may not reach and the sandbox that holds its programs to that; its temp folder; its gateway token's hash
    * on disk. Null when the job was cancelled meanwhile; its temp folder goes then, and on a failure.
    */
-  private async prepare(job: LiveJob): Promise<{ command: string; args: string[]; env: Record<string, string> } | null> {
+  private async prepare(job: LiveJob): Promise<{ command: string; args: string[]; env: Record<string, string>; claude: string } | null> {
     const { deps } = this;
     const { store, settings } = this.registry;
     const record = job.record;
@@ -127,33 +103,51 @@ export class JobLifecycle {
     const env: Record<string, string> = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id, TMPDIR: tmp };
     const removeTmp = () => rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     try {
-      const [command, confined] = await allOrFirstError<[string, Confinement, void | undefined]>([
+      // Its session's own Claude Code config folder (transcripts, for --resume): no job reads another's.
+      if (env.CLAUDE_CONFIG_DIR) env.CLAUDE_CONFIG_DIR = await sessionConfigDir(env.CLAUDE_CONFIG_DIR, record);
+      const [claude, denied] = await allOrFirstError<[string, Confinement['denied'], void | undefined]>([
         deps.locateClaude(job.callerPath),
-        this.confinement(record, env.HOME ?? homedir()),
+        this.denied(record),
         onDisk === null ? store.writeTokenHash(record.id, job.tokenHash) : undefined,
       ]);
-      if (!job.terminating) return { command, env, args: claudeArgs(record, confined.denied.dirs, confined.denied.files, confined.programs) };
+      const confined = await this.confinement(claude, record, env, denied);
+      if (job.terminating) {
+        await removeTmp();
+        return null;
+      }
+      const inner = { command: claude, env, args: claudeArgs(record, confined.denied.dirs, confined.denied.files, confined.programs) };
+      if (confined.box === null) return { ...inner, claude };
+      const settingsFile = store.paths(record.id).box;
+      await writeFile(settingsFile, boxSettings(confined.box), { mode: 0o600 });
+      return { ...boxCommand(deps.boxRuntime ?? boxRuntime(), settingsFile, inner), claude };
     } catch (error) {
       await removeTmp();
       throw error;
     }
-    await removeTmp();
-    return null;
   }
 
-  /** What a job's tools may not reach, and the sandbox its programs run in; refused when its worktree is gone. */
-  private async confinement(record: JobRecord, home: string): Promise<Confinement> {
+  /** What a job's tools may not reach; refused when its worktree is gone. */
+  private async denied(record: JobRecord): Promise<Confinement['denied']> {
     const { deps } = this;
     const isolation = record.isolation;
     if (isolation?.mode === 'worktree' && !(await this.registry.worktrees.present(isolation))) {
       throw new Error(`Its worktree ${isolation.worktree ?? ''} is gone (deleted by hand?), so the delegate has nowhere to work. Start a new delegation.`);
     }
     // A worktree job's file tools reach its worktree, inside the data folder, and none of the service's folders besides.
-    const denied =
-      isolation?.mode === 'worktree' && isolation.worktree
-        ? await serviceFoldersToDeny(deps.serviceDirs ?? [], deps.serviceSubdirs ?? [], isolation.worktree)
-        : { dirs: deps.serviceDirs ?? [], files: [] };
-    return { denied, programs: await programsArgs(record, this.registry.settings().sandbox, home, denied) };
+    return isolation?.mode === 'worktree' && isolation.worktree
+      ? await serviceFoldersToDeny(deps.serviceDirs ?? [], deps.serviceSubdirs ?? [], isolation.worktree)
+      : { dirs: deps.serviceDirs ?? [], files: [] };
+  }
+
+  /** The box that holds the job to what it may reach (none when its programs are not sandboxed), and its Bash. */
+  private async confinement(claude: string, record: JobRecord, env: Record<string, string>, denied: Confinement['denied']): Promise<Confinement> {
+    const policy = this.registry.settings().sandbox;
+    const programs = record.sandbox?.programs;
+    return {
+      denied,
+      box: await jobBox(claude, record, policy, env, denied),
+      programs: { settings: null, denyBash: programs === 'none', allowBash: programs === 'sandboxed' && policy.programs === 'sandboxed' },
+    };
   }
 
   private async launch(job: LiveJob): Promise<void> {
@@ -169,14 +163,14 @@ export class JobLifecycle {
         await this.settleUnstarted(job, job.terminating ?? 'cancelled', job.terminationReason);
         return;
       }
-      const { command, args, env } = prepared;
+      const { command, args, env, claude } = prepared;
       registry.issueToken(job);
       const spawn = deps.spawn ?? spawnDetached;
       const child = await spawn({ command, args, cwd: record.cwd, env, stdinFile: paths.prompt, stdoutFile: paths.stream, stderrFile: paths.stderr });
       const started = {
         state: 'running' as const,
         startedAt: new Date(registry.now()).toISOString(),
-        claudePath: command,
+        claudePath: claude,
         pid: child.pid,
         pidStartTime: child.startTime,
       };

@@ -1,10 +1,9 @@
 /**
- * How a delegate runs programs, and the sandbox they run in (docs/ISOLATION.md "The sandbox", SECURITY.md §3). A
- * delegate is untrusted: any file it reads can steer it. Its Bash, and everything Bash starts, runs inside Claude
- * Code's own sandbox (bubblewrap and socat on Linux, Seatbelt on macOS), given to the delegate's Claude Code as
- * `--settings`: writes only to the job's folders and a private temp folder, no reading of the service's folders or
- * the usual secret stores, no Unix sockets (so no Secret Service), no network but the user's allowed domains (so
- * never the gateway, the service or the settings page, which live on loopback), and not the job's gateway token.
+ * How a delegate runs programs (docs/ISOLATION.md "The box", SECURITY.md §3). A delegate is untrusted: any file it
+ * reads can steer it. A sandboxed delegate runs whole in its box (box.ts): its Claude Code, its file tools, its Bash and
+ * everything Bash starts write only the job's folders and a private temp folder, read none of the service's folders
+ * or the usual secret stores, open no Unix socket (so no Secret Service), and reach no network but the gateway's port
+ * and the user's allowed domains. This file decides whether a job gets the box, and names what it denies.
  */
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
@@ -176,41 +175,7 @@ export async function presentSecretStores(home: string): Promise<string[]> {
   return stores.filter((_, i) => present[i]);
 }
 
-export interface SandboxSettingsInput {
-  policy: SandboxPolicy;
-  autoAllowBash: boolean;
-  home: string;
-  /** The secret stores to deny, absolute: those of SECRET_STORES present at launch (`presentSecretStores`). */
-  secretStores: readonly string[];
-  /** Folders and files no program reads: the service's own (for a worktree job, those around its worktree). */
-  deniedDirs: readonly string[];
-  deniedFiles: readonly string[];
-  /** Folders programs may write beside the job's cwd (its add_dirs). */
-  writable: readonly string[];
-}
-
 /** A home-relative (`~/x`) or absolute path, absolute. */
-function expandHome(file: string, home: string): string {
+export function expandHome(file: string, home: string): string {
   return file.startsWith('~/') ? path.join(home, file.slice(2)) : file;
-}
-
-/** Claude Code's `--settings` for a sandboxed job (its schema: the pinned CLI's `sandbox` settings). */
-export function sandboxSettings(input: SandboxSettingsInput): string {
-  const denyRead = [...input.deniedDirs, ...input.deniedFiles, ...input.secretStores, ...input.policy.denyRead.map((file) => expandHome(file, input.home))].map(
-    (file) => file.replace(/\/+$/, '') || '/',
-  );
-  return JSON.stringify({
-    sandbox: {
-      enabled: true,
-      // Our probe said it runs; should Claude Code find otherwise, it refuses rather than run unsandboxed.
-      failIfUnavailable: true,
-      autoAllowBashIfSandboxed: input.autoAllowBash,
-      // No "run this one outside the sandbox": a steered delegate would ask for exactly that.
-      allowUnsandboxedCommands: false,
-      filesystem: { allowWrite: [...input.writable], denyRead: [...new Set(denyRead)] },
-      network: { allowedDomains: [...input.policy.allowedDomains], strictAllowlist: true },
-      // The job's gateway token stays with the delegate's Claude Code, not its programs.
-      credentials: { envVars: [{ name: 'ANTHROPIC_AUTH_TOKEN', mode: 'deny' }] },
-    },
-  });
 }

@@ -1,6 +1,8 @@
 /**
  * The one redaction of OpenRouter keys (SECURITY.md §2): the current key by its value, and anything shaped
- * like an OpenRouter key, replaced in whatever the service writes for others or hands out.
+ * like an OpenRouter key, replaced in whatever the service writes for others or hands out. A job's gateway token
+ * (core/gateway/job-token.ts) goes the same way by its shape: a delegate's programs can read it in their box and print
+ * it, and no view passes it on.
  */
 import { ServiceError } from '../../contract/protocol.js';
 import type { NextCall } from '../../contract/protocol.js';
@@ -8,6 +10,8 @@ import type { NextCall } from '../../contract/protocol.js';
 export const REDACTED = '[redacted]';
 /** Not inside a word: "risk-or-reward" in a model's description is no key. */
 const KEY_SHAPE = /(?<![A-Za-z0-9])sk-or-[\w-]+/g;
+/** A job's gateway token: `ordg-` and 32 random bytes in base64url. */
+const JOB_TOKEN_SHAPE = /(?<![A-Za-z0-9])ordg-[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
 /** A "key" shorter than this is no OpenRouter key, and replacing it by value would garble ordinary text. */
 const MIN_KEY_CHARS = 8;
 
@@ -20,7 +24,7 @@ export function scrubSecrets(text: string, key?: ScrubKeys): string {
   for (const one of typeof key === 'string' || key == null ? [key] : key) {
     if (one && one.length >= MIN_KEY_CHARS) clean = clean.split(one).join(REDACTED);
   }
-  return clean.replace(KEY_SHAPE, `sk-or-${REDACTED}`);
+  return clean.replace(KEY_SHAPE, `sk-or-${REDACTED}`).replace(JOB_TOKEN_SHAPE, `ordg-${REDACTED}`);
 }
 
 /** Whether text holds the key, or anything shaped like an OpenRouter key. */

@@ -89,7 +89,7 @@ export class Service {
   private readonly transports: ServiceTransport[] = [];
   private settingsPage: SettingsPageServer | null = null;
   private readonly baseUrl: string;
-  /** Whether Claude Code's sandbox runs here (platform/sandbox-probe.ts), asked now and then. */
+  /** Whether a delegate's box runs here (platform/sandbox-probe.ts), asked now and then. */
   readonly sandbox: () => Promise<SandboxAvailability>;
   private startedAt = 0;
   private readonly eventListeners = new Set<(event: EventName, data: unknown) => void>();

@@ -61,7 +61,7 @@ export interface DoctorDeps {
    * defaults when the file is missing or broken; absent: the defaults).
    */
   loadSettings: () => Promise<{ file: string; exists: boolean; problem: string | undefined; sandbox?: SandboxPolicy; perDayUsd?: number }>;
-  /** Whether Claude Code's sandbox runs delegates' programs here (platform/sandbox-probe.ts's probeSandbox). */
+  /** Whether a delegate's box runs here (platform/sandbox-probe.ts's probeSandbox). */
   probeSandbox: () => Promise<SandboxAvailability>;
   /** Facts about a path without following links; null when it does not exist. Default: lstat. */
   inspectPath?: (file: string) => Promise<PathFacts | null>;
@@ -247,7 +247,7 @@ export function checkSandbox(deps: DoctorDeps): Promise<Verdict> {
 }
 
 /**
- * The verdict on the sandbox for delegates' programs (docs/ISOLATION.md "The sandbox"), against the settings: a sandbox
+ * The verdict on the sandbox for delegates' programs (docs/ISOLATION.md "The box"), against the settings: a sandbox
  * that is missing fails only where the settings require one for programs a delegate may run.
  */
 export function judgeSandbox(policy: Pick<SandboxPolicy, 'programs' | 'use'>, availability: SandboxAvailability): Verdict {

@@ -93,6 +93,7 @@ describe('create, write and load', () => {
       result: path.join(jobsDir, id, 'result.txt'),
       requests: path.join(jobsDir, id, 'requests.jsonl'),
       tokenHash: path.join(jobsDir, id, 'gateway-token.sha256'),
+      box: path.join(jobsDir, id, 'box.json'),
     });
   });
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src-main/contract/index.js';
 import type { SandboxPolicy } from '../../../src-main/contract/index.js';
-import { SECRET_STORES, isSandboxPlaceholder, planPrograms, presentSecretStores, sandboxSettings } from '../../../src-main/core/jobs/sandbox.js';
+import { isSandboxPlaceholder, planPrograms, presentSecretStores } from '../../../src-main/core/jobs/sandbox.js';
 import type { ProgramsInput } from '../../../src-main/core/jobs/sandbox.js';
 import { LINUX_SANDBOX_FIX } from '../../../src-main/platform/sandbox-probe.js';
 import type { SandboxAvailability } from '../../../src-main/platform/sandbox-probe.js';
@@ -123,55 +123,5 @@ describe('presentSecretStores: the secret stores a job denies', () => {
     } finally {
       await rm(home, { recursive: true, force: true });
     }
-  });
-});
-
-describe("sandboxSettings: Claude Code's --settings for a sandboxed job", () => {
-  const home = '/home/ada';
-  const settings = (overrides: Partial<Parameters<typeof sandboxSettings>[0]> = {}) =>
-    (
-      JSON.parse(
-        sandboxSettings({
-          policy: { ...policy, denyRead: ['~/notes/', '/srv/secrets//', '~/.ssh'] },
-          autoAllowBash: true,
-          home,
-          secretStores: SECRET_STORES.map((store) => `${home}/${store}`),
-          deniedDirs: ['/home/ada/.local/share/openrouter-delegate/', '/run/user/1000/openrouter-delegate'],
-          deniedFiles: ['/home/ada/.local/share/openrouter-delegate/worktrees/other'],
-          writable: ['/data/shared'],
-          ...overrides,
-        }),
-      ) as { sandbox: Record<string, unknown> & { filesystem: { allowWrite: string[]; denyRead: string[] } } }
-    ).sandbox;
-
-  it('turns the sandbox on, refuses to run without it, and lets nothing out of it', () => {
-    expect(settings()).toMatchObject({ enabled: true, failIfUnavailable: true, autoAllowBashIfSandboxed: true, allowUnsandboxedCommands: false });
-    expect(settings({ autoAllowBash: false }).autoAllowBashIfSandboxed).toBe(false);
-  });
-
-  it("denies reading the service's folders, the secret stores under the home and the user's paths, ~ expanded, without trailing slashes", () => {
-    const { denyRead } = settings().filesystem;
-    expect(denyRead.slice(0, 3)).toEqual([
-      '/home/ada/.local/share/openrouter-delegate',
-      '/run/user/1000/openrouter-delegate',
-      '/home/ada/.local/share/openrouter-delegate/worktrees/other',
-    ]);
-    for (const store of SECRET_STORES) expect(denyRead).toContain(`/home/ada/${store}`);
-    expect(denyRead).toEqual(expect.arrayContaining(['/home/ada/notes', '/srv/secrets', '/home/ada/.gnupg', '/home/ada/.local/share/keyrings']));
-    for (const file of denyRead) expect(file).not.toMatch(/.\/$|~/);
-    // ~/.ssh is a secret store and a user path: listed once.
-    expect(denyRead.filter((file) => file === '/home/ada/.ssh')).toHaveLength(1);
-    expect(settings({ deniedDirs: ['/'] }).filesystem.denyRead[0]).toBe('/');
-  });
-
-  it("lets programs write the job's add_dirs beside its cwd, and nothing else", () => {
-    expect(settings().filesystem.allowWrite).toEqual(['/data/shared']);
-    expect(settings({ writable: [] }).filesystem.allowWrite).toEqual([]);
-  });
-
-  it('allows only the listed domains, strictly, and keeps the gateway token from programs', () => {
-    expect(settings().network).toEqual({ allowedDomains: ['registry.npmjs.org'], strictAllowlist: true });
-    expect(settings({ policy: { ...policy, allowedDomains: [] } }).network).toEqual({ allowedDomains: [], strictAllowlist: true });
-    expect(settings().credentials).toEqual({ envVars: [{ name: 'ANTHROPIC_AUTH_TOKEN', mode: 'deny' }] });
   });
 });

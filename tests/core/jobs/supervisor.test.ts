@@ -174,7 +174,7 @@ function harness(options: { scripts?: Array<Script | Error>; deps?: Partial<Supe
     apiKey: () => ({ value: KEY, source: 'env' }),
     balance: async () => ({ keySource: 'env', key: null, credits: null, fetchedAt: null }) as unknown as Balance,
     getGeneration: async (_key, id) => generation(id),
-    childEnv: () => ({ PATH: process.env.PATH ?? '' }),
+    childEnv: () => ({ PATH: process.env.PATH ?? '', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }),
     locateClaude: async () => '/fake/bin/claude',
     onChange: (job) => {
       states.set(job.id, [...(states.get(job.id) ?? []), job.state]);
@@ -261,7 +261,9 @@ describe('a job', () => {
 
   it('hands its delegate the gateway token whose hash is on disk before the delegate exists, and only that one', async () => {
     const tokens: string[] = [];
-    const h = harness({ deps: { childEnv: (_model, token) => (tokens.push(token), { PATH: process.env.PATH ?? '' }) } });
+    const h = harness({
+      deps: { childEnv: (_model, token) => (tokens.push(token), { PATH: process.env.PATH ?? '', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }) },
+    });
     const id = await h.start();
     const running = await h.until(id, 'running');
     expect(running.pid).toBeGreaterThan(0);

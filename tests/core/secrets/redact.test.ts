@@ -14,6 +14,14 @@ describe('scrubSecrets', () => {
     expect(scrubSecrets('token custom-key-12345 here', 'custom-key-12345')).toBe(`token ${REDACTED} here`);
   });
 
+  it("replaces a job's gateway token by its shape (its programs can print it), and nothing merely like it", async () => {
+    const { newJobToken } = await import('../../../src-main/core/gateway/job-token.js');
+    const token = newJobToken();
+    expect(scrubSecrets(`token=${token}\n`, null)).toBe(`token=ordg-${REDACTED}\n`);
+    expect(scrubSecrets('ordg-short and xordg-' + 'a'.repeat(43), null)).toBe('ordg-short and xordg-' + 'a'.repeat(43));
+    expect(scrubSecrets('ordg-' + 'a'.repeat(44), null)).toBe('ordg-' + 'a'.repeat(44));
+  });
+
   it('leaves words that only contain the shape, and keys too short to be keys, alone', () => {
     expect(scrubSecrets('a risk-or-reward model', null)).toBe('a risk-or-reward model');
     expect(scrubSecrets('a b c', 'a')).toBe('a b c');
