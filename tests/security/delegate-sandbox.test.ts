@@ -139,8 +139,8 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     expect(codes(writes), writes).toEqual(outside.map(() => expect.not.stringMatching(/^0$/)));
     for (const file of outside) expect(await exists(file), file).toBe(false);
     // Inside its worktree and its own temp folder, it writes; the temp folder is gone with the job.
-    // Made fresh by mkdtemp (never a name another user could make first): ord-<job id>-<random>.
-    const jobTmp = new RegExp(`tmp=(${serviceTmp}/ord-${end.job.id}-[A-Za-z0-9]{6})`).exec(inside ?? '')?.[1] ?? '';
+    // Made fresh by mkdtemp (never a name another user could make first): ord-<uid>/<job id>-<random>.
+    const jobTmp = new RegExp(`tmp=(${serviceTmp}/ord-\\d+/${end.job.id}-[A-Za-z0-9]{6})`).exec(inside ?? '')?.[1] ?? '';
     expect(jobTmp, inside ?? '').not.toBe('');
     expect(inside).toContain('in-tmp');
     await expect.poll(() => exists(jobTmp), { timeout: 5000 }).toBe(false);
@@ -260,6 +260,84 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     expect((await world.waitForEnd(client, started.job.id)).job.state).toBe('cancelled');
     await still('left');
     await still('held');
+  });
+
+  it('holds its file tools as it holds its programs: the Read tool reads its folder, and not a folder the user denies, given to it as an add_dir, which it read without the box', async () => {
+    await world.start({ sandbox: { denyRead: ['~/private-notes'] } });
+    const notes = path.join(world.env.HOME ?? '', 'private-notes');
+    await mkdir(notes, { recursive: true });
+    await writeFile(path.join(notes, 'plan.txt'), 'NOTES-THE-USER-DENIED\n');
+    // Not a repository: the job runs in place, so the project's file is in its folder.
+    await writeFile(path.join(world.project, 'notes.txt'), 'NOTES-IN-THE-PROJECT\n');
+    await world.serve();
+    const client = await world.connect();
+    const read = (name: string) =>
+      world.model.script(name, [
+        { toolUse: { name: 'Read', input: { file_path: path.join(world.project, 'notes.txt') } } },
+        { toolUse: { name: 'Read', input: { file_path: path.join(notes, 'plan.txt') } } },
+        { text: name },
+      ]);
+    // Claude Code's own permissions let the Read tool into an add_dir: only the box stands before it.
+    const run = async (name: string) => {
+      const started = await client.call('jobs.start', { prompt: `${m(name)} go`, caller: { cwd: world.project }, allowedTools: ['Read'], addDirs: [notes] });
+      const end = await world.waitForEnd(client, started.job.id);
+      expect(end.job.state, end.job.endReason ?? '').toBe('succeeded');
+      return { end, results: toolResults(world.model.lastRequestFor(name)) };
+    };
+
+    read('boxed');
+    const boxed = await run('boxed');
+    expect(boxed.end.job.sandbox?.programs).toBe('sandboxed');
+    expect(boxed.results[0]?.text).toContain('NOTES-IN-THE-PROJECT');
+    expect(boxed.results[1]?.isError, boxed.results[1]?.text).toBe(true);
+    expect(sentToModel()).not.toContain('NOTES-THE-USER-DENIED');
+
+    // The same request with programs off, so without a box.
+    await client.call('settings.update', { patch: { sandbox: { programs: 'off' } } });
+    read('unboxed');
+    const unboxed = await run('unboxed');
+    expect(unboxed.end.job.sandbox?.programs).toBe('none');
+    expect(unboxed.results[1]?.text).toContain('NOTES-THE-USER-DENIED');
+  });
+
+  it('reads nothing of a neighbour job running beside it: not its worktree, its temp folder or its Claude Code config folder', async () => {
+    await world.start();
+    await makeRepo(world.project, { 'README.md': 'shared\n' });
+    await world.serve();
+    const client = await world.connect();
+    world.model.script('victim', [
+      {
+        toolUse: bash('echo VICTIM-WORK-SECRET > secret.txt && echo VICTIM-TMP-SECRET > "$TMPDIR/t.txt" && echo "tmp=$TMPDIR" && sleep 120'),
+      },
+      { text: 'victim done' },
+    ]);
+    const victim = await client.call('jobs.start', { prompt: `${m('victim')} go`, caller: { cwd: world.project } });
+    const running = await world.waitForRunning(client, victim.job.id);
+    const worktree = running.job.isolation?.worktree ?? '';
+    await expect.poll(() => readFile(path.join(worktree, 'secret.txt'), 'utf8').catch(() => ''), { timeout: 30_000 }).toContain('VICTIM-WORK-SECRET');
+    const victimTmp = path.join(path.dirname(world.env.TMPDIR ?? ''), path.basename(world.env.TMPDIR ?? ''), `ord-${process.getuid?.() ?? 'user'}`);
+    const tmpFolders = (await readdir(victimTmp)).filter((name) => name.startsWith(`${victim.job.id}-`));
+    expect(tmpFolders).toHaveLength(1);
+    const config = path.join(world.locations.data, 'claude-config', 'sessions', running.job.sessionId);
+    expect((await readdir(config)).length).toBeGreaterThan(0);
+    const targets = [path.join(worktree, 'secret.txt'), path.join(victimTmp, tmpFolders[0] ?? '', 't.txt'), config];
+    await writeFile(
+      path.join(world.project, 'spy.sh'),
+      script(targets, (p) => `cat ${p} || ls -A ${p}`),
+    );
+
+    // The spy's worktree is made from the branch's tip: its script is committed there.
+    await execFileAsync('git', ['-C', world.project, 'add', 'spy.sh']);
+    await execFileAsync('git', ['-C', world.project, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'spy']);
+    const { results } = await runJob(client, 'spy', ['sh spy.sh']);
+
+    const spied = results[0]?.text ?? '';
+    for (const target of targets) expect(spied).toContain(`== ${target}`);
+    expect(codes(spied), spied).toEqual(targets.map(() => expect.not.stringMatching(/^0$/)));
+    expect(sentToModel()).not.toContain('VICTIM-WORK-SECRET');
+    expect(sentToModel()).not.toContain('VICTIM-TMP-SECRET');
+    await client.call('jobs.cancel', { jobId: victim.job.id });
+    await world.waitForEnd(client, victim.job.id);
   });
 
   it('plan mode runs no program at all, not even a read-only one in its folder: its Bash is taken away', async () => {

@@ -14,7 +14,8 @@ import { lstat, mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { ENV } from '../../contract/index.js';
+import { ENV, ServiceError } from '../../contract/index.js';
+import { isInside } from '../fs/paths.js';
 import type { JobRecord, SandboxPolicy } from '../../contract/index.js';
 import { onPath } from '../../platform/sandbox-probe.js';
 import { expandHome, presentSecretStores } from './sandbox.js';
@@ -153,12 +154,24 @@ export async function jobBox(
   if (!env.ANTHROPIC_BASE_URL) throw new Error('The delegate has no gateway address, so its box would have no door to OpenRouter. Restart the service.');
   const home = env.HOME ?? homedir();
   const config = env.CLAUDE_CONFIG_DIR;
+  // What the user closes to delegates wins over the folders a caller gives one: a folder inside one is refused, an
+  // add_dir inside one stays unreadable (the runtime would otherwise open what it writes).
+  const closed = [...(await presentSecretStores(home)), ...policy.denyRead.map((file) => expandHome(file, home))];
+  const closing = (dir: string) => closed.find((entry) => isInside(dir, entry));
+  const cwdClosed = closing(record.cwd);
+  if (cwdClosed !== undefined) {
+    throw new ServiceError(
+      'policy_refused',
+      `Nothing was started: the delegate's folder ${record.cwd} is inside ${cwdClosed}, which the user's settings close to delegates (sandbox.denyRead, or a secret store).`,
+    );
+  }
   return {
     gatewayUrl: env.ANTHROPIC_BASE_URL,
     allowedDomains: decided.domains ?? [],
-    denyRead: [...denied.dirs, ...denied.files, ...(await presentSecretStores(home)), ...policy.denyRead.map((file) => expandHome(file, home))],
-    allowRead: config ? [config] : [],
-    allowWrite: [record.cwd, ...(env.TMPDIR ? [env.TMPDIR] : []), ...(config ? [config] : []), ...record.addDirs],
+    // Every job's temp folder is in one parent (job-temp.ts): none but its own is readable.
+    denyRead: [...denied.dirs, ...denied.files, ...closed, ...(env.TMPDIR ? [path.dirname(env.TMPDIR)] : [])],
+    allowRead: [...(config ? [config] : []), ...(env.TMPDIR ? [env.TMPDIR] : [])],
+    allowWrite: [record.cwd, ...(env.TMPDIR ? [env.TMPDIR] : []), ...(config ? [config] : []), ...record.addDirs.filter((dir) => closing(dir) === undefined)],
     denyWrite: await ownGitDir(record),
     ripgrep: await ripgrep(claude, env),
   };

@@ -2,7 +2,9 @@ import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BOX_GIT_CONFIG, boxCommand, boxRuntime, boxSettings, gatewayDomain, ripgrep, sessionConfigDir } from '../../../src-main/core/jobs/box.js';
+import { defaultSettings } from '../../../src-main/contract/index.js';
+import type { JobRecord } from '../../../src-main/contract/index.js';
+import { BOX_GIT_CONFIG, boxCommand, boxRuntime, boxSettings, jobBox, gatewayDomain, ripgrep, sessionConfigDir } from '../../../src-main/core/jobs/box.js';
 import type { BoxRuntime, BoxSettingsInput } from '../../../src-main/core/jobs/box.js';
 
 const input: BoxSettingsInput = {
@@ -129,5 +131,32 @@ describe('sessionConfigDir: a session’s own Claude config folder', () => {
     await mkdir(path.join(shared, 'projects'));
     expect(await sessionConfigDir(shared, { turn: 3, sessionId: 'old' })).toBe(shared);
     expect(await readdir(shared)).toEqual(['projects']);
+  });
+});
+
+describe('jobBox: what the user closes wins over the folders a caller gives', () => {
+  const env = { HOME: '/home/ada', ANTHROPIC_BASE_URL: 'http://127.0.0.1:41234', TMPDIR: '/tmp/ord-1000/job_1-abc123', PATH: '/usr/bin' };
+  const policy = { ...defaultSettings().sandbox, denyRead: ['~/private'] };
+  const record = (cwd: string, addDirs: string[]) =>
+    ({ cwd, addDirs, sandbox: { programs: 'sandboxed', note: null, domains: [] }, isolation: { mode: 'in-place' } }) as unknown as JobRecord;
+  const none = { dirs: [], files: [] };
+
+  it('refuses a job whose folder is inside a closed one, with what closes it', async () => {
+    await expect(jobBox('/usr/bin/claude', record('/home/ada/private/app', []), policy, env, none)).rejects.toMatchObject({
+      code: 'policy_refused',
+      message: expect.stringContaining('inside /home/ada/private'),
+    });
+  });
+
+  it('keeps an add_dir inside a closed folder unwritable, so unreadable, and its temp parent closed but for its own', async () => {
+    const box = await jobBox('/usr/bin/claude', record('/home/ada/app', ['/home/ada/private/notes', '/srv/shared']), policy, env, none);
+    expect(box?.allowWrite).toEqual(['/home/ada/app', '/tmp/ord-1000/job_1-abc123', '/srv/shared']);
+    expect(box?.denyRead).toEqual(expect.arrayContaining(['/home/ada/private', '/tmp/ord-1000']));
+    expect(box?.allowRead).toEqual(['/tmp/ord-1000/job_1-abc123']);
+  });
+
+  it('is no box for a job whose programs are not sandboxed', async () => {
+    const unboxed = { ...record('/home/ada/app', []), sandbox: { programs: 'none', note: 'x' } } as JobRecord;
+    expect(await jobBox('/usr/bin/claude', unboxed, policy, env, none)).toBeNull();
   });
 });
