@@ -340,6 +340,45 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     await world.waitForEnd(client, victim.job.id);
   });
 
+  it('runs three in-place jobs in one folder and three worktree jobs of one repository at once, ending one after another, each box whole to its end', async () => {
+    await world.start({ concurrency: 6 });
+    const key = path.join(world.env.HOME ?? '', '.ssh', 'id_ed25519');
+    await mkdir(path.dirname(key), { recursive: true, mode: 0o700 });
+    await writeFile(key, 'SSH-PRIVATE-KEY-OF-THE-USER\n', { mode: 0o600 });
+    await makeRepo(world.project, { 'README.md': 'repo\n' });
+    const plain = path.join(world.home, 'plain');
+    await mkdir(plain);
+    await writeFile(path.join(plain, 'README.md'), 'plain\n');
+    await world.serve();
+    const client = await world.connect();
+    // Each job's second command runs after the jobs before it have ended: its box must hold as it did at its start.
+    const jobs = [0, 1, 2, 3, 4, 5].map((i) => ({ name: `many${i}`, cwd: i < 3 ? plain : world.project, wait: (i % 3) * 2 }));
+    for (const job of jobs) {
+      world.model.script(job.name, [
+        { toolUse: bash(`cat README.md && echo "started ${job.name}"`) },
+        { toolUse: bash(`sleep ${job.wait}; cat ${key} || echo "still denied"; echo more > "$TMPDIR/x" && cat README.md && echo "ended ${job.name}"`) },
+        { text: `${job.name} done` },
+      ]);
+    }
+    const started = await Promise.all(jobs.map((job) => client.call('jobs.start', { prompt: `${m(job.name)} go`, caller: { cwd: job.cwd } })));
+    const ends = await Promise.all(started.map((s) => world.waitForEnd(client, s.job.id)));
+
+    for (const [i, end] of ends.entries()) {
+      const job = jobs[i];
+      expect(end.job.state, end.job.endReason ?? '').toBe('succeeded');
+      expect(end.job.isolation?.mode).toBe(i < 3 ? 'none' : 'worktree');
+      const results = toolResults(world.model.lastRequestFor(job?.name ?? ''));
+      expect(results.map((r) => r.isError)).toEqual([false, false]);
+      expect(results[0]?.text).toContain(`started ${job?.name}`);
+      expect(results[1]?.text).toContain('still denied');
+      expect(results[1]?.text).toContain(`ended ${job?.name}`);
+      for (const result of results) expect(result.text).not.toContain('bwrap');
+    }
+    expect(sentToModel()).not.toContain('SSH-PRIVATE-KEY-OF-THE-USER');
+    // The runtime's mount-point files are gone from the shared folder once the last box has ended.
+    expect((await readdir(plain)).sort()).toEqual(['README.md']);
+  });
+
   it('plan mode runs no program at all, not even a read-only one in its folder: its Bash is taken away', async () => {
     await world.start({ permissionCeiling: 'plan', defaultPermissionMode: 'plan' });
     const key = path.join(world.env.HOME ?? '', '.ssh', 'id_ed25519');

@@ -83,6 +83,8 @@ export interface LiveJob {
   callerPath: string | undefined;
   /** Taken off the queue and being spawned: it holds a slot while its record still says queued. */
   launching: boolean;
+  /** The folder its box shares with other in-place boxes (shared-folders.ts), while it runs. */
+  sharedFolder?: string;
   terminating: Termination | null;
   terminationReason: string | null;
   /** What cancels each of its pending timers (its timeout, the checks on an adopted process). */

@@ -13,6 +13,7 @@ import { claudeArgs } from './claude-args.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { jobOutcome } from './job-outcome.js';
 import { makeJobTempDir, removeJobTempDirs } from './job-temp.js';
+import { SharedFolders } from './shared-folders.js';
 import type { ProcessEnd } from './job-outcome.js';
 import type { JobRegistry, LiveJob, SupervisorDeps, Termination } from './job-registry.js';
 import { resolveModel } from './job-request.js';
@@ -59,6 +60,8 @@ export class JobLifecycle {
   private nextScan: Promise<MarkedProcesses> | null = null;
   /** The last pass asked for, settled or not: the next one begins after it. */
   private lastScan: Promise<unknown> = Promise.resolve();
+  /** The folders in-place boxes share, tidied when the last of them ends. */
+  private readonly sharedFolders = new SharedFolders();
 
   constructor(registry: JobRegistry, deps: LifecycleDeps, billing: JobBilling) {
     this.registry = registry;
@@ -164,6 +167,10 @@ export class JobLifecycle {
         return;
       }
       const { command, args, env, claude } = prepared;
+      if (command !== claude && record.isolation?.mode !== 'worktree') {
+        job.sharedFolder = record.cwd;
+        await this.sharedFolders.enter(record.cwd);
+      }
       registry.issueToken(job);
       const spawn = deps.spawn ?? spawnDetached;
       const child = await spawn({ command, args, cwd: record.cwd, env, stdinFile: paths.prompt, stdoutFile: paths.stream, stderrFile: paths.stderr });
@@ -195,6 +202,8 @@ export class JobLifecycle {
       if (job.terminating) registry.runInBackground(this.kill(job));
     } catch (error) {
       job.launching = false;
+      if (job.sharedFolder !== undefined) registry.runInBackground(this.sharedFolders.leave(job.sharedFolder));
+      job.sharedFolder = undefined;
       await this.settleUnstarted(job, 'failed', errorMessage(error));
     }
   }
@@ -398,6 +407,8 @@ export class JobLifecycle {
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
       if (!worktree) registry.runInBackground(this.sweep(record.id));
       registry.runInBackground(removeJobTempDirs(record.id));
+      if (job.sharedFolder !== undefined) registry.runInBackground(this.sharedFolders.leave(job.sharedFolder));
+      job.sharedFolder = undefined;
       registry.emit(job);
       registry.wake(job);
       this.startQueued();
