@@ -228,7 +228,9 @@ describe('openrouter-delegate doctor', () => {
     expect(doctorLine(result.stdout, 'OpenRouter key')).toContain('from OPENROUTER_API_KEY: accepted by OpenRouter');
     expect(doctorLine(result.stdout, 'OpenRouter reachable')).toMatch(/GET \/v1\/models at 127\.0\.0\.1:\d+: \d+ models in \d+(\.\d)? m?s\./);
     // This machine has the sandbox (as the delegate tests need): the check names what runs it.
-    expect(doctorLine(result.stdout, "Sandbox for delegates' programs")).toMatch(/runs delegates' programs: (bubblewrap and socat|Seatbelt) \(/);
+    expect(doctorLine(result.stdout, "Sandbox for delegates' programs")).toMatch(
+      /runs each delegate whole in a box of its own \(its Claude Code, file tools and programs\): (bubblewrap and socat|Seatbelt) \(/,
+    );
     expect(result.stdout).not.toContain(KEY);
   });
 

@@ -261,7 +261,7 @@ export function judgeSandbox(policy: Pick<SandboxPolicy, 'programs' | 'use'>, av
         : `${capitalized(availability.fix)}; then set the sandbox to required: \`openrouter-mcp-config --sandbox required\`.`,
     );
   }
-  if (availability.available) return ok(`runs delegates' programs: ${availability.via}.`);
+  if (availability.available) return ok(`runs each delegate whole in a box of its own (its Claude Code, file tools and programs): ${availability.via}.`);
   if (policy.use === 'required') {
     return fail(`${where}. The settings require it, so a delegation whose delegate could run programs is refused.`, `${capitalized(availability.fix)}.`);
   }

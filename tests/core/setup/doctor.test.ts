@@ -316,7 +316,7 @@ describe("the sandbox for delegates' programs", () => {
     expect(result).toMatchObject({
       title: "Sandbox for delegates' programs",
       status: 'ok',
-      summary: "runs delegates' programs: bubblewrap and socat (/usr/bin/bwrap).",
+      summary: 'runs each delegate whole in a box of its own (its Claude Code, file tools and programs): bubblewrap and socat (/usr/bin/bwrap).',
     });
     expect(result.fix).toBeUndefined();
   });
