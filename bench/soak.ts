@@ -76,6 +76,9 @@ interface Outcome {
 interface Snapshot {
   rss: number;
   heapUsed: number;
+  /** Memory outside the V8 heap that V8 knows of: Buffers and other ArrayBuffers (part of it). */
+  external: number;
+  arrayBuffers: number;
   fds: OpenFd[];
   resources: Record<string, number>;
   timers: Record<string, number>;
@@ -164,6 +167,8 @@ class Soak {
     return {
       rss: await rssBytes(this.servicePid),
       heapUsed: probe.memory.heapUsed,
+      external: probe.memory.external,
+      arrayBuffers: probe.memory.arrayBuffers,
       fds: await openFds(this.servicePid),
       resources: probe.resources,
       timers: probe.timers,
@@ -459,6 +464,9 @@ async function main(): Promise<number> {
       `  start ${mb(atStart.rss)} · after warm-up ${mb(atWarm.rss)} · end ${mb(atEnd.rss)} (${growth >= 0 ? '+' : ''}${mb(growth)} since warm-up; peak while running ${mb(soak.peakRss)})`,
     );
     console.log(`  V8 heap used: start ${mb(atStart.heapUsed)} · after warm-up ${mb(atWarm.heapUsed)} · end ${mb(atEnd.heapUsed)}`);
+    console.log(
+      `  outside the heap, known to V8 (external; of it ArrayBuffers): start ${mb(atStart.external)}; ${mb(atStart.arrayBuffers)} · after warm-up ${mb(atWarm.external)}; ${mb(atWarm.arrayBuffers)} · end ${mb(atEnd.external)}; ${mb(atEnd.arrayBuffers)}`,
+    );
     if (growth > RSS_SLACK_MB * 1024 * 1024) failures.push(`RSS grew ${mb(growth)} after warm-up (more than ${RSS_SLACK_MB} MB)`);
 
     const notable = soak.serviceLog.filter((l) => /survived|still running after SIGKILL|not saved|cannot read|Error/i.test(l));

@@ -8,7 +8,6 @@ import { lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobIsolation, KeptWorktree, TAKEN_ROUTES, WorktreeReport } from '../../contract/index.js';
 import { git } from './git.js';
-import type { Worktrees } from './worktrees.js';
 
 /** How a branch's work reached another branch (TAKEN_ROUTES), or `null`: some of it is in no other branch. */
 export type TakenRoute = (typeof TAKEN_ROUTES)[number];
@@ -253,12 +252,18 @@ export function keepReason(w: SurveyedWorktree): string | null {
   return `its branch ${w.branch} in ${w.repo} has work in no other branch: merge it, or remove it by hand (\`git worktree remove --force ${w.worktree}\` and \`git branch -D ${w.branch}\` there)`;
 }
 
+/** What removing a taken worktree asks of the worktrees (worktrees.ts's Worktrees, which imports this file). */
+export interface TakenRemover {
+  discard(isolation: Pick<JobIsolation, 'repo' | 'branch' | 'worktree'>): Promise<{ removedWorktree: boolean }>;
+  removeIfMerged(isolation: Pick<JobIsolation, 'repo' | 'branch' | 'worktree' | 'baseCommit'>): Promise<'removed' | 'unmerged' | 'kept'>;
+}
+
 /**
  * `worktrees --remove-taken`: removes each surveyed worktree whose work is taken (checked again under the repository's
  * lock, as pruning does) or whose job was discarded; keeps the rest, saying why. Never one with work in no other branch.
  */
 export async function removeTaken(
-  worktrees: Worktrees,
+  worktrees: TakenRemover,
   surveyed: readonly SurveyedWorktree[],
 ): Promise<{ removed: SurveyedWorktree[]; kept: Array<SurveyedWorktree & { why: string }> }> {
   const removed: SurveyedWorktree[] = [];

@@ -11,7 +11,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { APP_VERSION, ENV, ServiceError } from '../../contract/index.js';
 import { defaultSettings } from '../../contract/index.js';
-import type { DelegateKeyStatus, ErrorCode, KeyBalance, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
+import type { CheckStatus, DelegateKeyStatus, ErrorCode, KeyBalance, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
 import type { ServiceCall } from '../../contract/api.js';
 import type { Locations } from '../../platform/locations.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
@@ -19,7 +19,6 @@ import type { OpenRouterClient } from '../openrouter/client.js';
 import type { SecretStore } from '../secrets/secret-store.js';
 import { formatCommand, parseClaudeVersion } from './claude-registration.js';
 import type { ClaudeRunner, RegistrationState, StdioCommand } from './claude-registration.js';
-import type { CheckResult } from './doctor.js';
 import { errorMessage } from '../../common/errors.js';
 import { formatBytes, formatMs, formatUsd } from '../../common/format.js';
 import { KEY_CAP_FIX, keyCapWarning, limitResetText } from '../../common/key-cap.js';
@@ -75,7 +74,15 @@ export interface DoctorDeps {
 }
 
 /** A check's answer before it is given its id and title. */
-export type Verdict = Omit<CheckResult, 'id' | 'title'>;
+export interface Verdict {
+  status: CheckStatus;
+  /** What was found. */
+  summary: string;
+  /** What to do about it; absent when there is nothing to do. */
+  fix?: string;
+  /** How long the check's request took, when that is part of the answer (OpenRouter). */
+  durationMs?: number;
+}
 
 const ok = (summary: string, extra: Partial<Verdict> = {}): Verdict => ({ status: 'ok', summary, ...extra });
 export const warn = (summary: string, fix?: string): Verdict => ({ status: 'warn', summary, ...(fix ? { fix } : {}) });

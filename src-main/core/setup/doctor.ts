@@ -30,7 +30,7 @@ import type { DoctorDeps, ServiceLink, Verdict } from './doctor-checks.js';
 export { HEADLESS_KEYRING, WORKTREES_WARN_BYTES, judgeRuntimeFiles, judgeSandbox, judgeWorktrees } from './doctor-checks.js';
 export type { DoctorDeps, PathFacts, RuntimeFacts, ServiceLink, Verdict } from './doctor-checks.js';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+export type { CheckStatus } from '../../contract/index.js';
 
 export const CHECK_IDS = ['claude', 'registration', 'service', 'runtime', 'settings', 'sandbox', 'keychain', 'key', 'openrouter', 'worktrees'] as const;
 export type CheckId = (typeof CHECK_IDS)[number];
@@ -48,16 +48,9 @@ export const CHECK_TITLES: Record<CheckId, string> = {
   worktrees: 'Kept worktrees',
 };
 
-export interface CheckResult {
+export interface CheckResult extends Verdict {
   id: CheckId;
   title: string;
-  status: CheckStatus;
-  /** What was found. */
-  summary: string;
-  /** What to do about it; absent when there is nothing to do. */
-  fix?: string;
-  /** How long the check's request took, when that is part of the answer (OpenRouter). */
-  durationMs?: number;
 }
 
 export interface DoctorReport {
