@@ -21,6 +21,24 @@ afterEach(async () => {
   await world.stop();
 });
 
+describe('the page as it loads', () => {
+  it('asks the host for nothing it does not have: no 404, and an icon of its own so a browser never asks for /favicon.ico', async () => {
+    const context = await chrome.browser.newContext();
+    const page = await context.newPage();
+    const failed: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    });
+    await page.goto(world.pageUrl('about'));
+    await expect.poll(() => page.getByTestId('app-version').textContent()).toBe(VERSION);
+    // Headless Chromium asks for no icon at all; a desktop browser asks /favicon.ico unless the page names one, and
+    // one named by a data: URL costs no request.
+    expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:/);
+    expect(failed).toEqual([]);
+    await context.close();
+  });
+});
+
 describe('the About page', () => {
   for (const theme of ['light', 'dark'] as const) {
     it(`shows the versions and the folders the service uses (${theme})`, async () => {
