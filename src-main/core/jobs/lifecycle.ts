@@ -202,10 +202,17 @@ export class JobLifecycle {
       if (job.terminating) registry.runInBackground(this.kill(job));
     } catch (error) {
       job.launching = false;
-      if (job.sharedFolder !== undefined) registry.runInBackground(this.sharedFolders.leave(job.sharedFolder));
-      job.sharedFolder = undefined;
+      await this.leaveSharedFolder(job);
       await this.settleUnstarted(job, 'failed', errorMessage(error));
     }
+  }
+
+  /** The job's box no longer shares its folder: the last one there takes away what the boxes needed (shared-folders.ts). */
+  private async leaveSharedFolder(job: LiveJob): Promise<void> {
+    const folder = job.sharedFolder;
+    job.sharedFolder = undefined;
+    if (folder !== undefined)
+      await this.sharedFolders.leave(folder).catch((error: unknown) => this.registry.log(`jobs: ${job.record.id}: ${errorMessage(error)}`));
   }
 
   /** A job that ends without ever having run (refused at launch, or cancelled first). */
@@ -400,6 +407,8 @@ export class JobLifecycle {
         await this.sweep(record.id);
         await this.keepWork(job, outcome.state, endReason);
       }
+      // The folder is as the user left it, but for the delegate's work, before the job says it has ended.
+      await this.leaveSharedFolder(job);
       Object.assign(record, { state: outcome.state, endReason });
       // Billing finds the generations in the request log; a job that sent nothing through the gateway has none.
       record.billing = record.generationIds.length > 0 || job.meter.requests > 0 ? 'pending' : 'unavailable';
@@ -407,8 +416,6 @@ export class JobLifecycle {
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
       if (!worktree) registry.runInBackground(this.sweep(record.id));
       registry.runInBackground(removeJobTempDirs(record.id));
-      if (job.sharedFolder !== undefined) registry.runInBackground(this.sharedFolders.leave(job.sharedFolder));
-      job.sharedFolder = undefined;
       registry.emit(job);
       registry.wake(job);
       this.startQueued();
