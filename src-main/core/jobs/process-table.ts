@@ -181,8 +181,8 @@ const PROC_READS_AT_ONCE = 8;
  * delegate's tools run their commands in sessions of their own: once the delegate is gone, its job
  * marker is the only link left to them. This process is never included. One pass over /proc.
  */
-export async function processesByEnv(name: string): Promise<Map<string, Array<{ pid: number; startTime: string | null }>>> {
-  const found = new Map<string, Array<{ pid: number; startTime: string | null }>>();
+export async function processesByEnv(name: string): Promise<Map<string, Array<{ pid: number; startTime: string | null; ppid?: number }>>> {
+  const found = new Map<string, Array<{ pid: number; startTime: string | null; ppid?: number }>>();
   if (process.platform !== 'linux') return found;
   const prefix = `${name}=`;
   const names = await readdir('/proc').catch(() => [] as string[]);
@@ -196,9 +196,9 @@ export async function processesByEnv(name: string): Promise<Map<string, Array<{ 
       if (variable === undefined) continue;
       const value = Buffer.from(variable.slice(prefix.length), 'latin1').toString('utf8');
       const pid = Number(entry);
-      const startTime = await processStartTime(pid);
+      const info = await readLinuxProc(pid, await bootId());
       // No await between the look-up and the set: the other readers run in between.
-      found.set(value, [...(found.get(value) ?? []), { pid, startTime }]);
+      found.set(value, [...(found.get(value) ?? []), { pid, startTime: info?.startTime ?? null, ...(info ? { ppid: info.ppid } : {}) }]);
     }
   };
   await Promise.all(Array.from({ length: Math.min(PROC_READS_AT_ONCE, pids.length) }, reader));

@@ -16,7 +16,7 @@ import { readStreamFile } from './stream-tail.js';
 
 const LOST_REASON = "The job's process ended while the service was not running, and its stream has no result. What it did is in its stream file.";
 
-type MarkedProcess = { pid: number; startTime: string | null };
+type MarkedProcess = { pid: number; startTime: string | null; ppid?: number };
 
 /** What recovery uses of the supervisor's dependencies. */
 export type RecoveryDeps = Pick<SupervisorDeps, 'apiKey' | 'models' | 'adoptedPollMs'>;
@@ -136,9 +136,13 @@ export class JobRecovery {
   }
 }
 
-/** The delegate among a job's marked processes: the oldest (its children start later). */
-function oldestProcess(marked: MarkedProcess[]): { pid: number; startTime: string } | null {
-  const known = marked.filter((p): p is { pid: number; startTime: string } => p.startTime !== null);
+/** The delegate among a job's marked processes: the root of their tree, the oldest of the roots if several. */
+export function oldestProcess(marked: MarkedProcess[]): { pid: number; startTime: string } | null {
+  const known = marked.filter((p): p is { pid: number; startTime: string; ppid?: number } => p.startTime !== null);
   const ticks = (p: { startTime: string }) => Number(p.startTime.split(':').pop());
-  return known.sort((a, b) => ticks(a) - ticks(b))[0] ?? null;
+  // The root: a marked process whose parent carries no marker (its children, started in the same clock tick, tie with
+  // it by start time: a box's root and the shell it starts always can).
+  const pids = new Set(known.map((p) => p.pid));
+  const roots = known.filter((p) => p.ppid === undefined || !pids.has(p.ppid));
+  return (roots.length > 0 ? roots : known).sort((a, b) => ticks(a) - ticks(b))[0] ?? null;
 }

@@ -135,7 +135,8 @@ describe.skipIf(!linux)('processesWithEnv', () => {
     });
     sandbox.track({ pid: marked.pid, startTime: marked.startTime }, { pid: prefixed.pid, startTime: prefixed.startTime });
 
-    expect(await processesWithEnv('ORD_TEST_MARK', marker)).toEqual([{ pid: marked.pid, startTime: marked.startTime }]);
+    // With its parent, so that the root of a job's marked processes can be told (recovery.ts).
+    expect(await processesWithEnv('ORD_TEST_MARK', marker)).toEqual([{ pid: marked.pid, startTime: marked.startTime, ppid: expect.any(Number) }]);
     expect(await processesWithEnv('ORD_TEST_MARK', 'nobody')).toEqual([]);
   });
 
