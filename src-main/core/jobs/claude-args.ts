@@ -40,13 +40,12 @@ export function serviceFileDenyRules(files: readonly string[]): string[] {
 }
 
 /**
- * What a job's programs get (sandbox.ts): extra `--settings` for Claude Code (none today: a sandboxed job runs whole in
- * its box, box.ts), whether Bash is taken away, and whether it runs without asking (in the box, by the user's policy).
+ * What a job's programs get (sandbox.ts): whether Bash is taken away, and whether it runs without asking (in the box,
+ * box.ts, by the user's policy).
  */
 export interface ProgramsArgs {
-  settings: string | null;
   denyBash: boolean;
-  allowBash?: boolean;
+  allowBash: boolean;
 }
 
 /**
@@ -60,12 +59,11 @@ export function claudeArgs(
   >,
   serviceDirs: readonly string[] = [],
   serviceFiles: readonly string[] = [],
-  programs: ProgramsArgs = { settings: null, denyBash: false },
+  programs: ProgramsArgs = { denyBash: false, allowBash: false },
 ): string[] {
   const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', job.model, '--permission-mode', job.permissionMode];
   args.push(job.turn === 1 ? '--session-id' : '--resume', job.sessionId);
   args.push('--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', '--setting-sources', 'user');
-  if (programs.settings !== null) args.push('--settings', programs.settings);
   args.push(...profileArgs(job.profile));
   // Variadic flags take each value as its own argument; `=` keeps a value that starts with "-" a value.
   for (const tool of [...job.allowedTools, ...(programs.allowBash ? ['Bash'] : [])]) args.push(`--allowedTools=${tool}`);

@@ -87,7 +87,7 @@ export class JobLifecycle {
    * its tools may not reach and the sandbox that holds its programs to that; its temp folder; its gateway token's hash
    * on disk. Null when the job was cancelled meanwhile; its temp folder goes then, and on a failure.
    */
-  private async prepare(job: LiveJob): Promise<{ command: string; args: string[]; env: Record<string, string>; claude: string } | null> {
+  private async prepare(job: LiveJob): Promise<{ command: string; args: string[]; env: Record<string, string>; claude: string; boxed: boolean } | null> {
     const { deps } = this;
     const { store, settings } = this.registry;
     const record = job.record;
@@ -119,10 +119,10 @@ export class JobLifecycle {
         return null;
       }
       const inner = { command: claude, env, args: claudeArgs(record, confined.denied.dirs, confined.denied.files, confined.programs) };
-      if (confined.box === null) return { ...inner, claude };
+      if (confined.box === null) return { ...inner, claude, boxed: false };
       const settingsFile = store.paths(record.id).box;
       await writeFile(settingsFile, boxSettings(confined.box), { mode: 0o600 });
-      return { ...boxCommand(deps.boxRuntime ?? boxRuntime(), settingsFile, inner), claude };
+      return { ...boxCommand(deps.boxRuntime ?? boxRuntime(), settingsFile, inner), claude, boxed: true };
     } catch (error) {
       await removeTmp();
       throw error;
@@ -149,7 +149,7 @@ export class JobLifecycle {
     return {
       denied,
       box: await jobBox(claude, record, policy, env, denied),
-      programs: { settings: null, denyBash: programs === 'none', allowBash: programs === 'sandboxed' && policy.programs === 'sandboxed' },
+      programs: { denyBash: programs === 'none', allowBash: programs === 'sandboxed' && policy.programs === 'sandboxed' },
     };
   }
 
@@ -166,8 +166,8 @@ export class JobLifecycle {
         await this.settleUnstarted(job, job.terminating ?? 'cancelled', job.terminationReason);
         return;
       }
-      const { command, args, env, claude } = prepared;
-      if (command !== claude && record.isolation?.mode !== 'worktree') {
+      const { command, args, env, claude, boxed } = prepared;
+      if (boxed && record.isolation?.mode !== 'worktree') {
         job.sharedFolder = record.cwd;
         await this.sharedFolders.enter(record.cwd);
       }
