@@ -231,11 +231,14 @@ function startUpstream(): Promise<{ child: ChildProcess; ready: { baseUrl: strin
   return startChild(['--import', 'tsx', UPSTREAM, KEY, MODEL], env);
 }
 
-/** A home with settings that let thousands of requests through, and a folder for the stand-ins' token files. */
+/**
+ * A home with settings that let thousands of requests through, and a folder for the stand-ins' token files: inside the
+ * project, where the jobs run in place, since a delegate's box writes nowhere else.
+ */
 async function makeHome(prefix: string): Promise<{ home: string; project: string; tokens: string }> {
   const home = await mkdtemp(path.join(os.tmpdir(), prefix));
   const project = path.join(home, 'project');
-  const tokens = path.join(home, 'tokens');
+  const tokens = path.join(project, 'tokens');
   await mkdir(project, { recursive: true });
   await mkdir(tokens, { recursive: true, mode: 0o700 });
   await mkdir(path.join(home, 'config'), { recursive: true, mode: 0o700 });
