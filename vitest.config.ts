@@ -17,6 +17,7 @@ const UNIT = [
   'tests/core/fs/**/*.test.ts',
   'tests/core/gateway/**/*.test.ts',
   'tests/core/jobs/**/*.test.ts',
+  'tests/core/verify/**/*.test.ts',
   'tests/core/layers.test.ts',
   'tests/core/openrouter/**/*.test.ts',
   'tests/core/secrets/redact.test.ts',

@@ -13,6 +13,7 @@ import { STATE_WORDS, formatJobCost, keptWorktreesLine, renderGroup } from './jo
 import { MAX_ANSWER_CHARS, answerLines, fitLines, joinedLength, listCutNote, newestWithin } from './answer-size.js';
 import { nextLines } from './next-steps.js';
 import type { Answered } from './next-steps.js';
+import { verifyLines, verifyMark } from './verify-lines.js';
 
 /** Every line of delegate output starts with this, so nothing the delegate writes can pass for the bridge's own lines. */
 export const QUOTE = '> ';
@@ -85,7 +86,7 @@ function stderrLines(view: JobView): string[] {
 /** delegate_start, delegate_followup, delegate_status, delegate_cancel: the job, its latest actions, the next call. */
 export function renderJobBrief(view: JobView, tailLimit = BRIEF_TAIL, answered: Answered = { tool: DELEGATE_STATUS_TOOL }): string {
   const lines = header(view);
-  const after = [...stderrLines(view), ...renderGroup(view), ...nextLines(view, answered, false)];
+  const after = [...verifyLines(view.job), ...stderrLines(view), ...renderGroup(view), ...nextLines(view, answered, false)];
   const tail = view.tail.slice(-tailLimit).map(tailLine);
   if (tail.length > 0) lines.push(`Latest (delegate's output, quoted):`, ...newestWithin(tail, MAX_ANSWER_CHARS - joinedLength([...lines, ...after]) - 200));
   lines.push(...after);
@@ -97,6 +98,7 @@ export function renderResultBrief(result: JobResult): string {
   const before = header(result, true);
   const programs = sandboxLine(result.job.sandbox);
   const after = [
+    ...verifyLines(result.job, quote),
     ...renderChanges(result),
     ...(programs ? [programs] : []),
     ...renderGroup(result),
@@ -135,7 +137,7 @@ export function renderListBrief(list: JobList): string {
     for (const j of c.jobs) {
       const prompt = j.promptPreview.replace(/\s+/g, ' ').trim();
       const cut = truncateEnd(prompt, LIST_PROMPT_CHARS);
-      lines.push(`  ${j.id} turn ${j.turn} ${STATE_WORDS[j.state]}, ${formatJobCost(j)}: “${cut}”`);
+      lines.push(`  ${j.id} turn ${j.turn} ${STATE_WORDS[j.state]}${verifyMark(j)}, ${formatJobCost(j)}: “${cut}”`);
     }
   }
   if (list.unreadable.length > 0) lines.push(`${list.unreadable.length} job folder(s) unreadable; detail: true names them.`);

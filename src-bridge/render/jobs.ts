@@ -11,6 +11,7 @@ import { MAX_ANSWER_CHARS, answerLines, fitLines, joinedLength, listCutNote, new
 import { nextLines } from './next-steps.js';
 import type { Answered } from './next-steps.js';
 import { STATE_WORDS } from './state-words.js';
+import { verifyLines, verifyMark } from './verify-lines.js';
 
 export { STATE_WORDS };
 
@@ -47,16 +48,35 @@ function memberLine(m: GroupMember, current: string): string {
   const tokens = `${formatTokens(promptTokens(m.usage))} in / ${formatTokens(m.usage.outputTokens)} out`;
   const files = m.changes ? `${m.changes.files} file${m.changes.files === 1 ? '' : 's'} +${m.changes.added} −${m.changes.removed}` : null;
   const runsCode = m.runsCode.length > 0 ? `runs code when taken: ${m.runsCode.join(', ')}` : null;
-  const parts = [STATE_WORDS[m.state], cost, tokens, formatDuration(m.elapsedSeconds), files, m.branch, runsCode].filter((p) => p !== null);
+  const parts = [STATE_WORDS[m.state], memberVerify(m), cost, tokens, formatDuration(m.elapsedSeconds), files, m.branch, runsCode].filter((p) => p !== null);
   return `  ${m.model} (${m.jobId}${m.jobId === current ? ', this one' : ''}): ${parts.join(', ')}`;
+}
+
+/** A candidate's verify commands in a comparison: "verify ✓ 2/2 after 1 fix round ($0.03 in all)", "⚠ changes what judges it". */
+function memberVerify(m: GroupMember): string | null {
+  const v = m.verify;
+  if (!v) return null;
+  if (v.outcome !== 'passed' && v.outcome !== 'failed') return `verify ${v.outcome}`;
+  const rounds = v.rounds > 0 ? ` after ${v.rounds} fix round${v.rounds === 1 ? '' : 's'} (${formatUsd(v.costUsd)} in all)` : '';
+  return `verify ${v.outcome === 'passed' ? '✓' : '✗'} ${v.passed}/${v.total}${rounds}${v.flagged ? ' ⚠ changes what judges it' : ''}`;
 }
 
 export function renderGroup(view: JobView): string[] {
   const group = view.group;
   if (!group) return [];
-  const lines = [`Comparison ${group.id}, ${group.jobs.length} models:`, ...group.jobs.map((m) => memberLine(m, view.job.id))];
+  const judged = group.jobs.some((m) => m.verify?.outcome === 'passed' || m.verify?.outcome === 'failed');
+  const lines = [
+    `Comparison ${group.id}, ${group.jobs.length} models${judged ? ', best first by their verify commands' : ''}:`,
+    ...group.jobs.map((m) => memberLine(m, view.job.id)),
+  ];
   const running = group.jobs.filter((m) => isActive(m.state)).length;
+  const best = group.jobs.find((m) => m.jobId === group.best);
   if (running > 0) lines.push(`${running} still running; ${DELEGATE_RESULT_TOOL} on any of them shows this again.`);
+  else if (best)
+    lines.push(
+      `Best: ${best.model}, which passed every verify command${group.jobs.filter((m) => m.verify?.outcome === 'passed' && !m.verify.flagged).length > 1 ? ' at the lowest cost' : ''}. Take it: openrouter-delegate take ${group.id} --best; discard the others (openrouter-delegate discard <job id>).`,
+    );
+  else if (judged) lines.push('No candidate passed every verify command without changing what judges it: read the failures, or follow one up.');
   else if (group.jobs.some((m) => m.branch))
     lines.push('Take one: openrouter-delegate take <job id> (or git merge <its branch>); discard the others (openrouter-delegate discard <job id>).');
   return lines;
@@ -99,7 +119,7 @@ export function renderJobView(view: JobView, answered: Answered = { tool: DELEGA
         .slice(-5)
         .map((l) => `  ${l}`),
     );
-  after.push(...renderGroup(view), `Files: ${view.files.dir}`, nextStep(view, answered));
+  after.push(...verifyLines(view.job), ...renderGroup(view), `Files: ${view.files.dir}`, nextStep(view, answered));
   if (view.tail.length > 0)
     lines.push('Latest activity:', ...newestWithin(view.tail.map(tailLine), MAX_ANSWER_CHARS - joinedLength([...lines, ...after]) - 200));
   return [...lines, ...after].join('\n');
@@ -107,7 +127,12 @@ export function renderJobView(view: JobView, answered: Answered = { tool: DELEGA
 
 export function renderJobResult(result: JobResult): string {
   const lines = renderJobHeader(result);
-  const after = [...renderChanges(result), ...renderGroup(result), nextStep(result, { tool: DELEGATE_RESULT_TOOL }, result.resultText !== null)];
+  const after = [
+    ...verifyLines(result.job, (text) => text.split('\n').map((line) => `  | ${line}`)),
+    ...renderChanges(result),
+    ...renderGroup(result),
+    nextStep(result, { tool: DELEGATE_RESULT_TOOL }, result.resultText !== null),
+  ];
   if (result.resultText !== null) {
     const framing = ['', '--- answer ---', '--- end of answer ---', ANSWER_IS_DATA];
     const room = joinedLength([...lines, ...framing, ...after]) + 1;
@@ -160,7 +185,7 @@ export function renderJobList(list: JobList): string {
     lines.push('', `Session ${c.sessionId} — ${c.model}, ${c.cwd}, ${formatUsd(c.costUsd)}${c.groupId ? `; comparison ${c.groupId}` : ''}`);
     for (const j of c.jobs) {
       lines.push(
-        `  ${j.id}  turn ${j.turn}  ${STATE_WORDS[j.state]}  ${j.createdAt.replace('T', ' ').slice(0, 19)}  ${formatJobCost(j)}  “${j.promptPreview}”`,
+        `  ${j.id}  turn ${j.turn}  ${STATE_WORDS[j.state]}${verifyMark(j)}  ${j.createdAt.replace('T', ' ').slice(0, 19)}  ${formatJobCost(j)}  “${j.promptPreview}”`,
       );
     }
   }

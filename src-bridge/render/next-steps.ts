@@ -65,6 +65,13 @@ function afterBudgetStop(view: JobView, stop: BudgetStop | undefined): { said: s
 function forward(view: JobView): { said: string | null; step: Step | null } {
   const { id, state } = view.job;
   if (state === 'budget_exceeded') return afterBudgetStop(view, view.budgetStop);
+  const verify = view.job.verify;
+  if (verify?.outcome === 'failed' && verify.fixJobId) {
+    return { said: null, step: { call: toolCall(DELEGATE_RESULT_TOOL, { job_id: verify.fixJobId, wait_seconds: 120 }), why: 'for the fix round' } };
+  }
+  if (verify?.outcome === 'failed' && state === 'succeeded') {
+    return { said: null, step: { call: toolCall(DELEGATE_FOLLOWUP_TOOL, { job_id: id, prompt: '…' }), why: 'to fix what failed (or discard it)' } };
+  }
   const why = CONTINUE_WHY[state];
   return { said: null, step: why ? { call: toolCall(DELEGATE_FOLLOWUP_TOOL, { job_id: id, prompt: '…' }), why } : null };
 }

@@ -4,6 +4,7 @@ import type { JobRecord } from '../../src-main/contract/jobs.js';
 export const STATE_WORDS: Record<JobRecord['state'], string> = {
   queued: 'queued',
   running: 'running',
+  verifying: 'verifying',
   succeeded: 'succeeded',
   failed: 'FAILED',
   cancelled: 'cancelled',

@@ -3,7 +3,7 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { FollowupRequestSchema } from '../../src-main/contract/index.js';
 import { DELEGATE_FOLLOWUP_TOOL } from '../mcp-names.js';
 import { COSTS_MONEY, caller, jobAnswer, statusAfterWait } from './delegate-common.js';
-import { PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
+import { PERMISSION_WORDS, WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
 
@@ -12,7 +12,7 @@ export const delegateFollowupInput = withDetail(
     jobId: 'Any job of the conversation (or session_id).',
     sessionId: null,
     prompt: 'The next message (or prompt_file).',
-    promptFile: PROMPT_WORDS.promptFile,
+    promptFile: null,
     permissionMode: PERMISSION_WORDS,
     maxTurns: null,
     maxCostUsd: "Default and ceiling: the user's per-job budget.",

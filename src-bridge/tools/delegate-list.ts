@@ -17,7 +17,7 @@ export const delegateListInput = withDetail(
 );
 
 export function describeDelegateList(): string {
-  return "Delegated jobs, newest first, by conversation, with cost and today's spend against the budget.";
+  return "Delegated jobs by conversation, newest first, with cost and today's spend.";
 }
 
 export function registerDelegateListTool(server: McpServer, deps: ToolDeps): RegisteredTool {

@@ -12,10 +12,10 @@ export const delegateStartInput = withDetail(
   deriveInput(StartJobRequestSchema, {
     ...PROMPT_WORDS,
     model: "Default: the user's.",
-    models: `Instead of model: the same task on each, side by side (fan-out); ${DELEGATE_RESULT_TOOL} compares them.`,
+    models: `Instead of model: the same task on each (fan-out), compared by ${DELEGATE_RESULT_TOOL}.`,
     cwd: 'Default: this project.',
     permissionMode: PERMISSION_WORDS,
-    profile: `Its tools: ${DELEGATE_PROFILES.map((p) => `${p} = ${PROFILE_TOOLS[p]?.join(', ') ?? 'all (2× the tokens)'}`).join('; ')}. Default and ceiling: the user's.`,
+    profile: `Its tools: ${DELEGATE_PROFILES.map((p) => `${p} ${PROFILE_TOOLS[p]?.join(', ') ?? 'all (2× tokens)'}`).join('; ')}. Default and ceiling: the user's.`,
     isolation: "worktree: a branch of its own, your files untouched; none: edits cwd in place. Default: the user's.",
     allowedTools: 'Pre-approved, e.g. ["Read", "Grep(src/**)"], of those the user allows.',
     disallowedTools: null,
@@ -24,6 +24,8 @@ export const delegateStartInput = withDetail(
     addDirs: null,
     maxCostUsd: "Default and ceiling: the user's per-job budget.",
     timeoutMinutes: null,
+    verify: 'Commands that judge its branch when it ends, e.g. ["npm test"]; they rank a fan-out.',
+    fixRounds: null,
     waitSeconds: WAIT_WORDS,
   }),
 );
@@ -62,6 +64,8 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
           addDirs: args.add_dirs,
           maxCostUsd: args.max_cost_usd,
           timeoutMinutes: args.timeout_minutes,
+          verify: args.verify,
+          fixRounds: args.fix_rounds,
           waitSeconds: 0,
           caller: caller(),
         });

@@ -74,6 +74,8 @@ const VALUE_NAMES: Record<SettingUnit, string> = {
   models: 'N',
   minutes: 'MINUTES',
   days: 'DAYS',
+  commands: 'N',
+  rounds: 'N',
 };
 
 /** A flag for a number setting: how it is read and its placeholder follow from the unit and whether it may be none. */

@@ -21,7 +21,7 @@ import { serveCommand } from './serve-command.js';
 import { startCommand } from './start-command.js';
 import { statusCommand } from './status-command.js';
 import { stopCommand } from './stop-command.js';
-import { BARE_YES, takeCommand, takeOutYesList } from './take-command.js';
+import { BARE_YES, bestOfGroup, takeCommand, takeOutYesList } from './take-command.js';
 import { uiCommand } from './ui-command.js';
 import { worktreesCommand } from './worktrees-command.js';
 
@@ -58,7 +58,7 @@ Usage:
   openrouter-delegate discard <job-id> [--yes]
                                         throw away a delegated job's work: remove its worktree and delete its
                                         branch (every turn of its conversation); asks first unless --yes
-  openrouter-delegate take <job-id> [--merge|--squash|--rebase] [--dry-run] [--json] [--yes=<files>]
+  openrouter-delegate take <job-id> | <group-id> --best [--merge|--squash|--rebase] [--dry-run] [--json] [--yes=<files>]
                                         take a finished job's branch into your repository's current branch, only
                                         when it can be done cleanly (else it says why and changes nothing): merge
                                         (the default; a fast-forward when possible), squash (one commit of yours)
@@ -86,9 +86,11 @@ async function take(
   locations: Locations,
   jobId: string | undefined,
   ways: Record<TakeWay, boolean>,
-  options: { preview: boolean; json: boolean; bareYes: boolean; yes: string[] | null },
+  options: { preview: boolean; json: boolean; bareYes: boolean; yes: string[] | null; best: boolean },
 ) {
   if (!jobId) throw new UsageError('Name the job whose work to take: `openrouter-delegate take <job-id>` (the job list shows the ids).');
+  if (options.best && !jobId.startsWith('group_'))
+    throw new UsageError(`--best takes a fan-out's best candidate: name its comparison (group_…), not ${jobId}.`);
   const asked = (Object.keys(ways) as TakeWay[]).filter((how) => ways[how]);
   if (asked.length > 1) throw new UsageError(`Take one way at a time: --${asked.join(' or --')}.`);
   if (options.bareYes) throw new UsageError(BARE_YES);
@@ -96,7 +98,9 @@ async function take(
   const ask = process.stdin.isTTY ? askYes : null;
   const client = await connectOrStart(locations, CLI_FILE);
   try {
-    return await takeCommand(client, jobId, { how: asked[0] ?? null, preview, json, yes, ask }, out, err);
+    const chosen = options.best ? await bestOfGroup(client, jobId, err) : jobId;
+    if (chosen === null) return 1;
+    return await takeCommand(client, chosen, { how: asked[0] ?? null, preview, json, yes, ask }, out, err);
   } finally {
     client.close();
   }
@@ -141,6 +145,7 @@ function parseCommandLine(argv: string[]) {
       squash: { type: 'boolean', default: false },
       rebase: { type: 'boolean', default: false },
       'dry-run': { type: 'boolean', default: false },
+      best: { type: 'boolean', default: false },
       preview: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
@@ -187,7 +192,7 @@ function runCommand(command: string, action: string | undefined, values: Flags, 
         locations,
         action,
         { merge: values.merge, squash: values.squash, rebase: values.rebase },
-        { preview: values['dry-run'] || values.preview, json: values.json, bareYes: values.yes, yes: yesList },
+        { preview: values['dry-run'] || values.preview, json: values.json, bareYes: values.yes, yes: yesList, best: values.best },
       );
     case 'worktrees':
       return worktrees(locations, { removeTaken: values['remove-taken'], json: values.json });

@@ -91,6 +91,32 @@ function nextStep(preview: TakePreview, ways: TakePreview['ways'], only: TakeWay
   return `Nothing was changed: run it with --${way} instead of --dry-run to take it.`;
 }
 
+/**
+ * The job to take for `take <group> --best`: the fan-out's candidate that passed every verify command without changing
+ * what judges them, at the lowest cost (the service's ranking, docs/VERIFY.md); null, said on `err`, when there is none.
+ */
+export async function bestOfGroup(client: IpcClient, groupId: string, err: (line: string) => void): Promise<string | null> {
+  const list = await client.call('jobs.list', { limit: 500 });
+  const member = list.conversations.find((c) => c.groupId === groupId)?.jobs[0];
+  if (!member) {
+    err(`No fan-out ${groupId} among the last 500 jobs: \`openrouter-delegate status\` lists them.`);
+    return null;
+  }
+  const group = (await client.call('jobs.result', { jobId: member.id, waitSeconds: 0, maxChars: 100 })).group;
+  const best = group?.jobs.find((m) => m.jobId === group.best);
+  if (!group || !best) {
+    const open = group?.jobs.some((m) => m.state === 'queued' || m.state === 'running' || m.state === 'verifying');
+    err(
+      open
+        ? `Nothing was taken: ${groupId} is still running or verifying; its best is known once every candidate has been judged.`
+        : `Nothing was taken: no candidate of ${groupId} passed every verify command without changing what judges it. Take one by its job id, after reading why.`,
+    );
+    return null;
+  }
+  // Its latest turn (a fix round's) holds the branch tip the commands judged; every turn shares the branch.
+  return best.verify?.jobId ?? best.jobId;
+}
+
 export async function takeCommand(
   client: IpcClient,
   jobId: string,

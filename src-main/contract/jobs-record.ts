@@ -5,11 +5,12 @@
 import { z } from 'zod';
 import { DelegateProfileSchema, IsolationModeSchema, PermissionModeSchema } from './settings-modes.js';
 
-export const JOB_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out', 'budget_exceeded', 'lost'] as const;
+/** `verifying`: the delegate's turn has ended and the job's verify commands run on its branch (docs/VERIFY.md). */
+export const JOB_STATES = ['queued', 'running', 'verifying', 'succeeded', 'failed', 'cancelled', 'timed_out', 'budget_exceeded', 'lost'] as const;
 export const JobStateSchema = z.enum(JOB_STATES);
 export type JobState = z.infer<typeof JobStateSchema>;
-export const ACTIVE_STATES: readonly JobState[] = ['queued', 'running'];
-export const isActive = (state: JobState): boolean => state === 'queued' || state === 'running';
+export const ACTIVE_STATES: readonly JobState[] = ['queued', 'running', 'verifying'];
+export const isActive = (state: JobState): boolean => state === 'queued' || state === 'running' || state === 'verifying';
 
 export const UsageSchema = z.object({
   inputTokens: z.number(),
@@ -128,6 +129,46 @@ export const JobSandboxSchema = z.object({
 });
 export type JobSandbox = z.infer<typeof JobSandboxSchema>;
 
+/** One verify command's run on a job's branch (docs/VERIFY.md). */
+export const VerifyRunSchema = z.object({
+  command: z.string(),
+  ok: z.boolean(),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  timedOut: z.boolean(),
+  ms: z.number(),
+  /** The output's last lines (bounded, redacted); the whole output is `verify.log` in the job's folder. */
+  tail: z.string(),
+});
+export type VerifyRun = z.infer<typeof VerifyRunSchema>;
+
+/**
+ * How a job's verify commands judged its work: `pending` until its turn ends; `running`; `passed` (every command
+ * exited 0) or `failed`; `skipped` with `note` saying why (no changes, no dependencies to run them with …);
+ * `cancelled`; `interrupted` (the service stopped while they ran).
+ */
+export const VERIFY_OUTCOMES = ['pending', 'running', 'passed', 'failed', 'skipped', 'cancelled', 'interrupted'] as const;
+export const VerifyOutcomeSchema = z.enum(VERIFY_OUTCOMES);
+export type VerifyOutcome = z.infer<typeof VerifyOutcomeSchema>;
+
+/** A job's verify commands and what they found (absent when it has none). */
+export const JobVerifySchema = z.object({
+  commands: z.array(z.string()),
+  /** Fix rounds this conversation may still start when the commands fail (each one a follow-up turn). */
+  fixRoundsLeft: z.number().int().min(0),
+  /** Which fix round this turn is (0: the delegation's own turn). */
+  round: z.number().int().min(0).default(0),
+  outcome: VerifyOutcomeSchema,
+  /** Why it was skipped, or what to know beside the outcome (a changed lockfile …), in words. */
+  note: z.string().nullable().default(null),
+  runs: z.array(VerifyRunSchema).default([]),
+  /** Where the work changes what judges it (a test script, a deleted test, a skip marker …): a pass then proves less. */
+  flags: z.array(z.string()).default([]),
+  /** The follow-up turn started to fix a failure, when one was. */
+  fixJobId: z.string().nullable().default(null),
+});
+export type JobVerify = z.infer<typeof JobVerifySchema>;
+
 /** What is stored in `job.json` and shown by status and list (never the key, never the prompt). */
 export const JobRecordSchema = z.object({
   version: z.literal(1),
@@ -188,5 +229,7 @@ export const JobRecordSchema = z.object({
   sandbox: JobSandboxSchema.optional(),
   /** A fan-out's jobs (one delegate_start naming several models) share this id: one comparison. Absent otherwise. */
   groupId: z.string().optional(),
+  /** The commands that judge its work, run on its branch when its turn ends, and what they found (absent: none). */
+  verify: JobVerifySchema.optional(),
 });
 export type JobRecord = z.infer<typeof JobRecordSchema>;

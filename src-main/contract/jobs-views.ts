@@ -3,7 +3,7 @@
  * its branch made, a fan-out's comparison, the list of conversations; and the lines every view words the same.
  */
 import { z } from 'zod';
-import { ChangeCountsSchema, JobRecordSchema, JobStateSchema, TailEntrySchema, UsageSchema, ZERO_USAGE } from './jobs-record.js';
+import { ChangeCountsSchema, JobRecordSchema, JobStateSchema, TailEntrySchema, UsageSchema, VerifyOutcomeSchema, ZERO_USAGE, isActive } from './jobs-record.js';
 import type { JobSandbox } from './jobs-record.js';
 import { RunsCodeSchema } from './take.js';
 import { WorktreeSummarySchema } from './worktrees.js';
@@ -44,11 +44,53 @@ export const GroupMemberSchema = z.object({
   changes: ChangeCountsSchema.nullable(),
   /** The files of its branch that run code once taken, by path (a result's comparison; empty elsewhere and while it runs). */
   runsCode: z.array(z.string()).default([]),
+  /**
+   * Its conversation's verify commands, as its latest judged turn left them (a fix round included): how many passed,
+   * whether its branch changes what judges it, and what the conversation cost in all. Null: it has none, or none ran yet.
+   */
+  verify: z
+    .object({
+      outcome: VerifyOutcomeSchema,
+      passed: z.number().int(),
+      total: z.number().int(),
+      flagged: z.boolean(),
+      rounds: z.number().int(),
+      costUsd: z.number(),
+      /** The turn whose branch tip they judged. */
+      jobId: z.string(),
+    })
+    .nullable()
+    .default(null),
 });
 export type GroupMember = z.infer<typeof GroupMemberSchema>;
-/** A fan-out's jobs side by side, in the order their models were named. */
-export const JobGroupSchema = z.object({ id: z.string(), jobs: z.array(GroupMemberSchema) });
+/**
+ * A fan-out's jobs side by side: ranked by their verify commands when they have them (rankMembers), else in the order
+ * their models were named; `best`, the one to take, when one passed every command and changed nothing that judges it.
+ */
+export const JobGroupSchema = z.object({ id: z.string(), jobs: z.array(GroupMemberSchema), best: z.string().nullable().default(null) });
 export type JobGroup = z.infer<typeof JobGroupSchema>;
+
+/**
+ * A fan-out's candidates in the order the verify commands rank them (docs/VERIFY.md): first those whose branch changes
+ * nothing that judges it, then by commands passed, then by what the conversation cost, then by the size of its diff;
+ * those not judged (yet) last, in their order. A flagged candidate is never first while an unflagged one was judged.
+ */
+export function rankMembers(members: readonly GroupMember[]): { ranked: GroupMember[]; best: string | null } {
+  const judged = members.filter((m) => m.verify !== null && (m.verify.outcome === 'passed' || m.verify.outcome === 'failed'));
+  const rest = members.filter((m) => !judged.includes(m));
+  const size = (m: GroupMember) => (m.changes ? m.changes.added + m.changes.removed : Number.MAX_SAFE_INTEGER);
+  const ranked = [...judged].sort((a, b) => {
+    const va = a.verify;
+    const vb = b.verify;
+    if (!va || !vb) return 0;
+    return Number(va.flagged) - Number(vb.flagged) || vb.passed - va.passed || va.costUsd - vb.costUsd || size(a) - size(b);
+  });
+  const first = ranked[0];
+  // Named once every candidate has ended: one still running may yet pass for less.
+  const settled = members.every((m) => !isActive(m.state));
+  const best = settled && first?.verify?.outcome === 'passed' && !first.verify.flagged ? first.jobId : null;
+  return { ranked: [...ranked, ...rest], best };
+}
 
 /**
  * Why a job's budget stopped it, in figures a caller can act on: the max_cost_usd that would have let its refused

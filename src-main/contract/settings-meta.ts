@@ -40,7 +40,7 @@ export function withSettingPatch(patch: SettingsPatch, path: SettingPath, value:
 }
 
 /** What a number counts; each surface words it its own way (a "$" prefix, MINUTES, "in minutes"). */
-export type SettingUnit = 'usd' | 'usdPerMTokens' | 'tokens' | 'jobs' | 'minutes' | 'days' | 'retries' | 'models';
+export type SettingUnit = 'usd' | 'usdPerMTokens' | 'tokens' | 'jobs' | 'minutes' | 'days' | 'retries' | 'models' | 'commands' | 'rounds';
 
 /**
  * What a person reads about one setting, the same on every surface (CLI and settings page).
@@ -132,6 +132,25 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
     help: 'the most models one delegation may run side by side, one job and branch each',
     unit: 'models',
     bounds: SETTING_BOUNDS.fanOutLimit,
+  },
+  verifyTimeoutMinutes: {
+    label: 'Verify command timeout',
+    help: "the longest one verify command may run on a delegate's branch",
+    unit: 'minutes',
+    bounds: SETTING_BOUNDS.verifyTimeoutMinutes,
+  },
+  verifyConcurrency: {
+    label: 'Verify commands at once',
+    help: 'per repository; each runs in a box of its own',
+    unit: 'commands',
+    bounds: SETTING_BOUNDS.verifyConcurrency,
+    none: "half the machine's cores",
+  },
+  fixRounds: {
+    label: 'Fix rounds',
+    help: 'how often a delegate whose verify commands fail is continued with the failure',
+    unit: 'rounds',
+    bounds: SETTING_BOUNDS.fixRounds,
   },
   claudePath: { label: 'claude executable', help: 'the claude CLI delegates run', none: 'OPENROUTER_DELEGATE_CLAUDE, then PATH' },
   modelsCacheTtlMinutes: {

@@ -19,6 +19,9 @@ export const SETTING_BOUNDS = {
   modelsCacheTtlMinutes: { min: 1, max: 7 * 24 * 60 },
   delegateMaxRetries: { min: 0, max: 10 },
   fanOutLimit: { min: 2, max: 5 },
+  verifyTimeoutMinutes: { min: 1, max: 240 },
+  verifyConcurrency: { min: 1, max: 16 },
+  fixRounds: { min: 0, max: 3 },
 } as const satisfies Record<string, SettingBounds>;
 
 /** Inclusive; no `max` means no upper bound. */

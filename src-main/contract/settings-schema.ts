@@ -89,6 +89,12 @@ const settingsShape = {
   retentionDays: wholeIn(SETTING_BOUNDS.retentionDays).default(30),
   /** The most models one delegate_start may name at once (a fan-out: one job, worktree and branch per model). */
   fanOutLimit: wholeIn(SETTING_BOUNDS.fanOutLimit).default(3),
+  /** The longest one verify command may run (docs/VERIFY.md). */
+  verifyTimeoutMinutes: wholeIn(SETTING_BOUNDS.verifyTimeoutMinutes).default(10),
+  /** Verify commands run at once per repository; null = half the machine's cores, at least 1. */
+  verifyConcurrency: wholeIn(SETTING_BOUNDS.verifyConcurrency).nullable().default(null),
+  /** How many times a delegation whose verify commands fail is continued with the failure, unless it names its own. */
+  fixRounds: wholeIn(SETTING_BOUNDS.fixRounds).default(1),
   /** Path of the `claude` executable; null = OPENROUTER_DELEGATE_CLAUDE, then PATH. */
   claudePath: z.string().min(1).nullable().default(null),
   modelsCacheTtlMinutes: wholeIn(SETTING_BOUNDS.modelsCacheTtlMinutes).default(60),

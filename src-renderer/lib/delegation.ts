@@ -152,6 +152,8 @@ const UNIT_AFFIXES: Record<SettingUnit, { prefix?: string; suffix?: string }> = 
   days: { suffix: 'days' },
   retries: { suffix: 'retries' },
   models: { suffix: 'models' },
+  commands: { suffix: 'at once' },
+  rounds: { suffix: 'rounds' },
 };
 
 /** How a number setting's field reads and shows its text, from the contract's SETTING_META. */

@@ -5,9 +5,9 @@
 import type { DiffLine, GroupMember, JobChanges, JobList, JobRecord, JobState, TailEntry } from '../../src-main/contract/index.js';
 import { formatDateTime, formatTime, formatTokens, formatUsd, promptTokens } from './format.js';
 
-/** While a job is queued or running it can be followed and cancelled. */
+/** While a job is queued, running or verifying it can be followed and cancelled. */
 export function isActiveState(state: JobState): boolean {
-  return state === 'queued' || state === 'running';
+  return state === 'queued' || state === 'running' || state === 'verifying';
 }
 
 /** The badge classes of app.css, plus `live` (page-scoped) for a running job. */
@@ -16,6 +16,7 @@ export type BadgeTone = 'ok' | 'warn' | 'fail' | 'live' | 'neutral';
 const STATES: Record<JobState, { label: string; tone: BadgeTone; meaning: string }> = {
   queued: { label: 'Queued', tone: 'neutral', meaning: 'Waiting for a free slot (see concurrency on the Delegation page).' },
   running: { label: 'Running', tone: 'live', meaning: 'Claude Code is working on it.' },
+  verifying: { label: 'Verifying', tone: 'live', meaning: 'Its turn has ended; its verify commands run on a clean checkout of its branch.' },
   succeeded: { label: 'Succeeded', tone: 'ok', meaning: 'It finished and left an answer.' },
   failed: { label: 'Failed', tone: 'fail', meaning: 'Claude Code ended with an error.' },
   cancelled: { label: 'Cancelled', tone: 'warn', meaning: 'It was stopped on request, with everything it started.' },

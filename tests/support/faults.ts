@@ -54,6 +54,8 @@ export interface StartFields {
   allowedTools?: string[];
   timeoutMinutes?: number;
   maxCostUsd?: number;
+  verify?: string[];
+  fixRounds?: number;
 }
 
 export class FaultWorld extends DelegationWorld {
@@ -131,7 +133,7 @@ export class FaultWorld extends DelegationWorld {
   /** Waits (bounded) until the job has left queued/running. */
   async waitForEnd(client: IpcClient, jobId: string): Promise<JobView> {
     const view = await client.call('jobs.status', { jobId, waitSeconds: 90 });
-    expect(['queued', 'running']).not.toContain(view.job.state);
+    expect(['queued', 'running', 'verifying']).not.toContain(view.job.state);
     return view;
   }
 

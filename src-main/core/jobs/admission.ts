@@ -62,7 +62,7 @@ export interface ResolvedJobRequest {
 }
 
 /** What admission uses of the supervisor's dependencies (the registry holds the store and the settings). */
-export type AdmissionDeps = Pick<SupervisorDeps, 'apiKey' | 'keyProblem' | 'balance' | 'models' | 'locateClaude' | 'sandbox' | 'serviceDirs'>;
+export type AdmissionDeps = Pick<SupervisorDeps, 'apiKey' | 'keyProblem' | 'balance' | 'models' | 'locateClaude' | 'sandbox' | 'serviceDirs' | 'verifier'>;
 
 /**
  * The one way a request becomes a job's settings. `previous` is the conversation's latest turn for a
@@ -114,6 +114,7 @@ export async function resolveJobRequest(
   if (previous) await assertWorktreeUsable(registry.worktrees, previous.isolation);
   // The conversation's folder may have been removed since its last turn.
   if (previous) await resolveDirectory(previous.cwd, previous.cwd, "The conversation's directory");
+  const verify = await resolveVerify(deps, request, previous, plan, settings);
   return {
     fields: {
       sessionId: previous ? previous.sessionId : randomUUID(),
@@ -134,8 +135,9 @@ export async function resolveJobRequest(
       client,
       isolation: previous ? followOn(previous.isolation) : plan?.mode === 'none' ? inPlace(plan.note) : undefined,
       sandbox: programs,
+      ...(verify ? { verify } : {}),
     },
-    prompt,
+    prompt: verify ? withVerifyCommands(prompt, verify.commands) : prompt,
     pricing: model.pricing,
     fallbacks: fallbacks.fallbacks.map((m) => ({ model: m.id, prices: m.pricing })),
     skippedFallbacks: fallbacks.skipped,
@@ -144,6 +146,43 @@ export async function resolveJobRequest(
     settings,
     worktree: plan?.mode === 'worktree' ? plan : null,
   };
+}
+
+/**
+ * A turn's verify commands (docs/VERIFY.md): a first turn's from its request, a follow-up's from its conversation
+ * (with the fix rounds it has left). They judge a branch, so a delegation that works in place cannot have them; and
+ * one whose repository cannot run them now (no dependencies installed) is refused before it costs anything.
+ */
+async function resolveVerify(
+  deps: AdmissionDeps,
+  request: JobRequestInput,
+  previous: JobRecord | null,
+  plan: IsolationPlan | null,
+  settings: Settings,
+): Promise<JobRecord['verify']> {
+  const fresh = { round: 0, outcome: 'pending' as const, note: null, runs: [], flags: [], fixJobId: null };
+  if (previous) return previous.verify ? { ...fresh, commands: previous.verify.commands, fixRoundsLeft: previous.verify.fixRoundsLeft } : undefined;
+  if (request.verify === undefined) {
+    if (request.fixRounds !== undefined)
+      throw new ServiceError('invalid_request', 'fix_rounds continues a delegate whose verify commands fail: name them in verify.');
+    return undefined;
+  }
+  if (plan?.mode !== 'worktree') {
+    throw new ServiceError(
+      'invalid_request',
+      `Nothing was started: verify commands judge a job's branch, and this delegation works in place (${plan?.note ?? 'no worktree'}). Delegate in a git repository with isolation "worktree", or leave verify out.`,
+    );
+  }
+  if (!deps.verifier) throw new ServiceError('unavailable', 'Nothing was started: this service cannot run verify commands.');
+  const refusal = await deps.verifier.refusal(plan.repo, request.verify);
+  if (refusal !== null) throw new ServiceError('invalid_request', `Nothing was started: ${refusal}`);
+  return { ...fresh, commands: request.verify, fixRoundsLeft: request.fixRounds ?? settings.fixRounds };
+}
+
+/** The prompt, and after it the commands that will judge the work: the delegate can run them itself before it ends. */
+export function withVerifyCommands(prompt: string, commands: readonly string[]): string {
+  const list = commands.map((command) => `- ${command}`).join('\n');
+  return `${prompt}\n\nYou are done when these commands pass in the repository's top folder. When your turn ends they run on a clean checkout of your branch (what you committed, and what you left in the worktree), without network:\n${list}\n`;
 }
 
 /**
@@ -306,6 +345,7 @@ export function newRecord(registry: JobRegistry, deps: Pick<AdmissionDeps, 'apiK
       allowedTools: fields.allowedTools.map(scrub),
       disallowedTools: fields.disallowedTools.map(scrub),
       client: scrub(fields.client),
+      ...(fields.verify ? { verify: { ...fields.verify, commands: fields.verify.commands.map(scrub) } } : {}),
     },
     registry.now(),
   );

@@ -44,8 +44,13 @@ export function boxRuntime(env: NodeJS.ProcessEnv = process.env): BoxRuntime {
 }
 
 export interface BoxSettingsInput {
-  /** The gateway's address (the delegate's ANTHROPIC_BASE_URL): its host and port are the box's one loopback door. */
-  gatewayUrl: string;
+  /**
+   * The gateway's address (the delegate's ANTHROPIC_BASE_URL): its host and port are the box's one loopback door.
+   * Null for a box with no door to it (verify commands, core/verify).
+   */
+  gatewayUrl: string | null;
+  /** Programs in the box may listen on its own loopback (a test's server); on Linux each box has a loopback of its own. */
+  allowLocalBinding?: boolean;
   /** The user's allowed domains (package registries …). */
   allowedDomains: readonly string[];
   /** Paths nothing in the box reads: the service's folders, other jobs', the secret stores, the user's denyRead. */
@@ -78,11 +83,11 @@ export function boxSettings(input: BoxSettingsInput): string {
   return `${JSON.stringify(
     {
       network: {
-        allowedDomains: unique([gatewayDomain(input.gatewayUrl), ...input.allowedDomains]),
+        allowedDomains: unique([...(input.gatewayUrl === null ? [] : [gatewayDomain(input.gatewayUrl)]), ...input.allowedDomains]),
         deniedDomains: [],
         // What no entry names is refused, never asked about.
         strictAllowlist: true,
-        allowLocalBinding: false,
+        allowLocalBinding: input.allowLocalBinding ?? false,
         allowAllUnixSockets: false,
       },
       filesystem: {

@@ -65,12 +65,18 @@ export interface ChildEnvInput {
   maxRetries?: number;
 }
 
-export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
+/** What a child of ours inherits of `parentEnv`: identity, shell basics, locale, TLS and proxies (INHERITED), nothing else. */
+export function inheritedEnv(parentEnv: NodeJS.ProcessEnv): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(input.parentEnv)) {
+  for (const [name, value] of Object.entries(parentEnv)) {
     if (value === undefined) continue;
     if (INHERITED.has(name) || INHERITED_PREFIXES.some((p) => name.startsWith(p))) env[name] = value;
   }
+  return env;
+}
+
+export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
+  const env = inheritedEnv(input.parentEnv);
   const depth = Number.parseInt(input.parentEnv[ENV.depth] ?? '0', 10);
   Object.assign(env, {
     ANTHROPIC_BASE_URL: input.baseUrl,

@@ -22,6 +22,7 @@ export type JobRequestFields = Pick<
   | 'client'
   | 'isolation'
   | 'sandbox'
+  | 'verify'
 >;
 
 export function newJobRecord(id: string, fields: JobRequestFields, createdAtMs: number): JobRecord {

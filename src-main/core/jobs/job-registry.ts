@@ -23,6 +23,7 @@ import { Worktrees } from './worktrees.js';
 import { errorMessage } from '../../common/errors.js';
 import type { BoxRuntime } from './box.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
+import type { Verifier } from './verify-link.js';
 
 export interface SupervisorDeps {
   store: JobStore;
@@ -39,6 +40,8 @@ export interface SupervisorDeps {
   locateClaude: (callerPath: string | undefined) => Promise<string>;
   /** Whether a delegate's box can run on this machine, asked at each admission; default: platform/sandbox-probe.ts, cached. */
   sandbox?: () => Promise<SandboxAvailability>;
+  /** Runs a job's verify commands on its branch when its turn ends (core/verify); without one, a delegation naming verify commands is refused. */
+  verifier?: Verifier;
   onChange?: (job: JobRecord) => void;
   /** Told when a delegate's request was refused for its key (401), so the key is read afresh. */
   onKeyRejected?: () => void;
@@ -106,6 +109,8 @@ export interface LiveJob {
   tokenOnDisk: string | null;
   /** Its requests through the gateway, summed: the source of its tokens and its estimate (turn-meter.ts). */
   meter: TurnMeter;
+  /** While its verify commands run: what stops them (a cancel, the service stopping). */
+  verifyAbort?: AbortController;
 }
 
 export function liveJob(record: JobRecord): LiveJob {

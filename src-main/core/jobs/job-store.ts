@@ -33,6 +33,8 @@ export interface JobPaths {
   tokenHash: string;
   /** The settings of the box the job runs in (box.ts), written at each launch. */
   box: string;
+  /** Its verify commands' whole output, one after the other (docs/VERIFY.md). */
+  verifyLog: string;
 }
 
 export interface JobStoreOptions {
@@ -134,6 +136,7 @@ export class JobStore {
       requests: path.join(dir, 'requests.jsonl'),
       tokenHash: path.join(dir, 'gateway-token.sha256'),
       box: path.join(dir, 'box.json'),
+      verifyLog: path.join(dir, 'verify.log'),
     };
   }
 

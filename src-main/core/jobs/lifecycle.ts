@@ -26,6 +26,7 @@ import { streamParserFor } from './stream-parser.js';
 import type { StreamParser } from './stream-parser.js';
 import type { TurnFigures } from './turn-meter.js';
 import { StreamTail } from './stream-tail.js';
+import { toVerify, verifyTurn } from './verify-turn.js';
 import { serviceFoldersToDeny } from './worktrees.js';
 import { boxCommand, boxRuntime, boxSettings, jobBox, sessionConfigDir } from './box.js';
 import type { BoxSettingsInput } from './box.js';
@@ -49,7 +50,18 @@ type MarkedProcesses = Awaited<ReturnType<typeof processesByEnv>>;
 /** What a job's launch, watch and end use of the supervisor's dependencies. */
 export type LifecycleDeps = Pick<
   SupervisorDeps,
-  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'boxRuntime' | 'serviceDirs' | 'serviceSubdirs' | 'killGraceMs' | 'onKeyRejected'
+  | 'apiKey'
+  | 'keyProblem'
+  | 'models'
+  | 'childEnv'
+  | 'locateClaude'
+  | 'spawn'
+  | 'boxRuntime'
+  | 'serviceDirs'
+  | 'serviceSubdirs'
+  | 'killGraceMs'
+  | 'onKeyRejected'
+  | 'verifier'
 >;
 
 export class JobLifecycle {
@@ -311,6 +323,8 @@ export class JobLifecycle {
       job.terminating = state;
       job.terminationReason = reason;
     }
+    // Its delegate has ended: what runs is its verify commands (a job stopped before they begin runs none).
+    if (record.state === 'verifying') job.verifyAbort?.abort();
     if (record.state === 'queued') {
       if (registry.leaveQueue(record.id)) {
         await this.settleUnstarted(job, state, reason);
@@ -329,7 +343,7 @@ export class JobLifecycle {
    * environment. Claude Code's Bash tool starts commands in sessions of their own, so once the delegate
    * itself is gone, neither its process group nor its tree reaches them.
    */
-  private async sweep(jobId: string): Promise<void> {
+  async sweep(jobId: string): Promise<void> {
     const { registry } = this;
     const left = (await this.scanMarked()).get(jobId) ?? [];
     if (left.length === 0) return;
@@ -410,17 +424,25 @@ export class JobLifecycle {
       // The folder is as the user left it, but for the delegate's work, before the job says it has ended.
       await this.leaveSharedFolder(job);
       Object.assign(record, { state: outcome.state, endReason });
+      // A turn that left changes on its branch is judged by its verify commands before it says it has ended.
+      const verifying = toVerify(job, this.deps.verifier !== undefined);
+      if (verifying) record.state = 'verifying';
       // Billing finds the generations in the request log; a job that sent nothing through the gateway has none.
       record.billing = record.generationIds.length > 0 || job.meter.requests > 0 ? 'pending' : 'unavailable';
       await registry.persist(job);
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
       if (!worktree) registry.runInBackground(this.sweep(record.id));
-      registry.runInBackground(removeJobTempDirs(record.id));
+      // Its temp folders go before its verify commands make theirs, under the job's name too.
+      const tidied = removeJobTempDirs(record.id);
+      registry.runInBackground(verifying ? tidied.then(() => verifyTurn(registry, this.deps.verifier, job, outcome.state, this.fixRound)) : tidied);
       registry.emit(job);
-      registry.wake(job);
+      if (!verifying) registry.wake(job);
       this.startQueued();
       if (record.billing === 'pending') this.billing.bill(job);
     })();
     return job.finishing;
   }
+
+  /** Continues a conversation whose verify commands failed, with the failure (the supervisor's); resolves to the new turn's id. */
+  fixRound: ((job: LiveJob) => Promise<string>) | null = null;
 }

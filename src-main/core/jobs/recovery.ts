@@ -9,6 +9,8 @@ import type { JobBilling } from './billing.js';
 import { liveJob } from './job-registry.js';
 import type { JobRegistry, LiveJob, SupervisorDeps } from './job-registry.js';
 import type { JobLifecycle } from './lifecycle.js';
+import { removeJobTempDirs } from './job-temp.js';
+import { verifyTurn } from './verify-turn.js';
 import { isSameProcess, processesByEnv } from './process-table.js';
 import { streamParserFor } from './stream-parser.js';
 import { TurnMeter } from './turn-meter.js';
@@ -19,7 +21,7 @@ const LOST_REASON = "The job's process ended while the service was not running, 
 type MarkedProcess = { pid: number; startTime: string | null; ppid?: number };
 
 /** What recovery uses of the supervisor's dependencies. */
-export type RecoveryDeps = Pick<SupervisorDeps, 'apiKey' | 'models' | 'adoptedPollMs'>;
+export type RecoveryDeps = Pick<SupervisorDeps, 'apiKey' | 'models' | 'adoptedPollMs' | 'verifier'>;
 
 export class JobRecovery {
   private readonly registry: JobRegistry;
@@ -45,8 +47,22 @@ export class JobRecovery {
     for (const job of loaded) {
       if (job.record.state === 'running') await this.recover(job);
       else if (job.record.state === 'queued') await this.requeue(job, marked.get(job.record.id) ?? []);
-      else if (job.record.billing === 'pending') this.billing.bill(job);
+      else {
+        if (job.record.billing === 'pending') this.billing.bill(job);
+        if (job.record.state === 'verifying') registry.runInBackground(this.reverify(job));
+      }
     }
+  }
+
+  /**
+   * A job the last service left verifying: what its verify commands left running is ended (they carry the job's
+   * marker), and they run again from the start on the same branch tip. Its turn succeeded (only such turns verify).
+   */
+  private async reverify(job: LiveJob): Promise<void> {
+    await this.lifecycle.sweep(job.record.id);
+    await removeJobTempDirs(job.record.id);
+    if (job.record.verify) job.record.verify = { ...job.record.verify, outcome: 'running', runs: [], flags: [] };
+    await verifyTurn(this.registry, this.deps.verifier, job, 'succeeded', this.lifecycle.fixRound);
   }
 
   /**

@@ -29,7 +29,8 @@ import type { AdmissionDeps } from './admission.js';
 import { JobBilling } from './billing.js';
 import { GatewayLink } from './gateway-link.js';
 import { JobRegistry } from './job-registry.js';
-import type { SupervisorDeps } from './job-registry.js';
+import type { LiveJob, SupervisorDeps } from './job-registry.js';
+import { fixRoundPrompt } from './verify-link.js';
 import { JobLifecycle } from './lifecycle.js';
 import { JobRecovery } from './recovery.js';
 import { noticeMissingWorktrees, removeTakenWorktrees, jobsKeptFromPrune, surveyAll } from './isolation.js';
@@ -75,6 +76,7 @@ export class Supervisor {
     this.deps = deps;
     this.billing = new JobBilling(this.registry, deps);
     this.lifecycle = new JobLifecycle(this.registry, deps, this.billing);
+    this.lifecycle.fixRound = (job) => this.fixRound(job);
     this.recovery = new JobRecovery(this.registry, deps, this.lifecycle, this.billing);
     this.views = new JobViews(this.registry);
     const registry = this.registry;
@@ -135,6 +137,8 @@ export class Supervisor {
     this.kept.stop();
     const tails: Array<Promise<void>> = [];
     for (const job of registry.all()) {
+      // Verify commands end with the service; the next start runs them again (recovery.ts).
+      job.verifyAbort?.abort();
       if (job.tail) tails.push(job.tail.stop());
       job.tail = null;
       registry.clearTimers(job);
@@ -195,6 +199,25 @@ export class Supervisor {
     const job = await admit(this.registry, this.deps, resolved, stillLatest);
     this.lifecycle.startQueued();
     return this.views.view(job, { waitSeconds: request.waitSeconds, progressLimit: TAIL_LIMIT_DEFAULT });
+  }
+
+  /**
+   * A fix round (docs/VERIFY.md): the conversation of a turn whose verify commands failed, continued with the failure
+   * as a follow-up of its own — admitted like any, so held to the policy and the day's budget, at the failed turn's cap.
+   */
+  private async fixRound(job: LiveJob): Promise<string> {
+    const { registry } = this;
+    const { record } = job;
+    const verify = record.verify;
+    if (!verify) throw new Error('the job has no verify commands');
+    const caller = { cwd: record.cwd, ...(job.callerPath ? { path: job.callerPath } : {}) };
+    const request = { jobId: record.id, prompt: fixRoundPrompt(verify.runs), maxCostUsd: record.maxCostUsd, waitSeconds: 0, caller };
+    const { latest, stillLatest } = conversationToContinue(registry, request);
+    const resolved = await resolveJobRequest(registry, this.deps, request, latest, record.client);
+    if (resolved.fields.verify) resolved.fields.verify = { ...resolved.fields.verify, fixRoundsLeft: verify.fixRoundsLeft - 1, round: verify.round + 1 };
+    const fix = await admit(registry, this.deps, resolved, stillLatest);
+    this.lifecycle.startQueued();
+    return fix.record.id;
   }
 
   async status(request: ParsedRequestOf<'jobs.status'>): Promise<JobView> {

@@ -3,8 +3,8 @@
  * its place in the queue, its files), its result, and the list grouped by conversation. A view may wait
  * for the job to end first; a wait that runs out says so instead of failing.
  */
-import { ZERO_USAGE, addUsage, isActive, withoutStderrNoise } from '../../contract/index.js';
-import type { JobGroup, JobList, JobRecord, JobResult, JobView, ParsedRequestOf, WorktreeSummary } from '../../contract/index.js';
+import { ZERO_USAGE, addUsage, isActive, rankMembers, withoutStderrNoise } from '../../contract/index.js';
+import type { GroupMember, JobGroup, JobList, JobRecord, JobResult, JobView, ParsedRequestOf, WorktreeSummary } from '../../contract/index.js';
 import { budgetStopOf, jobCostUsd } from './budget.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { streamParserFor } from './stream-parser.js';
@@ -61,26 +61,37 @@ export class JobViews {
   group(record: JobRecord): JobGroup | undefined {
     const { groupId } = record;
     if (groupId === undefined) return undefined;
-    const members = this.registry
-      .all()
-      .map((j) => j.record)
-      .filter((r) => r.groupId === groupId)
-      .sort((a, b) => a.id.localeCompare(b.id));
-    return {
-      id: groupId,
-      jobs: members.map((r) => ({
-        jobId: r.id,
-        model: r.model,
-        state: r.state,
-        estimatedCostUsd: r.estimatedCostUsd,
-        billedCostUsd: r.billedCostUsd,
-        usage: r.usage,
-        elapsedSeconds: this.elapsedSeconds(r),
-        branch: r.isolation?.mode === 'worktree' ? r.isolation.branch : null,
-        changes: r.isolation?.changes ?? null,
-        runsCode: [],
-      })),
+    const all = this.registry.all().map((j) => j.record);
+    const members = all.filter((r) => r.groupId === groupId).sort((a, b) => a.id.localeCompare(b.id));
+    // A member's conversation goes on in its fix rounds: its latest turn says where it stands and what judged it.
+    const latestOf = (r: JobRecord) => all.filter((t) => t.sessionId === r.sessionId).reduce((a, b) => (b.turn > a.turn ? b : a), r);
+    const costOf = (r: JobRecord) => all.filter((t) => t.sessionId === r.sessionId).reduce((sum, t) => sum + jobCostUsd(t), 0);
+    const verifyOf = (r: JobRecord, latest: JobRecord): GroupMember['verify'] => {
+      const verify = latest.verify;
+      if (!verify) return null;
+      const flagged = verify.flags.length > 0;
+      const passed = verify.runs.filter((run) => run.ok).length;
+      return { outcome: verify.outcome, passed, total: verify.commands.length, flagged, rounds: verify.round, costUsd: costOf(r), jobId: latest.id };
     };
+    const { ranked, best } = rankMembers(
+      members.map((r) => {
+        const latest = latestOf(r);
+        return {
+          jobId: r.id,
+          model: r.model,
+          state: isActive(latest.state) ? latest.state : r.state,
+          estimatedCostUsd: r.estimatedCostUsd,
+          billedCostUsd: r.billedCostUsd,
+          usage: r.usage,
+          elapsedSeconds: this.elapsedSeconds(r),
+          branch: r.isolation?.mode === 'worktree' ? r.isolation.branch : null,
+          changes: latest.isolation?.changes ?? r.isolation?.changes ?? null,
+          runsCode: [],
+          verify: verifyOf(r, latest),
+        };
+      }),
+    );
+    return { id: groupId, jobs: ranked, best };
   }
 
   private elapsedSeconds(record: JobRecord): number {
@@ -176,7 +187,7 @@ export class JobViews {
       totalUsage: shown.reduce((sum, r) => addUsage(sum, r.usage), ZERO_USAGE),
       spentTodayUsd: registry.spentToday(),
       dailyBudgetUsd: settings.budgets.perDayUsd,
-      running: all.filter((r) => r.state === 'running').length,
+      running: all.filter((r) => r.state === 'running' || r.state === 'verifying').length,
       queued: all.filter((r) => r.state === 'queued').length,
       unreadable: registry.unreadable,
       ...(worktrees ? { worktrees } : {}),

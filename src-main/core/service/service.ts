@@ -16,6 +16,7 @@ import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
+import { BoxedVerifier } from '../verify/verifier.js';
 import { OpenRouterClient } from '../openrouter/client.js';
 import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
 import { ModelsCache } from '../openrouter/models-cache.js';
@@ -165,6 +166,15 @@ export class Service {
       childEnv: (model, token, callerPath) => this.childEnv(model, token, callerPath),
       locateClaude: (callerPath) => locateClaude({ env, setting: this.settings.current.claudePath, callerPath }),
       sandbox: this.sandbox,
+      verifier: new BoxedVerifier({
+        settings: () => this.settings.current,
+        sandbox: this.sandbox,
+        env,
+        serviceDirs: [this.locations.runtime, this.locations.data, this.locations.config, this.locations.cache, this.locations.logs],
+        locateClaude: (callerPath) => locateClaude({ env, setting: this.settings.current.claudePath, callerPath }),
+        redact: (text) => scrubSecrets(text, this.delegatesKey()?.value),
+        log: this.log,
+      }),
       onKeyRejected: () => this.secrets.forget(this.delegateKey.mode === 'own' ? 'delegate' : 'api'),
       onChange: (job) => {
         this.emit('job.changed', { job });

@@ -15,7 +15,7 @@ export const MAX_NOTIFICATION_BODY_CHARS = 200;
 export const DAILY_BUDGET_ALERT_FRACTION = 0.8;
 export const TOP_UP_URL = 'https://openrouter.ai/settings/credits';
 
-type FinalState = Exclude<JobState, 'queued' | 'running'>;
+type FinalState = Exclude<JobState, 'queued' | 'running' | 'verifying'>;
 
 const TITLES: Record<FinalState, string> = {
   succeeded: 'Delegated job succeeded',
@@ -30,7 +30,7 @@ const CRITICAL: ReadonlySet<JobState> = new Set<JobState>(['failed', 'budget_exc
 
 export const NO_ALERTS_SHOWN: Readonly<AlertMemory> = Object.freeze({ lowBalance: false, dailyBudget: false, dayKey: null });
 
-const isFinal = (state: JobState): state is FinalState => state !== 'queued' && state !== 'running';
+const isFinal = (state: JobState): state is FinalState => state !== 'queued' && state !== 'running' && state !== 'verifying';
 
 function msOf(iso: string | null): number | null {
   if (iso === null) return null;

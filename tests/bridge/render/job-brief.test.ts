@@ -190,8 +190,9 @@ describe('renderResultBrief: a worktree job', () => {
       branch: `delegate/${jobId}`,
       changes: { files: 1, added: 1, removed: 0 },
       runsCode,
+      verify: null,
     });
-    const lines = renderGroup({ ...done(), group: { id: 'group_1', jobs: [member('a', ['.envrc', 'package.json']), member('b', [])] } });
+    const lines = renderGroup({ ...done(), group: { id: 'group_1', best: null, jobs: [member('a', ['.envrc', 'package.json']), member('b', [])] } });
     expect(lines[1]).toMatch(/, delegate\/a, runs code when taken: \.envrc, package\.json$/);
     expect(lines[2]).toMatch(/, delegate\/b$/);
   });

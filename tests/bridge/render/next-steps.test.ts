@@ -135,9 +135,10 @@ describe('a fan-out partly done', () => {
     branch: null,
     changes: null,
     runsCode: [],
+    verify: null,
   });
   it("sends the model to the next one still running once it has read this one's answer", () => {
-    const group = { id: 'group_1', jobs: [member(ID, 'succeeded'), member('job_other', 'running')] };
+    const group = { id: 'group_1', best: null, jobs: [member(ID, 'succeeded'), member('job_other', 'running')] };
     const calls = nextCalls(renderResultBrief(result('succeeded', 'The answer.', { group })));
     expect(calls).toEqual([`delegate_result {"job_id":"job_other","wait_seconds":120}`, `delegate_followup {"job_id":"${ID}","prompt":"…"}`]);
   });

@@ -94,6 +94,7 @@ describe('create, write and load', () => {
       requests: path.join(jobsDir, id, 'requests.jsonl'),
       tokenHash: path.join(jobsDir, id, 'gateway-token.sha256'),
       box: path.join(jobsDir, id, 'box.json'),
+      verifyLog: path.join(jobsDir, id, 'verify.log'),
     });
   });
 

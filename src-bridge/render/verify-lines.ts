@@ -1,0 +1,73 @@
+/**
+ * A job's verify commands as the parent reads them (docs/VERIFY.md): one line per command — ✓ or ✗, how it ended,
+ * its time — the flags that say a pass proves less, the fix round started; and, where the caller asked for the
+ * result, the end of a failing command's output, quoted as data. Pure functions of contract data.
+ */
+import { formatDuration, truncateEnd } from '../../src-main/common/format.js';
+import type { JobRecord, VerifyRun } from '../../src-main/contract/jobs.js';
+
+/** A failing command's output lines shown with the result (the record keeps more; verify.log all of it). */
+const TAIL_LINES = 12;
+const TAIL_CHARS = 1200;
+const COMMAND_CHARS = 80;
+
+function seconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : formatDuration(Math.round(ms / 1000));
+}
+
+function runLine(run: VerifyRun): string {
+  const command = truncateEnd(run.command, COMMAND_CHARS);
+  if (run.ok) return `  ✓ ${command} (${seconds(run.ms)})`;
+  const how = run.timedOut ? 'timed out' : run.exitCode !== null ? `exit ${run.exitCode}` : `killed by ${run.signal ?? 'a signal'}`;
+  return `  ✗ ${command} (${how}, ${seconds(run.ms)})`;
+}
+
+function tailOf(run: VerifyRun, quote: (text: string) => string[]): string[] {
+  const lines = run.tail.split('\n').slice(-TAIL_LINES).join('\n');
+  const text = lines.length > TAIL_CHARS ? `…${lines.slice(-TAIL_CHARS)}` : lines;
+  return text.trim() === '' ? [] : quote(text);
+}
+
+/**
+ * The verify lines of a job; none when it has no verify commands. `quote`: show each failing command's output end
+ * (delegate_result), quoted by it.
+ */
+export function verifyLines(job: JobRecord, quote?: (text: string) => string[]): string[] {
+  const verify = job.verify;
+  if (!verify) return [];
+  const round = verify.round > 0 ? ` (fix round ${verify.round})` : '';
+  const commands = verify.commands.map((c) => truncateEnd(c, COMMAND_CHARS)).join('; ');
+  switch (verify.outcome) {
+    case 'pending':
+      return [`Verify${round}: ${commands} — when its turn ends.`];
+    case 'running':
+      return [`Verifying${round}: ${commands} …`];
+    case 'skipped':
+    case 'interrupted':
+      return [`Verify${round}: not run. ${verify.note ?? ''}`.trim()];
+    case 'cancelled':
+      return [`Verify${round}: cancelled.`];
+    default:
+      break;
+  }
+  const passed = verify.outcome === 'passed';
+  const lines = [
+    `Verify${round}: ${passed ? 'PASSED' : 'FAILED'}, ${verify.runs.filter((r) => r.ok).length} of ${verify.commands.length} passed on a clean checkout of its branch:`,
+  ];
+  for (const run of verify.runs) {
+    lines.push(runLine(run));
+    if (!run.ok && quote) lines.push(...tailOf(run, quote));
+  }
+  if (verify.flags.length > 0) lines.push(`⚠ Its branch changes what judges it, so a pass proves less: ${verify.flags.join('; ')}.`);
+  if (verify.note) lines.push(verify.note);
+  if (verify.fixJobId) lines.push(`Fix round ${verify.round + 1} started with the failure: ${verify.fixJobId}.`);
+  return lines;
+}
+
+/** A list line's word on a job's verify commands: ", verify ✓ 2/2" (⚠ when flagged); nothing before they have run. */
+export function verifyMark(job: JobRecord): string {
+  const verify = job.verify;
+  if (!verify || (verify.outcome !== 'passed' && verify.outcome !== 'failed')) return '';
+  const passed = verify.runs.filter((r) => r.ok).length;
+  return `, verify ${verify.outcome === 'passed' ? '✓' : '✗'} ${passed}/${verify.commands.length}${verify.flags.length > 0 ? ' ⚠' : ''}`;
+}

@@ -1,0 +1,193 @@
+/**
+ * The verifier (docs/VERIFY.md): when a worktree job's turn ends with changes, its verify commands run on a clean
+ * checkout of its branch tip (checkout.ts), one after the other, each in a box of its own like the delegate's (no
+ * network, writes only the checkout and a temp folder, reads none of the service's folders or the secret stores),
+ * with the caches in that temp folder. Only so many jobs' commands run at once per repository. It costs no tokens.
+ * What the branch changed in what judges it is flagged beside the outcome (rewritten-checks.ts).
+ */
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, homedir } from 'node:os';
+import path from 'node:path';
+import { ENV } from '../../contract/index.js';
+import type { SandboxPolicy, VerifyRun } from '../../contract/index.js';
+import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
+import { boxCommand, boxRuntime, boxSettings, ripgrep } from '../jobs/box.js';
+import type { BoxRuntime, BoxedCommand } from '../jobs/box.js';
+import { inheritedEnv } from '../jobs/child-env.js';
+import { jobTempRoot, makeJobTempDir } from '../jobs/job-temp.js';
+import { expandHome, presentSecretStores } from '../jobs/sandbox.js';
+import type { Verifier, VerifyReport, VerifyRequest } from '../jobs/verify-link.js';
+import { cleanCheckout, dependencyNote, missingDependencies } from './checkout.js';
+import { rewrittenChecks } from './rewritten-checks.js';
+import { runCommand } from './run-command.js';
+import { errorMessage } from '../../common/errors.js';
+
+export interface VerifierDeps {
+  settings: () => { sandbox: SandboxPolicy; verifyTimeoutMinutes: number; verifyConcurrency: number | null };
+  /** Whether a box can run here (platform/sandbox-probe.ts). */
+  sandbox: () => Promise<SandboxAvailability>;
+  /** The service's environment, of which the commands inherit what a delegate does (child-env.ts). */
+  env: NodeJS.ProcessEnv;
+  /** The service's folders: no command reads them. */
+  serviceDirs: readonly string[];
+  /** The `claude` a delegate runs, whose binary is ripgrep when `rg` is not installed (the runtime needs one). */
+  locateClaude: (callerPath: string | undefined) => Promise<string>;
+  /** Takes every secret out of text the parent will read. */
+  redact: (text: string) => string;
+  boxRuntime?: BoxRuntime;
+  log?: (line: string) => void;
+}
+
+/** The most of one command's output copied into the job's verify.log (its end): a runaway test does not fill the disk. */
+const LOG_COPY_BYTES = 4 * 1024 * 1024;
+
+export class BoxedVerifier implements Verifier {
+  private readonly deps: VerifierDeps;
+  /** Jobs whose commands run now, and those waiting for a turn, per repository. */
+  private readonly running = new Map<string, number>();
+  private readonly waiting = new Map<string, Array<() => void>>();
+
+  constructor(deps: VerifierDeps) {
+    this.deps = deps;
+  }
+
+  refusal(repo: string): Promise<string | null> {
+    return missingDependencies(repo);
+  }
+
+  /** Jobs whose commands may run at once in one repository: the setting, else half the cores. */
+  private limit(): number {
+    return this.deps.settings().verifyConcurrency ?? Math.max(1, Math.floor(availableParallelism() / 2));
+  }
+
+  private async turn(repo: string, signal: AbortSignal): Promise<() => void> {
+    while ((this.running.get(repo) ?? 0) >= this.limit() && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const queue = this.waiting.get(repo) ?? [];
+        queue.push(resolve);
+        this.waiting.set(repo, queue);
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+    this.running.set(repo, (this.running.get(repo) ?? 0) + 1);
+    return () => {
+      this.running.set(repo, (this.running.get(repo) ?? 1) - 1);
+      this.waiting.get(repo)?.shift()?.();
+    };
+  }
+
+  async run(request: VerifyRequest): Promise<VerifyReport> {
+    const { record, signal } = request;
+    const isolation = record.isolation;
+    const repo = isolation?.repo;
+    const base = isolation?.baseCommit;
+    const head = isolation?.headCommit;
+    if (!repo || !base || !head) return skipped('the job has no branch tip to judge.');
+    const release = await this.turn(repo, signal);
+    // Short names: the box's proxy sockets live in its temp folder, and a Unix socket's path has 108 bytes at most.
+    const folder = await makeJobTempDir(`${record.id}-v`);
+    try {
+      if (signal.aborted) return { outcome: 'cancelled', note: null, runs: [], flags: [] };
+      const missing = await missingDependencies(repo);
+      if (missing !== null) return skipped(missing);
+      const checkout = path.join(folder, 'c');
+      const tmp = path.join(folder, 't');
+      await mkdir(tmp, { mode: 0o700 });
+      await cleanCheckout(repo, head, checkout);
+      const [flags, depsNote, how] = await Promise.all([
+        rewrittenChecks({ cwd: repo, base, head, commands: request.commands }).catch(() => []),
+        dependencyNote(repo, base, head, checkout).catch(() => null),
+        this.how(request, folder, checkout, tmp),
+      ]);
+      if (typeof how === 'string') return skipped(how);
+      const runs: VerifyRun[] = [];
+      for (const [i, command] of request.commands.entries()) {
+        if (signal.aborted) break;
+        const outputFile = path.join(folder, `out-${i}.log`);
+        const run = await runCommand({
+          command,
+          spawn: how.wrap(['sh', '-c', command]),
+          cwd: checkout,
+          outputFile,
+          timeoutMs: this.deps.settings().verifyTimeoutMinutes * 60_000,
+          signal,
+        });
+        runs.push({ ...run, tail: this.deps.redact(run.tail) });
+        await this.keepLog(request.logFile, command, outputFile);
+      }
+      if (signal.aborted) return { outcome: 'cancelled', note: null, runs, flags };
+      const note = [how.note, depsNote].filter((n) => n !== null).join(' ') || null;
+      return { outcome: runs.every((run) => run.ok) ? 'passed' : 'failed', note, runs, flags };
+    } finally {
+      release();
+      await rm(folder, { recursive: true, force: true }).catch((error: unknown) => this.deps.log?.(`verify: ${record.id}: ${errorMessage(error)}`));
+    }
+  }
+
+  /**
+   * How each command runs: in its box (the settings file beside the checkout, where nothing in the box writes), or as
+   * the user when this machine has no box and the user's settings allow programs without one; a string says why
+   * neither.
+   */
+  private async how(
+    request: VerifyRequest,
+    folder: string,
+    checkout: string,
+    tmp: string,
+  ): Promise<{ wrap: (argv: string[]) => BoxedCommand; note: string | null } | string> {
+    const deps = this.deps;
+    const parent = inheritedEnv(deps.env);
+    const env: Record<string, string> = {
+      ...parent,
+      ...(request.callerPath ? { PATH: request.callerPath } : {}),
+      [ENV.job]: request.record.id,
+      TMPDIR: tmp,
+      XDG_CACHE_HOME: path.join(tmp, 'cache'),
+      npm_config_cache: path.join(tmp, 'npm'),
+      npm_config_update_notifier: 'false',
+      GOCACHE: path.join(tmp, 'go-build'),
+      CARGO_TARGET_DIR: path.join(tmp, 'target'),
+      PYTHONDONTWRITEBYTECODE: '1',
+      NO_COLOR: '1',
+    };
+    const plain = (argv: string[]): BoxedCommand => ({ command: argv[0] ?? 'sh', args: argv.slice(1), env });
+    const policy = deps.settings().sandbox;
+    const availability = await deps.sandbox();
+    if (!availability.available) {
+      if (policy.use === 'required') return `this machine has no box to run them in, and the user's settings require one (${availability.reason}).`;
+      return { wrap: plain, note: `They ran without a box: ${availability.reason}.` };
+    }
+    const home = env.HOME ?? homedir();
+    const settingsFile = path.join(folder, 'box.json');
+    const claude = await deps.locateClaude(request.callerPath).catch(() => 'claude');
+    await writeFile(
+      settingsFile,
+      boxSettings({
+        gatewayUrl: null,
+        allowedDomains: [],
+        allowLocalBinding: true,
+        denyRead: [...deps.serviceDirs, ...(await presentSecretStores(home)), ...policy.denyRead.map((file) => expandHome(file, home)), jobTempRoot()],
+        allowRead: [checkout, tmp],
+        allowWrite: [checkout, tmp],
+        denyWrite: [],
+        ripgrep: await ripgrep(claude, env),
+      }),
+      { mode: 0o600 },
+    );
+    const runtime = deps.boxRuntime ?? boxRuntime();
+    return { wrap: (argv) => boxCommand(runtime, settingsFile, { command: argv[0] ?? 'sh', args: argv.slice(1), env }), note: null };
+  }
+
+  /** Appends a command's output (its end, when huge) to the job's verify.log, under a line naming it. */
+  private async keepLog(logFile: string, command: string, outputFile: string): Promise<void> {
+    const output = await readFile(outputFile).catch(() => Buffer.alloc(0));
+    const kept = output.length > LOG_COPY_BYTES ? output.subarray(output.length - LOG_COPY_BYTES) : output;
+    await appendFile(logFile, this.deps.redact(`$ ${command}\n${kept.toString('utf8')}\n`), { mode: 0o600 }).catch((error: unknown) =>
+      this.deps.log?.(`verify: cannot write ${logFile}: ${errorMessage(error)}`),
+    );
+  }
+}
+
+function skipped(why: string): VerifyReport {
+  return { outcome: 'skipped', note: `Not run: ${why}`, runs: [], flags: [] };
+}
