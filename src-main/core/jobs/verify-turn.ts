@@ -42,7 +42,8 @@ export async function verifyTurn(
 ): Promise<void> {
   const { record } = job;
   const verify = record.verify;
-  if (!verifier || !verify) return;
+  // A service that stopped before they began leaves them to the next one (recovery.ts).
+  if (!verifier || !verify || registry.stopped) return;
   const abort = (job.verifyAbort = new AbortController());
   if (job.terminating) abort.abort();
   const report = await verifier
