@@ -12,7 +12,7 @@ export const delegateStartInput = withDetail(
   deriveInput(StartJobRequestSchema, {
     ...PROMPT_WORDS,
     model: "Default: the user's.",
-    models: `Instead of model: the same task on each (fan-out), compared by ${DELEGATE_RESULT_TOOL}.`,
+    models: 'Instead of model: the same task on each (fan-out).',
     cwd: 'Default: this project.',
     permissionMode: PERMISSION_WORDS,
     profile: `Its tools: ${DELEGATE_PROFILES.map((p) => `${p} ${PROFILE_TOOLS[p]?.join(', ') ?? 'all (2× tokens)'}`).join('; ')}. Default and ceiling: the user's.`,
@@ -24,7 +24,7 @@ export const delegateStartInput = withDetail(
     addDirs: null,
     maxCostUsd: "Default and ceiling: the user's per-job budget.",
     timeoutMinutes: null,
-    verify: 'Commands that judge its branch when it ends, e.g. ["npm test"]; they rank a fan-out.',
+    verify: 'e.g. ["npm test"]: run on its branch when it ends; they rank a fan-out.',
     fixRounds: null,
     waitSeconds: WAIT_WORDS,
   }),

@@ -72,7 +72,7 @@ export const PERMISSION_WORDS = "Default and ceiling: the user's.";
  * record as structuredContent only when asked; by default the model reads a short text (docs/ARCHITECTURE.md §3).
  */
 export const DETAIL_FIELD = 'detail';
-const detail = z.boolean().optional().describe('true: the full record, as JSON.');
+const detail = z.boolean().optional().describe('The full record, as JSON.');
 
 export function withDetail<Input extends Record<string, z.ZodType>>(input: Input): Input & { detail: typeof detail } {
   return { ...input, [DETAIL_FIELD]: detail } as Input & { detail: typeof detail };

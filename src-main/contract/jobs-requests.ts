@@ -16,25 +16,10 @@ export const MAX_SYSTEM_PROMPT_CHARS = 20_000;
 const promptText = z.string().min(1).max(MAX_INLINE_PROMPT_CHARS);
 const path = z.string().min(1).max(4096);
 const modelId = z.string().min(1).max(200);
-/**
- * Verify commands (docs/VERIFY.md): shell command lines run on the job's branch when its turn ends. Their bounds are
- * refinements, not schema bounds: the tool's schema rides on every parent request, and a refusal names the rule.
- */
+/** Verify commands (docs/VERIFY.md): shell command lines run on the job's branch when its turn ends. */
 export const MAX_VERIFY_COMMANDS = 8;
-const MAX_VERIFY_COMMAND_CHARS = 2000;
-const verifyCommands = z
-  .array(z.string().trim())
-  .refine((commands) => commands.length >= 1 && commands.length <= MAX_VERIFY_COMMANDS, `name 1 to ${MAX_VERIFY_COMMANDS} verify commands`)
-  .refine(
-    (commands) => commands.every((c) => c.length >= 1 && c.length <= MAX_VERIFY_COMMAND_CHARS),
-    `each verify command is 1 to ${MAX_VERIFY_COMMAND_CHARS} characters`,
-  );
-const fixRounds = z
-  .number()
-  .refine(
-    (n) => Number.isInteger(n) && n >= SETTING_BOUNDS.fixRounds.min && n <= SETTING_BOUNDS.fixRounds.max,
-    `fix_rounds is a whole number from ${SETTING_BOUNDS.fixRounds.min} to ${SETTING_BOUNDS.fixRounds.max}`,
-  );
+const verifyCommands = z.array(z.string().min(1).max(2000)).min(1).max(MAX_VERIFY_COMMANDS);
+const fixRounds = z.number().int().min(SETTING_BOUNDS.fixRounds.min).max(SETTING_BOUNDS.fixRounds.max);
 
 /** Context the bridge adds: the caller's directory and PATH (a GUI app's own PATH is often bare). */
 export const CallerSchema = z.object({ cwd: path, path: z.string().max(65_536).optional() }).strict();

@@ -174,6 +174,8 @@ async function resolveVerify(
     );
   }
   if (!deps.verifier) throw new ServiceError('unavailable', 'Nothing was started: this service cannot run verify commands.');
+  // A blank line runs nothing, and would pass.
+  if (request.verify.some((command) => command.trim() === '')) throw new ServiceError('invalid_request', 'Nothing was started: a verify command is blank.');
   const refusal = await deps.verifier.refusal(plan.repo, request.verify);
   if (refusal !== null) throw new ServiceError('invalid_request', `Nothing was started: ${refusal}`);
   return { ...fresh, commands: request.verify, fixRoundsLeft: request.fixRounds ?? settings.fixRounds };
