@@ -98,7 +98,7 @@ export function renderResultBrief(result: JobResult): string {
   const before = header(result, true);
   const programs = sandboxLine(result.job.sandbox);
   const after = [
-    ...verifyLines(result.job, quote),
+    ...verifyLines(result.job),
     ...renderChanges(result),
     ...(programs ? [programs] : []),
     ...renderGroup(result),

@@ -6,20 +6,32 @@
 import { formatDuration, truncateEnd } from '../../src-main/common/format.js';
 import type { JobRecord, VerifyRun } from '../../src-main/contract/jobs.js';
 
-/** A failing command's output lines shown with the result (the record keeps more; verify.log all of it). */
+/** A failing command's output lines shown in the detailed view (the record keeps more; verify.log all of it). */
 const TAIL_LINES = 12;
 const TAIL_CHARS = 1200;
 const COMMAND_CHARS = 80;
+/** The last line of a failing command's output on its own line: what failed, in the project's words. */
+const LAST_LINE_CHARS = 120;
 
 function seconds(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : formatDuration(Math.round(ms / 1000));
 }
 
-function runLine(run: VerifyRun): string {
+/** The last line of output that says something, as data: quoted, one line. */
+function lastWords(tail: string): string {
+  const line = tail
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .at(-1);
+  return line === undefined ? '' : `: “${truncateEnd(line.replace(/\s+/g, ' '), LAST_LINE_CHARS)}”`;
+}
+
+function runLine(run: VerifyRun, round: string): string {
   const command = truncateEnd(run.command, COMMAND_CHARS);
-  if (run.ok) return `  ✓ ${command} (${seconds(run.ms)})`;
+  if (run.ok) return `Verify${round} ✓ ${command} (${seconds(run.ms)})`;
   const how = run.timedOut ? 'timed out' : run.exitCode !== null ? `exit ${run.exitCode}` : `killed by ${run.signal ?? 'a signal'}`;
-  return `  ✗ ${command} (${how}, ${seconds(run.ms)})`;
+  return `Verify${round} ✗ ${command} (${how}, ${seconds(run.ms)})${lastWords(run.tail)}`;
 }
 
 function tailOf(run: VerifyRun, quote: (text: string) => string[]): string[] {
@@ -29,8 +41,9 @@ function tailOf(run: VerifyRun, quote: (text: string) => string[]): string[] {
 }
 
 /**
- * The verify lines of a job; none when it has no verify commands. `quote`: show each failing command's output end
- * (delegate_result), quoted by it.
+ * The verify lines of a job, none when it has no verify commands: one per command, run on a clean checkout of its
+ * branch — its end, its time, and for a failure the output's last line, quoted — then only what there is to say
+ * (flags, a note, the fix round). `quote`: the detailed view, which shows each failing command's output end.
  */
 export function verifyLines(job: JobRecord, quote?: (text: string) => string[]): string[] {
   const verify = job.verify;
@@ -39,23 +52,20 @@ export function verifyLines(job: JobRecord, quote?: (text: string) => string[]):
   const commands = verify.commands.map((c) => truncateEnd(c, COMMAND_CHARS)).join('; ');
   switch (verify.outcome) {
     case 'pending':
-      return [`Verify${round}: ${commands} — when its turn ends.`];
+      return [`Verify${round}: ${commands}, on its branch when its turn ends.`];
     case 'running':
       return [`Verifying${round}: ${commands} …`];
     case 'skipped':
     case 'interrupted':
-      return [`Verify${round}: not run. ${verify.note ?? ''}`.trim()];
+      return [`Verify${round} not run: ${(verify.note ?? 'the service stopped while they ran.').replace(/^Not run: /, '')}`];
     case 'cancelled':
       return [`Verify${round}: cancelled.`];
     default:
       break;
   }
-  const passed = verify.outcome === 'passed';
-  const lines = [
-    `Verify${round}: ${passed ? 'PASSED' : 'FAILED'}, ${verify.runs.filter((r) => r.ok).length} of ${verify.commands.length} passed on a clean checkout of its branch:`,
-  ];
+  const lines: string[] = [];
   for (const run of verify.runs) {
-    lines.push(runLine(run));
+    lines.push(runLine(run, round));
     if (!run.ok && quote) lines.push(...tailOf(run, quote));
   }
   if (verify.flags.length > 0) lines.push(`⚠ Its branch changes what judges it, so a pass proves less: ${verify.flags.join('; ')}.`);

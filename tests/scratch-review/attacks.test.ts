@@ -55,6 +55,11 @@ describe('escapes', () => {
     console.log('A1', r.outcome, r.flags, r.runs[0]?.tail);
     console.log('A1 flags', await rewrittenChecks({ cwd: repo, base: baseCommit, head: headCommit, commands: ['npm test'] }));
   });
+  it('A0 control', async () => {
+    const { record } = await repoWith({ 'package.json': FAILING_PKG }, 'echo x > src.js', USER_NM);
+    const r = await run(new BoxedVerifier(deps()), record, ['npm test', 'npm test 2>&1; echo rc=$?']);
+    console.log('A0', r.outcome, r.flags, JSON.stringify(r.runs.map(x=>x.tail)), r.note);
+  });
   it('A2 .npmrc script-shell', async () => {
     const { record } = await repoWith({ 'package.json': FAILING_PKG }, 'printf "script-shell=/bin/true\\n" > .npmrc', USER_NM);
     const r = await run(new BoxedVerifier(deps()), record, ['npm test']);
@@ -93,7 +98,7 @@ describe('processes and concurrency', () => {
     console.log('B1', r.outcome, 'leftovers:', ps);
   });
   it('B2 a cancelled waiter strands the next one (limit 1)', async () => {
-    const v = new BoxedVerifier(deps({ sandbox: () => Promise.resolve({ available: false, reason: 'test' } as any) }, 1));
+    const v = new BoxedVerifier(deps({}, 1));
     const a = await repoWith({ 'a': '1' }, 'echo 2 > a');
     const b = await repoWith({ 'a': '1' }, 'echo 2 > a');
     const c = await repoWith({ 'a': '1' }, 'echo 2 > a');
@@ -109,6 +114,7 @@ describe('processes and concurrency', () => {
     console.log('B2 A', (await A).outcome, 'C', (await C).outcome);
     const Bres = await Promise.race([B.then((r) => r.outcome), new Promise((res) => setTimeout(() => res('STILL WAITING after 8 s'), 8000))]);
     console.log('B2 B', Bres);
+    await B;
   });
   it('B3 a failed temp folder leaks the slot', async () => {
     const v = new BoxedVerifier(deps({ sandbox: () => Promise.resolve({ available: false, reason: 'test' } as any) }, 1));
