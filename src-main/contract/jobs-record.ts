@@ -166,6 +166,8 @@ export const JobVerifySchema = z.object({
   flags: z.array(z.string()).default([]),
   /** The follow-up turn started to fix a failure, when one was. */
   fixJobId: z.string().nullable().default(null),
+  /** The caller's PATH the commands run with, kept for a service that runs them again after a restart. */
+  callerPath: z.string().optional(),
 });
 export type JobVerify = z.infer<typeof JobVerifySchema>;
 

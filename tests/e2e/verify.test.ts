@@ -88,7 +88,7 @@ describe('verify commands', { timeout: 240_000 }, () => {
     // One line per command; the failure's last words quoted, the whole tail in the detailed view.
     expect(result.text).toMatch(/\nVerify ✗ npm test \(exit 1, [\d.]+ s\): “expected 42, got 43”\n/);
     const detailed = await callOk(bridge, 'delegate_result', { job_id: byModel.get(FAILS)?.job.id, detail: true });
-    expect(detailed.text).toMatch(/✗ npm test \(exit 1, [\d.]+ s\): “expected 42, got 43”\n(  \|.*\n)*  \| expected 42, got 43\n/);
+    expect(detailed.text).toMatch(/✗ npm test \(exit 1, [\d.]+ s\): “expected 42, got 43”\n( {2}\|.*\n)* {2}\| expected 42, got 43\n/);
     expect(result.text).toContain('verify ✗ 0/1');
     expect(result.text).toContain('verify ✓ 1/1 ⚠ changes what judges it');
     expect(result.text).toContain(`Best: ${PASSES}, which passed every verify command. Take it: openrouter-delegate take ${group} --best`);

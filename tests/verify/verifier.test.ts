@@ -173,4 +173,33 @@ describe('the verifier', () => {
     expect(report.runs[0]?.tail).toBe('key [redacted]');
     expect(await readFile(path.join(root, `${record.id}-verify.log`), 'utf8')).not.toContain('sk-or-v1-secret');
   });
+
+  it("uses the user's installed node_modules even when the branch committed one of its own", async () => {
+    const verifier = new BoxedVerifier(deps());
+    const { repo, record } = await branchRepo(
+      { 'package.json': '{"dependencies":{"left-pad":"1.0.0"}}\n' },
+      { 'node_modules/left-pad/index.js': 'module.exports = "the delegate\'s";\n' },
+    );
+    await mkdir(path.join(repo, 'node_modules', 'left-pad'), { recursive: true });
+    await writeFile(path.join(repo, 'node_modules', 'left-pad', 'index.js'), 'module.exports = "yours";\n');
+    const report = await run(verifier, record, ['node -p "require(\'left-pad\')"']);
+    expect(report.runs[0]?.tail).toBe('yours');
+    expect(report.flags).toEqual(['puts files in node_modules/ (the commands ran on your installed node_modules instead)']);
+  });
+
+  it('gives a turn, one job at a time in a repository, to a waiting job when another that waited is cancelled', async () => {
+    const verifier = new BoxedVerifier({
+      ...deps(),
+      settings: () => ({ sandbox: SandboxPolicySchema.parse({}), verifyTimeoutMinutes: 1, verifyConcurrency: 1 }),
+    });
+    const { record } = await branchRepo({ 'a.txt': '1\n' }, { 'a.txt': '2\n' });
+    const first = run(verifier, { ...record, id: 'job_first' }, ['sleep 2']);
+    const waiting = run(verifier, { ...record, id: 'job_waiting' }, ['echo ran']);
+    const cancel = new AbortController();
+    const cancelled = run(verifier, { ...record, id: 'job_cancelled' }, ['echo never'], cancel.signal);
+    cancel.abort();
+    expect(await cancelled).toMatchObject({ outcome: 'cancelled', runs: [] });
+    expect((await first).outcome).toBe('passed');
+    expect(await waiting).toMatchObject({ outcome: 'passed', runs: [{ tail: 'ran' }] });
+  });
 });

@@ -161,7 +161,9 @@ async function resolveVerify(
   settings: Settings,
 ): Promise<JobRecord['verify']> {
   const fresh = { round: 0, outcome: 'pending' as const, note: null, runs: [], flags: [], fixJobId: null };
-  if (previous) return previous.verify ? { ...fresh, commands: previous.verify.commands, fixRoundsLeft: previous.verify.fixRoundsLeft } : undefined;
+  const callerPath = request.caller.path ?? previous?.verify?.callerPath;
+  const path = callerPath === undefined ? {} : { callerPath };
+  if (previous) return previous.verify ? { ...fresh, ...path, commands: previous.verify.commands, fixRoundsLeft: previous.verify.fixRoundsLeft } : undefined;
   if (request.verify === undefined) {
     if (request.fixRounds !== undefined)
       throw new ServiceError('invalid_request', 'fix_rounds continues a delegate whose verify commands fail: name them in verify.');
@@ -178,7 +180,7 @@ async function resolveVerify(
   if (request.verify.some((command) => command.trim() === '')) throw new ServiceError('invalid_request', 'Nothing was started: a verify command is blank.');
   const refusal = await deps.verifier.refusal(plan.repo, request.verify);
   if (refusal !== null) throw new ServiceError('invalid_request', `Nothing was started: ${refusal}`);
-  return { ...fresh, commands: request.verify, fixRoundsLeft: request.fixRounds ?? settings.fixRounds };
+  return { ...fresh, ...path, commands: request.verify, fixRoundsLeft: request.fixRounds ?? settings.fixRounds };
 }
 
 /** The prompt, and after it the commands that will judge the work: the delegate can run them itself before it ends. */

@@ -47,7 +47,13 @@ export async function verifyTurn(
   const abort = (job.verifyAbort = new AbortController());
   if (job.terminating) abort.abort();
   const report = await verifier
-    .run({ record, commands: verify.commands, logFile: registry.store.paths(record.id).verifyLog, callerPath: job.callerPath, signal: abort.signal })
+    .run({
+      record,
+      commands: verify.commands,
+      logFile: registry.store.paths(record.id).verifyLog,
+      callerPath: job.callerPath ?? verify.callerPath,
+      signal: abort.signal,
+    })
     .catch((error: unknown) => ({ outcome: 'skipped' as const, note: `Not run: ${errorMessage(error)}`, runs: [], flags: [] }));
   job.verifyAbort = undefined;
   if (registry.stopped) return;

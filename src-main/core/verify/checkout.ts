@@ -4,7 +4,7 @@
  * `node_modules` or a file the delegate ignored is not in it. Its dependencies are the user's checkout's own, linked
  * in read-only: the box has no network to install others.
  */
-import { access, lstat, readFile, symlink } from 'node:fs/promises';
+import { access, readFile, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { git } from '../jobs/git.js';
 
@@ -55,15 +55,9 @@ export async function cleanCheckout(repo: string, commit: string, dir: string): 
   for (const name of DEPENDENCY_FOLDERS) {
     const theirs = path.join(repo, name);
     const ours = path.join(dir, name);
-    if (!(await exists(theirs))) continue;
-    if (
-      await lstat(ours).then(
-        () => true,
-        () => false,
-      )
-    )
-      continue;
-    await symlink(theirs, ours);
+    // What the branch committed there is the delegate's, not an install: always the user's (rewritten-checks.ts says so).
+    await rm(ours, { recursive: true, force: true });
+    if (await exists(theirs)) await symlink(theirs, ours);
   }
 }
 

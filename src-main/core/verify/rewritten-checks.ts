@@ -10,6 +10,7 @@
  */
 import path from 'node:path';
 import { git } from '../jobs/git.js';
+import { clip, plain, quoted, shown } from './flag-words.js';
 
 export interface RewrittenChecksInput {
   /** A git repository (a worktree or the main checkout) where both commits exist. */
@@ -66,8 +67,9 @@ export async function rewrittenChecks(input: RewrittenChecksInput): Promise<stri
     const flags = [
       ...(await scriptFlags(cwd, changes, sizes, commands)),
       ...changes.flatMap((change) => runnerFlag(change, lines.get(change.to)) ?? []),
+      ...dependencyFlags(changes),
       ...changes.flatMap((change) => removedTestFlag(change) ?? []),
-      ...changes.flatMap((change) => markerFlag(change.to, lines.get(change.to)) ?? []),
+      ...changes.flatMap((change) => markerFlag(change.to, lines.get(change.to)) ?? unreadTestFlag(change, lines) ?? []),
     ];
     return capped([...new Set(flags.map((flag) => clip(flag, MAX_FLAG_CHARS)))]);
   } catch {
@@ -290,7 +292,8 @@ async function scriptsOf(cwd: string, mode: string, blob: string, sizes: Readonl
   if (NO_BLOB.test(blob)) return new Map();
   if (!REGULAR.has(mode) || (sizes.get(blob) ?? Infinity) > MAX_MANIFEST_BYTES) return null;
   try {
-    const parsed: unknown = JSON.parse((await git(['cat-file', 'blob', blob], { cwd })).stdout);
+    // npm reads a package.json that begins with a byte-order mark: so must this.
+    const parsed: unknown = JSON.parse((await git(['cat-file', 'blob', blob], { cwd })).stdout.replace(/^\uFEFF/, ''));
     const scripts = (parsed as { scripts?: unknown } | null)?.scripts;
     if (scripts === null || typeof scripts !== 'object' || Array.isArray(scripts)) return new Map();
     return new Map(Object.entries(scripts).map(([name, body]) => [name, typeof body === 'string' ? body : JSON.stringify(body)]));
@@ -307,8 +310,10 @@ async function scriptFlags(cwd: string, changes: readonly Change[], sizes: Reado
     if (path.posix.basename(file) !== 'package.json' || commands.length === 0) continue;
     const before = await scriptsOf(cwd, change.oldMode, change.oldBlob, sizes);
     const after = await scriptsOf(cwd, change.newMode, change.newBlob, sizes);
-    if (!before || !after) continue;
     const where = shown(file, 40);
+    // What cannot be read cannot be cleared: a link, a file past the bound, or no JSON, where npm may still find scripts.
+    if (!after) flags.push(`changes ${where} so that its scripts cannot be read (a link, too big, or not JSON)`);
+    if (!before || !after) continue;
     for (const name of namedScripts(commands, [before, after])) {
       const [was, now, script] = [before.get(name), after.get(name), JSON.stringify(clip(plain(name), 24))];
       if (was === now) continue;
@@ -325,8 +330,10 @@ async function scriptFlags(cwd: string, changes: readonly Change[], sizes: Reado
 const CI =
   /^(?:\.github\/workflows|\.circleci|\.ci|\.buildkite|\.gitlab-ci)\/|^(?:\.gitlab-ci\.yml|azure-pipelines\.ya?ml|Jenkinsfile|\.travis\.yml|bitbucket-pipelines\.yml)$/;
 const MAKE = /^(?:GNUmakefile|makefile|Makefile|.+\.mk)$/;
+/** Files that change what a package manager runs (`script-shell`, `node-options`, a yarn binary, pnpm hooks) or cargo's runner. */
+const TOOL_CONFIG = /^(?:\.npmrc|\.yarnrc(?:\.ya?ml)?|\.pnpmfile\.c?js|\.?bunfig\.toml)$|(?:^|\/)\.cargo\/config(?:\.toml)?$/;
 const TEST_CONFIG = [
-  /^(?:pyproject\.toml|tox\.ini|noxfile\.py|setup\.cfg|pytest\.ini|conftest\.py)$/,
+  /^(?:pyproject\.toml|tox\.ini|noxfile\.py|setup\.cfg|\.?pytest\.ini|pytest\.toml|conftest\.py)$/,
   /^(?:vitest|jest|mocha|ava|playwright|karma|cypress|vite)\.(?:[\w-]+\.)*(?:config|workspace|conf)(?:\.[\w-]+)*\.(?:[cm]?[jt]s|json)$/,
   /^\.mocharc(?:\.|$)/,
 ];
@@ -335,6 +342,7 @@ function runnerReason(file: string): string | null {
   const name = path.posix.basename(file);
   if (CI.test(file)) return ' (CI)';
   if (MAKE.test(name)) return ', which defines the make targets';
+  if (TOOL_CONFIG.test(name) || TOOL_CONFIG.test(file)) return ', which configures what the package manager or cargo runs';
   if (TEST_CONFIG.some((pattern) => pattern.test(name))) return ', which configures the tests';
   return null;
 }
@@ -366,8 +374,41 @@ function isTestPath(file: string): boolean {
 
 function removedTestFlag(change: Change): string | null {
   if (change.status === 'D' && isTestPath(change.from)) return verbed(change);
-  if (change.status === 'R' && isTestPath(change.from) && !isTestPath(change.to)) return verbed(change);
+  // `a.test.js` → `a.test.js.off` stays in tests/ but is no longer run.
+  const extension = (file: string) => path.posix.extname(file);
+  if (change.status === 'R' && isTestPath(change.from) && (!isTestPath(change.to) || extension(change.from) !== extension(change.to))) return verbed(change);
+  // A test made a link: it can run another file, one that passes.
+  if (isTestPath(change.to) && change.newMode === '120000') return `makes ${shown(change.to)} a link`;
   return null;
+}
+
+/**
+ * A test file, by its name, whose diff was not read (past the bound, or holding a NUL byte): what it added is not
+ * cleared. Not every file under tests/ (a fixture image is no test).
+ */
+function unreadTestFlag(change: Change, lines: ReadonlyMap<string, Lines>): string | null {
+  if (
+    change.to === '' ||
+    !TEST_NAME.test(path.posix.basename(change.to)) ||
+    !REGULAR.has(change.newMode) ||
+    change.oldBlob === change.newBlob ||
+    lines.has(change.to)
+  )
+    return null;
+  return `changes ${shown(change.to)} past what could be read for skip markers`;
+}
+
+// --- Installed dependencies on the branch
+
+const DEPENDENCY_DIR = /^(node_modules|\.venv|venv)\//;
+
+/**
+ * Files the branch puts in the folders of installed dependencies: the checkout uses the user's instead (checkout.ts),
+ * but a branch that tries says something.
+ */
+function dependencyFlags(changes: readonly Change[]): string[] {
+  const folders = new Set(changes.flatMap((change) => [change.to, change.from].map((file) => DEPENDENCY_DIR.exec(file)?.[1] ?? [])).flat());
+  return [...folders].map((folder) => `puts files in ${folder}/ (the commands ran on your installed ${folder} instead)`);
 }
 
 // --- 4. Skip and only markers in added lines
@@ -397,28 +438,6 @@ function markerFlag(file: string, lines: Lines | undefined): string | null {
     if (marker) return `adds a skip marker in ${shown(file)} (${shown(marker, 30)})`;
   }
   return null;
-}
-
-// --- Saying it
-
-/** Control and direction-changing characters read as `?`: a path cannot break the line or reorder what it says. */
-function plain(text: string): string {
-  return [...text].map((char) => (/[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(char) ? '?' : char)).join('');
-}
-
-/** A path for a flag: its end, which names the file, when it is long. */
-function shown(file: string, max = 60): string {
-  const text = plain(file);
-  return text.length <= max ? text : `…${text.slice(-(max - 1))}`;
-}
-
-/** A script's text for a flag: its start, quoted. */
-function quoted(value: string): string {
-  return JSON.stringify(clip(plain(value), 28));
-}
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 function capped(flags: string[]): string[] {

@@ -38,6 +38,8 @@ export interface VerifierDeps {
   log?: (line: string) => void;
 }
 
+/** The largest file a command may write, in the shell's blocks (512 or 1,024 bytes: 1 or 2 GiB). */
+const FILE_SIZE_BLOCKS = 2 * 1024 * 1024;
 /** The most of one command's output copied into the job's verify.log (its end): a runaway test does not fill the disk. */
 const LOG_COPY_BYTES = 4 * 1024 * 1024;
 
@@ -45,7 +47,7 @@ export class BoxedVerifier implements Verifier {
   private readonly deps: VerifierDeps;
   /** Jobs whose commands run now, and those waiting for a turn, per repository. */
   private readonly running = new Map<string, number>();
-  private readonly waiting = new Map<string, Array<() => void>>();
+  private readonly waiting = new Map<string, Set<() => void>>();
 
   constructor(deps: VerifierDeps) {
     this.deps = deps;
@@ -60,19 +62,28 @@ export class BoxedVerifier implements Verifier {
     return this.deps.settings().verifyConcurrency ?? Math.max(1, Math.floor(availableParallelism() / 2));
   }
 
-  private async turn(repo: string, signal: AbortSignal): Promise<() => void> {
-    while ((this.running.get(repo) ?? 0) >= this.limit() && !signal.aborted) {
+  /** A turn to run in `repo`: what gives it back; null when the job was cancelled while it waited (it takes none). */
+  private async turn(repo: string, signal: AbortSignal): Promise<(() => void) | null> {
+    while ((this.running.get(repo) ?? 0) >= this.limit()) {
+      if (signal.aborted) return null;
       await new Promise<void>((resolve) => {
-        const queue = this.waiting.get(repo) ?? [];
-        queue.push(resolve);
-        this.waiting.set(repo, queue);
-        signal.addEventListener('abort', () => resolve(), { once: true });
+        const waiters = this.waiting.get(repo) ?? new Set<() => void>();
+        const wake = () => {
+          waiters.delete(wake);
+          signal.removeEventListener('abort', wake);
+          resolve();
+        };
+        waiters.add(wake);
+        this.waiting.set(repo, waiters);
+        signal.addEventListener('abort', wake, { once: true });
       });
     }
+    if (signal.aborted) return null;
     this.running.set(repo, (this.running.get(repo) ?? 0) + 1);
     return () => {
       this.running.set(repo, (this.running.get(repo) ?? 1) - 1);
-      this.waiting.get(repo)?.shift()?.();
+      // Every waiter looks again: none can be woken in another's place and leave it waiting.
+      for (const wake of [...(this.waiting.get(repo) ?? [])]) wake();
     };
   }
 
@@ -84,9 +95,11 @@ export class BoxedVerifier implements Verifier {
     const head = isolation?.headCommit;
     if (!repo || !base || !head) return skipped('the job has no branch tip to judge.');
     const release = await this.turn(repo, signal);
-    // Short names: the box's proxy sockets live in its temp folder, and a Unix socket's path has 108 bytes at most.
-    const folder = await makeJobTempDir(`${record.id}-v`);
+    if (release === null) return { outcome: 'cancelled', note: null, runs: [], flags: [] };
+    let folder: string | null = null;
     try {
+      // Short names: the box's proxy sockets live in its temp folder, and a Unix socket's path has 108 bytes at most.
+      folder = await makeJobTempDir(`${record.id}-v`);
       if (signal.aborted) return { outcome: 'cancelled', note: null, runs: [], flags: [] };
       const missing = await missingDependencies(repo);
       if (missing !== null) return skipped(missing);
@@ -106,7 +119,8 @@ export class BoxedVerifier implements Verifier {
         const outputFile = path.join(folder, `out-${i}.log`);
         const run = await runCommand({
           command,
-          spawn: how.wrap(['sh', '-c', command]),
+          // No file it writes, its output included, grows past the bound while it runs.
+          spawn: how.wrap(['sh', '-c', `ulimit -f ${FILE_SIZE_BLOCKS} 2>/dev/null; ${command}`]),
           cwd: checkout,
           outputFile,
           timeoutMs: this.deps.settings().verifyTimeoutMinutes * 60_000,
@@ -120,7 +134,8 @@ export class BoxedVerifier implements Verifier {
       return { outcome: runs.every((run) => run.ok) ? 'passed' : 'failed', note, runs, flags };
     } finally {
       release();
-      await rm(folder, { recursive: true, force: true }).catch((error: unknown) => this.deps.log?.(`verify: ${record.id}: ${errorMessage(error)}`));
+      if (folder !== null)
+        await rm(folder, { recursive: true, force: true }).catch((error: unknown) => this.deps.log?.(`verify: ${record.id}: ${errorMessage(error)}`));
     }
   }
 

@@ -220,10 +220,10 @@ describe('skip and only markers in added lines', () => {
     expect(flags).toEqual(['adds a skip marker in tests/my "odd"?file.test.ts (it.only)']);
   });
 
-  it('reads no more than about 2 MB of diff, smallest files first', async () => {
+  it('reads no more than about 2 MB of diff, smallest files first, and says which test it did not read', async () => {
     const big = `${'const filler = 1;\n'.repeat(150_000)}it.skip("late", () => {});\n`;
     const flags = await flagsOf({}, { 'tests/big.test.ts': big, 'tests/small.test.ts': 'it.todo("later");\n' });
-    expect(flags).toEqual(['adds a skip marker in tests/small.test.ts (it.todo)']);
+    expect(flags.sort()).toEqual(['adds a skip marker in tests/small.test.ts (it.todo)', 'changes tests/big.test.ts past what could be read for skip markers']);
   });
 });
 
@@ -272,5 +272,57 @@ describe('the result', () => {
     expect(await rewrittenChecks({ cwd: repo, base: '--output=x', head: 'HEAD', commands: ['npm test'] })).toEqual([]);
     expect(await rewrittenChecks({ cwd: path.join(repo, 'missing'), base, head: 'HEAD', commands: [] })).toEqual([]);
     expect(await rewrittenChecks({ cwd: tmpdir(), base, head: 'HEAD', commands: [] })).toEqual([]);
+  });
+});
+
+describe('what an outside review found passing unflagged', () => {
+  it('reads a package.json that begins with a byte-order mark, as npm does', async () => {
+    const flags = await flagsOf({ 'package.json': manifest(SCRIPTS) }, { 'package.json': `\uFEFF${manifest({ ...SCRIPTS, test: 'exit 0' })}` });
+    expect(flags).toEqual(['changes the "test" script in package.json ("vitest run" → "exit 0")']);
+  });
+
+  it('flags a package.json made unreadable: a link, or no JSON, where npm may still find scripts', async () => {
+    const { repo, base } = await branch({ 'package.json': manifest(SCRIPTS), 'other.json': manifest({ ...SCRIPTS, test: 'exit 0' }) }, {});
+    await rm(path.join(repo, 'package.json'));
+    await gitIn(repo, ['rm', '--quiet', '--cached', 'package.json']);
+    await import('node:fs/promises').then(({ symlink }) => symlink('other.json', path.join(repo, 'package.json')));
+    await gitIn(repo, ['add', '--all']);
+    await gitIn(repo, ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--quiet', '-m', 'link']);
+    const head = (await gitIn(repo, ['rev-parse', 'HEAD'])).trim();
+    expect(await rewrittenChecks({ cwd: repo, base, head, commands: ['npm test'] })).toEqual([
+      'changes package.json so that its scripts cannot be read (a link, too big, or not JSON)',
+    ]);
+  });
+
+  it("flags the package managers' and cargo's own config, and pytest's hidden one", async () => {
+    const flags = await flagsOf(
+      {},
+      { '.npmrc': 'script-shell=/bin/true\n', '.pytest.ini': '[pytest]\naddopts = --collect-only\n', '.cargo/config.toml': '[target.x]\nrunner = "true"\n' },
+    );
+    expect(flags.sort()).toEqual(
+      [
+        'adds .npmrc, which configures what the package manager or cargo runs',
+        'adds .pytest.ini, which configures the tests',
+        'adds .cargo/config.toml, which configures what the package manager or cargo runs',
+      ].sort(),
+    );
+  });
+
+  it('flags files put in the folders of installed dependencies', async () => {
+    const flags = await flagsOf({}, { 'node_modules/.bin/vitest': 'exit 0\n', 'venv/bin/pytest': 'exit 0\n' });
+    expect(flags.sort()).toEqual([
+      'puts files in node_modules/ (the commands ran on your installed node_modules instead)',
+      'puts files in venv/ (the commands ran on your installed venv instead)',
+    ]);
+  });
+
+  it('flags a test renamed so that it no longer runs, though it stays in tests/', async () => {
+    const { repo, base, head } = await branch({ 'tests/a.test.js': 'it("a", () => {});\n' }, {}, [['tests/a.test.js', 'tests/a.test.js.off']]);
+    expect(await rewrittenChecks({ cwd: repo, base, head, commands: [] })).toEqual(['renames tests/a.test.js → tests/a.test.js.off']);
+  });
+
+  it('flags a test file its diff was not read of (a NUL byte in it): what it added is not cleared', async () => {
+    const flags = await flagsOf({ 'tests/a.test.js': 'it("a", () => {});\n' }, { 'tests/a.test.js': 'it.skip("a", () => {}); // \0\n' });
+    expect(flags).toEqual(['changes tests/a.test.js past what could be read for skip markers']);
   });
 });
