@@ -40,7 +40,7 @@ function msOf(iso: string | null): number | null {
 
 type EndedJob = Pick<
   JobRecord,
-  'id' | 'model' | 'state' | 'startedAt' | 'endedAt' | 'estimatedCostUsd' | 'billedCostUsd' | 'maxCostUsd' | 'endReason' | 'isolation'
+  'id' | 'model' | 'state' | 'startedAt' | 'endedAt' | 'estimatedCostUsd' | 'billedCostUsd' | 'maxCostUsd' | 'endReason' | 'isolation' | 'verify'
 >;
 
 function durationOf(job: EndedJob, now: number): string {
@@ -62,22 +62,33 @@ function changesOf(job: EndedJob): string | null {
   return counts.files === 0 ? 'no files changed' : `${counts.files} file${counts.files === 1 ? '' : 's'} changed`;
 }
 
+/** Its verify commands in a few words (docs/VERIFY.md): "verify ✓ 2/2", "verify ✗ 1/2, fix round running"; null without. */
+function verifyOf(job: EndedJob): string | null {
+  const verify = job.verify;
+  if (!verify || (verify.outcome !== 'passed' && verify.outcome !== 'failed')) return null;
+  const passed = verify.runs.filter((run) => run.ok).length;
+  const mark = `verify ${verify.outcome === 'passed' ? '✓' : '✗'} ${passed}/${verify.commands.length}`;
+  return `${mark}${verify.flags.length > 0 ? ' ⚠' : ''}${verify.fixJobId ? ', fix round running' : ''}`;
+}
+
 /**
  * The notice for a job that just ended; null while it is still queued or running.
  * `resultFirstLine`: the first line of the delegate's answer, when it left one.
  */
 export function presentJobEnded(job: EndedJob, resultFirstLine: string | null, now: number): NotificationModel | null {
   if (!isFinal(job.state)) return null;
-  const changes = changesOf(job);
-  const summary = `${modelLabel(job.model)} · ${durationOf(job, now)} · ${costOf(job)}${changes === null ? '' : ` · ${changes}`}`;
+  const extra = [changesOf(job), verifyOf(job)].filter((part) => part !== null).map((part) => ` · ${part}`);
+  const summary = `${modelLabel(job.model)} · ${durationOf(job, now)} · ${costOf(job)}${extra.join('')}`;
   const answer = resultFirstLine === null ? '' : oneLine(resultFirstLine);
   const reason = job.endReason === null ? '' : oneLine(job.endReason);
   // A success is told by its answer; anything else by why it ended (the answer, if any, after it).
   const detail = job.state === 'succeeded' ? answer : reason || answer;
   const room = MAX_NOTIFICATION_BODY_CHARS - summary.length - 1;
   const body = detail && room > 0 ? `${summary}\n${truncateEnd(detail, room)}` : truncateEnd(summary, MAX_NOTIFICATION_BODY_CHARS);
+  // A turn that did its work but failed its verify commands is not what "succeeded" promises.
+  const failedVerify = job.state === 'succeeded' && job.verify?.outcome === 'failed';
   return {
-    title: TITLES[job.state],
+    title: failedVerify ? 'Delegated job failed its verify commands' : TITLES[job.state],
     body,
     open: { kind: 'openSettings', page: 'jobs', jobId: job.id },
     urgency: CRITICAL.has(job.state) ? 'critical' : 'normal',

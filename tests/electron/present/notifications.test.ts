@@ -39,7 +39,28 @@ const firstLine = (body: string | undefined): string => body?.split('\n')[0] ?? 
 const secondLine = (body: string | undefined): string | undefined => body?.split('\n')[1];
 
 describe('presentJobEnded', () => {
-  it.each(['queued', 'running'] as const)('says nothing while a job is %s', (state) => {
+  it('says how its verify commands judged it, and a failure in its title', () => {
+    const verify = {
+      commands: ['npm test', 'npm run lint'],
+      fixRoundsLeft: 0,
+      round: 0,
+      note: null,
+      flags: [],
+      fixJobId: 'job_20261130T115900Z_abc124',
+      runs: [
+        { command: 'npm test', ok: true, exitCode: 0, signal: null, timedOut: false, ms: 1000, tail: '' },
+        { command: 'npm run lint', ok: false, exitCode: 1, signal: null, timedOut: false, ms: 1000, tail: 'error' },
+      ],
+    };
+    const failed = presentJobEnded(ended('succeeded', { verify: { ...verify, outcome: 'failed' } }), null, NOW);
+    expect(failed?.title).toBe('Delegated job failed its verify commands');
+    expect(firstLine(failed?.body)).toMatch(/ · verify ✗ 1\/2, fix round running$/);
+    const passed = presentJobEnded(ended('succeeded', { verify: { ...verify, outcome: 'passed', fixJobId: null, flags: ['x'] } }), null, NOW);
+    expect(passed?.title).toBe('Delegated job succeeded');
+    expect(firstLine(passed?.body)).toMatch(/ · verify ✓ 1\/2 ⚠$/);
+  });
+
+  it.each(['queued', 'running', 'verifying'] as const)('says nothing while a job is %s', (state) => {
     expect(presentJobEnded(ended(state, { endedAt: null }), null, NOW)).toBeNull();
   });
 
