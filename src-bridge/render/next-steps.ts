@@ -104,7 +104,9 @@ export function nextLines(view: JobView, answered: Answered, answerShown: boolea
   if (!seen) steps.push({ call: toolCall(DELEGATE_RESULT_TOOL, { job_id: id }), why: state === 'succeeded' ? 'for the answer' : 'for what it did' });
   // A job this very call cancelled was stopped on purpose: what it did is worth a look, going on is not the next step.
   const justCancelled = answered.tool === DELEGATE_CANCEL_TOOL && !answered.alreadyEnded;
-  if (step && (seen || state !== 'succeeded') && !justCancelled) steps.push(step);
+  // A success its verify commands failed is no success: what fixes it is worth naming before its answer is read.
+  const judgedFailed = view.job.verify?.outcome === 'failed';
+  if (step && (seen || state !== 'succeeded' || judgedFailed) && !justCancelled) steps.push(step);
   // A fan-out still under way: its other models are what is left to read.
   const running = seen ? view.group?.jobs.find((m) => m.jobId !== id && isActive(m.state)) : undefined;
   if (running) steps.unshift({ call: toolCall(DELEGATE_RESULT_TOOL, { job_id: running.jobId, wait_seconds: 120 }), why: 'for the next model' });

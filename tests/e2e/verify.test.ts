@@ -9,10 +9,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { callOk } from '../support/delegation.js';
-import { ScriptedModel, delegateCwd } from '../support/fake-anthropic.js';
+import { ScriptedModel, delegateCwd, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest, ToolUseStep } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
-import { runCli } from '../support/built.js';
+import { BRIDGE, runCli } from '../support/built.js';
+import { runOuterClaudeIn } from '../support/outer-claude.js';
 import { gitIn, startWithRepo } from '../support/git-repo.js';
 
 const m = ScriptedModel.marker;
@@ -158,5 +159,39 @@ describe('verify commands', { timeout: 240_000 }, () => {
     // The branch holds the fix.
     const branch = fixed.job.isolation?.branch ?? '';
     expect(await gitIn(world.project, ['show', `${branch}:value.js`])).toBe('module.exports = 42;\n');
+  });
+});
+
+describe('what the parent model reads of them', { timeout: 240_000 }, () => {
+  it('through the real claude -p as the MCP client: one line per command, the failure quoted, the fix round to wait for', async () => {
+    await startWithRepo(world, PROJECT);
+    world.model.script('inner', [{ dynamic: (request) => write(request, 'value.js', 'module.exports = 43;\n') }, { text: 'done' }]);
+    let read = '';
+    world.model.script('outer', [
+      {
+        toolUse: {
+          name: 'mcp__openrouter__delegate_start',
+          input: { prompt: `${m('inner')} make npm test pass`, verify: ['npm test'], fix_rounds: 0, allowed_tools: ['Write'], wait_seconds: 120 },
+        },
+      },
+      {
+        dynamic: (request) => {
+          read = toolResults(request).at(-1)?.text ?? '';
+          return { text: 'Read it.' };
+        },
+      },
+    ]);
+    const outer = await runOuterClaudeIn(world, {
+      serverName: 'openrouter',
+      server: { command: process.execPath, args: [BRIDGE] },
+      tools: ['delegate_start'],
+      input: `${m('outer')} Delegate it with npm test as the judge.`,
+    });
+    expect(outer.code, outer.stderr).toBe(0);
+    expect(read).toMatch(/^Verify ✗ npm test \(exit 1, [\d.]+ s\): “expected 42, got 43”$/m);
+    expect(read.split('\n').filter((line) => line.startsWith('Verify'))).toHaveLength(1);
+    expect(read).toMatch(
+      /^Next: delegate_result \{"job_id":"(job_\w+)"\} for the answer; delegate_followup \{"job_id":"\1","prompt":"…"\} to fix what failed \(or discard it\)\.$/m,
+    );
   });
 });
