@@ -291,7 +291,8 @@ export class JobRegistry {
 
   reservedUsd(): number {
     let total = 0;
-    for (const job of this.active()) total += reservationOf(job.record);
+    // A verifying job's delegate has ended: it spends nothing more, so it holds none of the day back.
+    for (const job of this.active()) if (job.record.state !== 'verifying') total += reservationOf(job.record);
     return total;
   }
 

@@ -811,6 +811,20 @@ describe('verify commands', () => {
     expect(h.spawned).toHaveLength(1);
   });
 
+  it("holds none of the day's budget back while it verifies: its delegate spends nothing more", async () => {
+    const verifier = new ScriptedVerifier();
+    verifier.answers.push('hold');
+    const { h, repo } = await verifying(verifier, [edits(1), edits(2)]);
+    // A day that holds one job's cap: a second job starts only once the first no longer reserves it.
+    h.settings.budgets = { ...h.settings.budgets, perDayUsd: 0.6 };
+    const first = await h.start({ caller: { cwd: repo }, verify: ['npm test'], maxCostUsd: 0.5 });
+    await h.until(first, 'verifying');
+    const second = await h.start({ caller: { cwd: repo }, maxCostUsd: 0.5 });
+    expect((await finalState(h, second)).state).toBe('succeeded');
+    verifier.release();
+    expect((await finalState(h, first)).verify?.outcome).toBe('passed');
+  });
+
   it('runs the commands again after a restart that cut them off', async () => {
     const verifier = new ScriptedVerifier();
     verifier.answers.push('hold');
