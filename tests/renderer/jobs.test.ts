@@ -3,6 +3,7 @@
  * OpenRouter playing the model: real delegated jobs, started through the contract, listed live, followed
  * in detail while their tail grows, cancelled and killed from the page.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -690,6 +691,90 @@ describe('the Jobs page', () => {
       await expect.poll(() => page.getByTestId('no-requests').textContent(), JOB_WAIT).toContain('No requests through the gateway.');
       expect(await requestRows(page).count()).toBe(0);
       expect(await page.getByTestId('requests-summary').count()).toBe(0);
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+  });
+
+  describe("a job's verify commands", () => {
+    /** A finished job written straight to the store, with what its verify commands found. */
+    async function storedJob(promptPreview: string, extra: Partial<JobRecord> = {}): Promise<JobRecord> {
+      const store = new JobStore({ dir: resolveLocations(ui.world.env).jobsDir });
+      const record = newJobRecord(store.newJobId(), jobFields({ cwd: ui.world.project, promptPreview, sessionId: randomUUID() }), Date.now() - 60_000);
+      await store.create(record, promptPreview);
+      const ended = { ...record, state: 'succeeded' as const, startedAt: record.createdAt, endedAt: new Date().toISOString(), exitCode: 0, ...extra };
+      await store.write(ended);
+      return ended;
+    }
+    const run = { signal: null, timedOut: false } as const;
+
+    it("shows each command passed or failed in words, a failure's output behind a disclosure, the flags and the fix round, linked", async () => {
+      const job = await storedJob('A verified job', {
+        verify: {
+          commands: ['npm run lint', 'npm test'],
+          fixRoundsLeft: 0,
+          round: 0,
+          outcome: 'failed',
+          note: 'Its branch changes package-lock.json: the commands ran on the installed dependencies.',
+          runs: [
+            { ...run, command: 'npm run lint', ok: true, exitCode: 0, ms: 3100, tail: 'lint ok' },
+            { ...run, command: 'npm test', ok: false, exitCode: 1, ms: 4100, tail: 'FAIL tests/a.test.ts\n<b>expected 42, got 43</b>\n' },
+          ],
+          flags: ['package.json script "test" changed'],
+          fixJobId: 'job_fixround1',
+        },
+      });
+      await ui.world.startService();
+
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${job.id}`));
+      const section = page.getByRole('region', { name: 'Verify commands' });
+      await expect.poll(() => section.getByTestId('verify-lead').textContent(), JOB_WAIT).toBe('1 of 2 passed, on a clean checkout of its branch.');
+      const rows = section.getByTestId('verify-run');
+      expect((await rows.allInnerTexts()).map((text) => text.replace(/\s+/g, ' ').trim())).toEqual([
+        '✓ Passed npm run lint 3.1 s',
+        "✗ Failed npm test exit 1, 4.1 s Its output's last lines: “<b>expected 42, got 43</b>”",
+      ]);
+      // The output is text: markup in it is shown, never made.
+      expect(await section.locator('b').count()).toBe(0);
+      await expect.poll(() => section.getByTestId('verify-tail').isVisible()).toBe(false);
+      await section.getByText("Its output's last lines").click();
+      expect(await section.getByTestId('verify-tail').textContent()).toBe('FAIL tests/a.test.ts\n<b>expected 42, got 43</b>\n');
+      expect(await section.getByTestId('verify-flags').innerText()).toContain('package.json script "test" changed');
+      expect(await section.getByTestId('verify-note').textContent()).toBe(
+        'Its branch changes package-lock.json: the commands ran on the installed dependencies.',
+      );
+      expect(await section.getByRole('link', { name: 'job_fixround1' }).getAttribute('href')).toBe('#jobs/job_fixround1');
+      await expectAccessible(page);
+      await screenshotOf(section, 'jobs-verify', 'light');
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+
+    it('ranks a fan-out by them: a Verify column, the best marked, and Take best opening the Take flow for its turn', async () => {
+      const verify = { commands: ['npm test'], fixRoundsLeft: 0, round: 0, note: null, flags: [], fixJobId: null };
+      const passed = await storedJob('Fan out', {
+        model: 'vendor/passes',
+        groupId: 'grp_verify',
+        verify: { ...verify, outcome: 'passed', runs: [{ ...run, command: 'npm test', ok: true, exitCode: 0, ms: 1200, tail: '' }] },
+      });
+      const failed = await storedJob('Fan out', {
+        model: 'vendor/fails',
+        groupId: 'grp_verify',
+        verify: { ...verify, outcome: 'failed', runs: [{ ...run, command: 'npm test', ok: false, exitCode: 1, ms: 500, tail: 'nope' }] },
+      });
+      await ui.world.startService();
+
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl(`jobs/${failed.id}`));
+      const comparison = page.getByRole('region', { name: 'Comparison' });
+      await expect.poll(() => comparison.getByTestId('comparison-verify').allTextContents(), JOB_WAIT).toEqual(['✓ 1/1', '✗ 0/1']);
+      expect(await comparison.getByRole('columnheader', { name: 'Verify' }).count()).toBe(1);
+      expect(await comparison.getByTestId('comparison-row').first().getAttribute('data-job-id')).toBe(passed.id);
+      expect(await comparison.getByTestId('comparison-row').first().getByTestId('comparison-best').textContent()).toBe('Best');
+      expect(await comparison.getByTestId('comparison-best').count()).toBe(1);
+      await expectAccessible(page);
+      await comparison.getByRole('button', { name: 'Take best…' }).click();
+      // The Take flow of the best member's turn (here one that ran in place, so it says it cannot be taken).
+      await expect.poll(() => comparison.getByTestId('take-refused').textContent(), JOB_WAIT).toContain(`Job ${passed.id} worked in`);
       expect(errors).toEqual([]);
       await context.close();
     });
