@@ -30,7 +30,25 @@ export async function validateSecret(client: SecretOpsDeps['client'], kind: Secr
   }
 }
 
+/** What every OpenRouter key looks like (`sk-or-v1-…`): its prefix, then printable characters with no space. */
+const KEY_SHAPE = /^sk-or-[\x21-\x7e]{6,}$/;
+
+/**
+ * Refuses, before anything is sent or stored, what is no OpenRouter key at all (a pasted command, a sentence, another
+ * service's key): OpenRouter would only be told it, and the user would read a 401 about a key they never meant to send.
+ */
+export function assertKeyShape(kind: SecretKind, value: string): void {
+  if (KEY_SHAPE.test(value)) return;
+  const what = kind === 'management' ? 'a management key' : 'an OpenRouter key';
+  const where = kind === 'management' ? 'https://openrouter.ai/settings/management-keys' : 'https://openrouter.ai/settings/keys';
+  throw new ServiceError(
+    'invalid_request',
+    `That is not ${what}: OpenRouter's keys begin with "sk-or-" and hold no spaces. Copy it from ${where}. Nothing was sent or stored.`,
+  );
+}
+
 export async function storeSecret(deps: SecretOpsDeps, kind: SecretKind, value: string, validate: boolean): Promise<SecretsStatus> {
+  assertKeyShape(kind, value);
   if (validate) await validateSecret(deps.client, kind, value);
   deps.secrets.set(kind, value);
   return deps.secrets.status();
