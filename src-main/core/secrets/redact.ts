@@ -24,7 +24,19 @@ export function scrubSecrets(text: string, key?: ScrubKeys): string {
   for (const one of typeof key === 'string' || key == null ? [key] : key) {
     if (one && one.length >= MIN_KEY_CHARS) clean = clean.split(one).join(REDACTED);
   }
-  return clean.replace(KEY_SHAPE, `sk-or-${REDACTED}`).replace(JOB_TOKEN_SHAPE, `ordg-${REDACTED}`);
+  return clean
+    .replace(KEY_SHAPE, (found, at: number) => (isMaskedLabel(found, clean, at) ? found : `sk-or-${REDACTED}`))
+    .replace(JOB_TOKEN_SHAPE, `ordg-${REDACTED}`);
+}
+
+/**
+ * OpenRouter's own masked label of a key, `sk-or-v1-726...f5c`: three characters of it each side, no secret. Left as
+ * it is, so the key shows one way on every surface (issue 38: "sk-or-[redacted]...f5c" beside "sk-or-v1-726...f5c").
+ * Only when what precedes the dots is too short to be any key.
+ */
+function isMaskedLabel(found: string, text: string, at: number): boolean {
+  const after = text.slice(at + found.length, at + found.length + 3);
+  return /^sk-or-v\d+-[\w]{0,4}$/.test(found) && (after === '...' || after.startsWith('…'));
 }
 
 /** Whether text holds the key, or anything shaped like an OpenRouter key. */

@@ -75,3 +75,12 @@ describe('scrubError', () => {
     expect(scrubError(error, KEY)).toBe(error);
   });
 });
+
+describe("OpenRouter's masked label", () => {
+  it('is left as it is, so the key shows one way on every surface; a key before dots is not', () => {
+    expect(scrubSecrets('key sk-or-v1-726...f5c, limit $5')).toBe('key sk-or-v1-726...f5c, limit $5');
+    expect(scrubSecrets('sk-or-v1-acc…000')).toBe('sk-or-v1-acc…000');
+    expect(scrubSecrets(`sk-or-v1-${'ab'.repeat(32)}...`)).toBe('sk-or-[redacted]...');
+    expect(scrubSecrets('sk-or-v1-abcde...')).toBe('sk-or-[redacted]...');
+  });
+});
