@@ -612,6 +612,8 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('OpenRouter rejected the key (401)');
     expect(result.stderr).toContain('was not stored');
+    // Said where the user is: not sent to another command to do what they just did.
+    expect(result.stderr).not.toContain('openrouter-delegate key set');
     expect((await show(h.env)).secrets.apiKey).toEqual({ present: false, source: 'none' });
     expect(fake.requestsTo('/api/v1/key').some((r) => r.headers.authorization === `Bearer ${REFUSED_KEY}`)).toBe(true);
     expect(await filesContaining(h.home, REFUSED_KEY)).toEqual([]);

@@ -5,6 +5,7 @@
 import { ServiceError } from '../../contract/index.js';
 import type { SecretKind, SecretsStatus } from '../../contract/index.js';
 import type { OpenRouterClient } from '../openrouter/client.js';
+import { SET_KEY_HINT } from '../openrouter/client.js';
 import type { SecretStore } from '../secrets/secret-store.js';
 
 export interface SecretOpsDeps {
@@ -14,7 +15,13 @@ export interface SecretOpsDeps {
 
 export async function validateSecret(client: SecretOpsDeps['client'], kind: SecretKind, value: string): Promise<void> {
   if (kind === 'api') {
-    await client.getKeyInfo(value);
+    await client.getKeyInfo(value).catch((error: unknown) => {
+      // Said to someone setting a key right now (the CLI, the menu, the page): not "set it again with <another command>".
+      if (error instanceof ServiceError && error.code === 'openrouter_unauthorized' && error.message.includes(SET_KEY_HINT)) {
+        throw new ServiceError(error.code, error.message.replace(/,? (?:then )?set it (?:again )?with `openrouter-delegate key set`/, ', then set it again'));
+      }
+      throw error;
+    });
     return;
   }
   try {
