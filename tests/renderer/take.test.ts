@@ -65,6 +65,11 @@ describe('taking a job from the Jobs page', () => {
     expect(await treeOf(ui.world.project)).toEqual({ 'a.txt': 'one\nTWO\nthree\n', 'new.txt': 'created\n' });
     // The delegate's branch stays, with its own commit, until pruning finds it taken.
     expect(await branches(ui.world.project)).toContain(branch);
+    // Once taken, the page offers neither another way to take it nor to throw it away (issue 38); the review stays.
+    expect(await page.getByTestId('command-merge').count()).toBe(0);
+    expect(await page.getByTestId('command-cherry-pick').count()).toBe(0);
+    expect(await page.getByTestId('command-review').count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Discard…' }).count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });
