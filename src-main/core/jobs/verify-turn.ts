@@ -43,10 +43,19 @@ export async function verifyTurn(
   const { record } = job;
   const verify = record.verify;
   // A service that stopped before they began leaves them to the next one (recovery.ts).
-  if (!verifier || !verify || registry.stopped) return;
+  if (registry.stopped) return;
+  if (!verify) {
+    // A record that says verifying with nothing to run (written by hand, or cut short): it ends as its turn did.
+    record.state = turnState;
+    await registry.persist(job);
+    registry.emit(job);
+    registry.wake(job);
+    return;
+  }
   const abort = (job.verifyAbort = new AbortController());
   if (job.terminating) abort.abort();
-  const report = await verifier
+  // A service with no verifier (one that cannot run them) still settles the job: it never stays verifying.
+  const report = await (verifier ?? { run: () => Promise.reject(new Error('this service cannot run verify commands.')) })
     .run({
       record,
       commands: verify.commands,

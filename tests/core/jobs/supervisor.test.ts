@@ -722,7 +722,7 @@ const PASSED: VerifyReport = { outcome: 'passed', note: null, runs: [run(true, '
 const FAILED: VerifyReport = { outcome: 'failed', note: null, runs: [run(false, 'expected 42, got 43\n~~~ not a fence ~~~~~')], flags: [] };
 
 describe('verify commands', () => {
-  const verifying = async (verifier: ScriptedVerifier, scripts: Script[], store?: JobStore) => {
+  const verifying = async (verifier: ScriptedVerifier | undefined, scripts: Script[], store?: JobStore) => {
     const repo = path.join(home.home, 'repo');
     if (!existsSync(repo)) await makeRepo(repo, { 'a.txt': 'one\n' });
     const data = path.join(home.home, 'data');
@@ -842,6 +842,19 @@ describe('verify commands', () => {
     const job = await finalState(later, id);
     expect(job).toMatchObject({ state: 'succeeded', verify: { outcome: 'passed' } });
     expect(again.requests).toHaveLength(1);
+  });
+
+  it('never leaves a job verifying after a restart into a service that cannot run the commands', async () => {
+    const verifier = new ScriptedVerifier();
+    verifier.answers.push('hold');
+    const { h, repo } = await verifying(verifier, [edits(1)]);
+    const id = await h.start({ caller: { cwd: repo }, verify: ['npm test'] });
+    await h.until(id, 'verifying');
+    await h.supervisor.stop();
+    const { h: later } = await verifying(undefined, [], h.store);
+    await later.supervisor.start();
+    const job = await finalState(later, id);
+    expect(job).toMatchObject({ state: 'succeeded', verify: { outcome: 'skipped', note: 'Not run: this service cannot run verify commands.' } });
   });
 });
 
