@@ -312,4 +312,19 @@ describe('openrouter-delegate doctor', () => {
     expect(doctorLine(result.stdout, 'Claude Code CLI')).toMatch(/^✗ .*npm install -g @anthropic-ai\/claude-code/);
     expect(doctorLine(result.stdout, 'Bridge registered with Claude Code')).toMatch(/^✗ .*Run `openrouter-delegate install`\./);
   });
+
+  it("says ✗, from a project folder, where npx or npm put only the checkout's development copy of claude on the PATH (issue 38)", async () => {
+    const world = await newWorld({ OPENROUTER_API_KEY: KEY });
+    const { OPENROUTER_DELEGATE_CLAUDE: _named, ...env } = world.env;
+    // What `npx openrouter-delegate doctor` run in the checkout puts first on the PATH.
+    const devBin = path.dirname(CLAUDE_CLI);
+    const result = await runProcess(process.execPath, [CLI, 'doctor'], {
+      env: { ...env, PATH: `${devBin}${path.delimiter}/usr/bin${path.delimiter}/bin` },
+      cwd: world.claudeConfigDir,
+    });
+    expect(result.code).toBe(1);
+    expect(doctorLine(result.stdout, 'Claude Code CLI')).toMatch(
+      /^✗ Claude Code CLI: Only this package's own development copy of Claude Code is on the PATH .*npm install -g @anthropic-ai\/claude-code/,
+    );
+  });
 });

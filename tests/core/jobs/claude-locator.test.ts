@@ -51,3 +51,26 @@ describe('finding claude', () => {
     );
   });
 });
+
+describe("this package's own development copy", () => {
+  /** The checkout's node_modules/.bin, where npm and npx put the pinned devDependency's `claude`. */
+  const devBin = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', '..', 'node_modules', '.bin');
+
+  it('is passed over for the claude the user runs, wherever it stands on the PATH (issue 38)', async () => {
+    const theirs = await executable(path.join(dir, 'user-bin'));
+    expect(await locateClaude({ env: { PATH: `${devBin}${path.delimiter}${path.dirname(theirs)}` }, setting: null })).toBe(theirs);
+  });
+
+  it('is never taken for it: alone on the PATH, the answer says so, and how to install Claude Code', async () => {
+    await expect(locateClaude({ env: { PATH: devBin }, setting: null })).rejects.toMatchObject({
+      code: 'claude_missing',
+      message: expect.stringMatching(
+        /^Only this package's own development copy of Claude Code is on the PATH \(.*node_modules\/\.bin\/claude.*npm install -g @anthropic-ai\/claude-code/,
+      ),
+    });
+  });
+
+  it('is still run when the user names it (OPENROUTER_DELEGATE_CLAUDE)', async () => {
+    expect(await locateClaude({ env: { PATH: '', OPENROUTER_DELEGATE_CLAUDE: path.join(devBin, 'claude') }, setting: null })).toBe(path.join(devBin, 'claude'));
+  });
+});
