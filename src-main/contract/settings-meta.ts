@@ -141,7 +141,7 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   },
   verifyConcurrency: {
     label: 'Verify commands at once',
-    help: 'per repository; each runs in a box of its own',
+    help: 'jobs whose verify commands run at once in one repository, each in a box of its own',
     unit: 'commands',
     bounds: SETTING_BOUNDS.verifyConcurrency,
     none: "half the machine's cores",

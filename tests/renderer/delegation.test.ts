@@ -186,6 +186,26 @@ describe('the Delegation page', () => {
     });
   }
 
+  it('shows every select whole at 1280 px: no chosen option is cut (issue 38)', async () => {
+    await startWith();
+    const { page, context, errors } = await openDelegation({ width: 1280, height: 800 });
+    // Each select's chosen text, measured in its own font, against the room the select gives it (padding and arrow out).
+    const cut = await page.evaluate(() => {
+      const canvas = document.createElement('canvas').getContext('2d');
+      if (!canvas) return ['no canvas'];
+      return [...document.querySelectorAll('select')].flatMap((select) => {
+        const style = getComputedStyle(select);
+        canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+        const text = select.selectedOptions[0]?.textContent ?? '';
+        const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+        return canvas.measureText(text).width > room ? [`${select.id}: “${text}” in ${Math.round(room)} px`] : [];
+      });
+    });
+    expect(cut).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('saves a new mode, and openrouter-mcp-config --show --json reports it', async () => {
     await startWith();
     const { page, context, errors } = await openDelegation();
