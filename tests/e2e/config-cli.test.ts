@@ -224,6 +224,16 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   '--timeout': { calls: [['--timeout', '90']], expected: { jobTimeoutMinutes: 90 } },
   '--retention-days': { calls: [['--retention-days', '7']], expected: { retentionDays: 7 } },
   '--fan-out-limit': { calls: [['--fan-out-limit', '4']], expected: { fanOutLimit: 4 } },
+  '--verify-timeout': { calls: [['--verify-timeout', '20']], expected: { verifyTimeoutMinutes: 20 } },
+  '--verify-concurrency': { calls: [['--verify-concurrency', '2']], expected: { verifyConcurrency: 2 } },
+  '--verify-concurrency none': {
+    calls: [
+      ['--verify-concurrency', '2'],
+      ['--verify-concurrency', 'none'],
+    ],
+    expected: { verifyConcurrency: null },
+  },
+  '--fix-rounds': { calls: [['--fix-rounds', '0']], expected: { fixRounds: 0 } },
   '--max-retries': { calls: [['--max-retries', '0']], expected: { delegateMaxRetries: 0 } },
   '--models-cache-ttl': { calls: [['--models-cache-ttl', '15']], expected: { modelsCacheTtlMinutes: 15 } },
   // A path that is no executable file is refused (below): this checkout's pinned `claude` is one.
@@ -871,6 +881,9 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('Agent, Edit (changed)', move('approvableTools', 'isolation') + ENTER);
       await t.answer('Isolation: worktree: a delegation', DOWN + ENTER); // worktree → none
       await t.answer('Fan-out limit: the most models', `5${ENTER}`);
+      await t.answer('Verify command timeout in minutes: the longest one', `20${ENTER}`);
+      await t.answer('Verify commands at once: jobs whose verify commands', `2${ENTER}`);
+      await t.answer('Fix rounds: how often', `2${ENTER}`);
       await t.answer('Isolation: none, fan-out up to 5 (changed)', move('isolation', 'sandbox') + ENTER);
       // The programs and sandbox menu says first whether this machine has the sandbox.
       await t.answer('Programs and sandbox (the sandbox here:', ENTER);
@@ -924,6 +937,9 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
         approvableTools: [...DEFAULT_APPROVABLE_TOOLS, 'Edit'],
         isolation: 'none',
         fanOutLimit: 5,
+        verifyTimeoutMinutes: 20,
+        verifyConcurrency: 2,
+        fixRounds: 2,
         sandbox: { programs: 'ask-approval', use: 'preferred', allowedDomains: ['registry.npmjs.org'], denyRead: ['~/private'] },
         maxPriceInputPerM: 0.5,
         maxPriceOutputPerM: 2,
@@ -950,6 +966,10 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('What would you like to change?', move('key', 'isolation') + ENTER);
       await t.answer('Isolation: worktree: a delegation', DOWN + ENTER);
       await t.answer('Fan-out limit: the most models', `4${ENTER}`);
+      // Enter keeps each verify setting as it is.
+      await t.answer('Verify command timeout in minutes', ENTER);
+      await t.answer('Verify commands at once', ENTER);
+      await t.answer('Fix rounds', ENTER);
       // The focus is on Isolation again, so three steps down is Review and save.
       await t.answer('Isolation: none, fan-out up to 4 (changed)', move('isolation', 'save') + ENTER);
       await t.waitFor('Isolation: worktree → none');

@@ -18,7 +18,7 @@ export const MENU_SETTINGS = {
   budgets: ['budgets.perJobUsd', 'budgets.perDayUsd', 'budgets.reserveUsd', 'gateway.allowServerTools'],
   permissions: ['permissionCeiling', 'defaultPermissionMode', 'delegateProfile'],
   approvableTools: ['approvableTools'],
-  isolation: ['isolation', 'fanOutLimit'],
+  isolation: ['isolation', 'fanOutLimit', 'verifyTimeoutMinutes', 'verifyConcurrency', 'fixRounds'],
   sandbox: ['sandbox.programs', 'sandbox.use', 'sandbox.allowedDomains', 'sandbox.denyRead'],
   limits: ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'],
   other: ['retentionDays', 'delegateMaxRetries', 'modelsCacheTtlMinutes', 'claudePath'],

@@ -113,4 +113,8 @@ export async function editBudgets(session: Session): Promise<void> {
 export async function editIsolation(session: Session): Promise<void> {
   await editChoice(session, 'isolation', ISOLATION_EXPLANATIONS);
   await editValue(session, 'fanOutLimit');
+  // Verify commands (docs/VERIFY.md) judge a worktree job's branch: they belong with isolation.
+  await editValue(session, 'verifyTimeoutMinutes');
+  await editValue(session, 'verifyConcurrency');
+  await editValue(session, 'fixRounds');
 }
