@@ -3,7 +3,8 @@
  * its time — the flags that say a pass proves less, the fix round started; and, where the caller asked for the
  * result, the end of a failing command's output, quoted as data. Pure functions of contract data.
  */
-import { formatDuration, truncateEnd } from '../../src-main/common/format.js';
+import { truncateEnd } from '../../src-main/common/format.js';
+import { lastOutputLine, verifyEndText, verifyTimeText } from '../../src-main/common/verify-words.js';
 import type { JobRecord, VerifyRun } from '../../src-main/contract/jobs.js';
 
 /** A failing command's output lines shown in the detailed view (the record keeps more; verify.log all of it). */
@@ -13,25 +14,16 @@ const COMMAND_CHARS = 80;
 /** The last line of a failing command's output on its own line: what failed, in the project's words. */
 const LAST_LINE_CHARS = 120;
 
-function seconds(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : formatDuration(Math.round(ms / 1000));
-}
-
 /** The last line of output that says something, as data: quoted, one line. */
 function lastWords(tail: string): string {
-  const line = tail
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l !== '')
-    .at(-1);
-  return line === undefined ? '' : `: “${truncateEnd(line.replace(/\s+/g, ' '), LAST_LINE_CHARS)}”`;
+  const line = lastOutputLine(tail);
+  return line === '' ? '' : `: “${truncateEnd(line.replace(/\s+/g, ' '), LAST_LINE_CHARS)}”`;
 }
 
 function runLine(run: VerifyRun, round: string): string {
   const command = truncateEnd(run.command, COMMAND_CHARS);
-  if (run.ok) return `Verify${round} ✓ ${command} (${seconds(run.ms)})`;
-  const how = run.timedOut ? 'timed out' : run.exitCode !== null ? `exit ${run.exitCode}` : `killed by ${run.signal ?? 'a signal'}`;
-  return `Verify${round} ✗ ${command} (${how}, ${seconds(run.ms)})${lastWords(run.tail)}`;
+  if (run.ok) return `Verify${round} ✓ ${command} (${verifyTimeText(run.ms)})`;
+  return `Verify${round} ✗ ${command} (${verifyEndText(run)}, ${verifyTimeText(run.ms)})${lastWords(run.tail)}`;
 }
 
 function tailOf(run: VerifyRun, quote: (text: string) => string[]): string[] {

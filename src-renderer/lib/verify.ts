@@ -4,21 +4,11 @@
  * (src-bridge/render/verify-lines.ts), so the page and the parent model read the same. Pure functions of contract
  * data, tested in tests/renderer/verify.test.ts.
  */
-import { formatDuration } from '../../src-main/common/format.js';
+import { lastOutputLine, verifyEndText, verifyTimeText } from '../../src-main/common/verify-words.js';
 import type { GroupMember, JobGroup, JobVerify, VerifyRun } from '../../src-main/contract/index.js';
 import { isActiveState, plural } from './jobs.js';
 
-/** A command's time as the bridge says it: "0.5 s", "4.1 s" under ten seconds, then "45 s", "3 min 12 s". */
-export function verifyTimeText(ms: number): string {
-  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : formatDuration(Math.round(ms / 1000));
-}
-
-/** How a command ended, in words: "passed", "exit 1", "timed out", "killed by SIGTERM". */
-export function verifyEndText(run: Pick<VerifyRun, 'ok' | 'exitCode' | 'signal' | 'timedOut'>): string {
-  if (run.ok) return 'passed';
-  if (run.timedOut) return 'timed out';
-  return run.exitCode !== null ? `exit ${run.exitCode}` : `killed by ${run.signal ?? 'a signal'}`;
-}
+export { lastOutputLine, verifyEndText, verifyTimeText };
 
 /** A command's row, after its mark and the command: its time, and how it failed: "1.2 s", "exit 1, 0.5 s", "timed out, 10 min". */
 export function verifyRunText(run: Pick<VerifyRun, 'ok' | 'exitCode' | 'signal' | 'timedOut' | 'ms'>): string {
@@ -28,17 +18,6 @@ export function verifyRunText(run: Pick<VerifyRun, 'ok' | 'exitCode' | 'signal' 
 /** The mark of a command or a tally, and the word a screen reader says for it (the mark alone is not enough). */
 export function passMark(ok: boolean): { mark: '✓' | '✗'; word: 'Passed' | 'Failed'; tone: 'ok' | 'fail' } {
   return ok ? { mark: '✓', word: 'Passed', tone: 'ok' } : { mark: '✗', word: 'Failed', tone: 'fail' };
-}
-
-/** The last line of a command's output that says something: what failed, in the project's words; '' when it printed nothing. */
-export function lastOutputLine(tail: string): string {
-  return (
-    tail
-      .split('\n')
-      .map((line) => line.trim())
-      .filter((line) => line !== '')
-      .at(-1) ?? ''
-  );
 }
 
 /**
