@@ -90,7 +90,7 @@ async function take(
 ) {
   if (!jobId) throw new UsageError('Name the job whose work to take: `openrouter-delegate take <job-id>` (the job list shows the ids).');
   if (options.best && !jobId.startsWith('group_'))
-    throw new UsageError(`--best takes a fan-out's best candidate: name its comparison (group_…), not ${jobId}.`);
+    throw new UsageError(`--best takes a fan-out's best candidate: name its comparison (group_…), not ${jobId}.`, { help: false });
   const asked = (Object.keys(ways) as TakeWay[]).filter((how) => ways[how]);
   if (asked.length > 1) throw new UsageError(`Take one way at a time: --${asked.join(' or --')}.`);
   if (options.bareYes) throw new UsageError(BARE_YES);

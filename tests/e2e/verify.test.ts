@@ -12,7 +12,7 @@ import { callOk } from '../support/delegation.js';
 import { ScriptedModel, delegateCwd, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest, ToolUseStep } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
-import { BRIDGE, runCli } from '../support/built.js';
+import { BRIDGE, CLI, runProcess } from '../support/built.js';
 import { runOuterClaudeIn } from '../support/outer-claude.js';
 import { gitIn, startWithRepo } from '../support/git-repo.js';
 
@@ -94,7 +94,8 @@ describe('verify commands', { timeout: 240_000 }, () => {
     expect(result.text).toContain('verify ✓ 1/1 ⚠ changes what judges it');
     expect(result.text).toContain(`Best: ${PASSES}, which passed every verify command. Take it: openrouter-delegate take ${group} --best`);
 
-    const taken = await runCli(['take', group, '--best'], world.env);
+    // As the user runs what the answer printed: from the project folder, outside the checkout.
+    const taken = await runProcess(process.execPath, [CLI, 'take', group, '--best'], { env: world.env, cwd: world.project });
     expect(taken.code, taken.stderr).toBe(0);
     expect(await readFile(path.join(world.project, 'value.js'), 'utf8')).toBe('module.exports = 42;\n');
   });
