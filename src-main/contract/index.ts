@@ -9,3 +9,4 @@ export * from './setup.js';
 export * from './worktrees.js';
 export * from './take.js';
 export * from './spend.js';
+export * from './scoreboard.js';

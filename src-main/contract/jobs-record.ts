@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DelegateProfileSchema, IsolationModeSchema, PermissionModeSchema } from './settings-modes.js';
+import { JobFateSchema } from './scoreboard.js';
 
 /** `verifying`: the delegate's turn has ended and the job's verify commands run on its branch (docs/VERIFY.md). */
 export const JOB_STATES = ['queued', 'running', 'verifying', 'succeeded', 'failed', 'cancelled', 'timed_out', 'budget_exceeded', 'lost'] as const;
@@ -199,6 +200,8 @@ export const JobRecordSchema = z.object({
    * conversation's). Absent when there are none, and on jobs from before fallbacks.
    */
   fallbacks: z.array(JobFallbackSchema).optional(),
+  /** Why `model: "best"` picked `model` (core/jobs/best-model.ts); absent when the caller or the default named it. */
+  modelChoice: z.string().optional(),
   /** First line of the prompt, for lists (the whole prompt is in prompt.txt). */
   promptPreview: z.string(),
   client: z.string(),
@@ -233,5 +236,7 @@ export const JobRecordSchema = z.object({
   groupId: z.string().optional(),
   /** The commands that judge its work, run on its branch when its turn ends, and what they found (absent: none). */
   verify: JobVerifySchema.optional(),
+  /** What the user did with its work, written when it happened (every turn of the conversation): absent, kept. */
+  fate: JobFateSchema.optional(),
 });
 export type JobRecord = z.infer<typeof JobRecordSchema>;

@@ -32,6 +32,7 @@ export const CONTRACT_METHODS = [
   'worktrees.removeTaken',
   'jobs.killAll',
   'spend.report',
+  'jobs.scoreboard',
   'setup.status',
   'setup.connect',
   'setup.disconnect',

@@ -25,6 +25,7 @@ import {
 import { ErrorCodeSchema } from './protocol.js';
 import { WorktreeCleanupSchema, WorktreeReportSchema } from './worktrees.js';
 import { SpendReportSchema, SpendRequestSchema } from './spend.js';
+import { ScoreboardRequestSchema, ScoreboardSchema } from './scoreboard.js';
 import { TakePreviewRequestSchema, TakePreviewSchema, TakeRequestSchema, TakeResultSchema } from './take.js';
 import type { NextCall } from './protocol.js';
 import {
@@ -347,6 +348,11 @@ export const CONTRACT = {
     SpendRequestSchema,
     SpendReportSchema,
     'What jobs cost over the last 30 local days, per day and model (billed where OpenRouter reported it, else estimated), and per model with its success rate and cache share.',
+  ),
+  'jobs.scoreboard': method(
+    ScoreboardRequestSchema,
+    ScoreboardSchema,
+    "Each model's delegations by repository: how many, how many passed their verify commands, how many were taken, the median cost of a pass and the median time.",
   ),
   'setup.status': method(empty, SetupStatusSchema, "Whether Claude Code starts this installation's bridge, and the exact command."),
   'setup.connect': method(empty, SetupActionSchema, 'Register the bridge with Claude Code (`claude mcp add --scope user`), as `install` does.', true),

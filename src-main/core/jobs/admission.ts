@@ -4,15 +4,19 @@
  * both, so a follow-up is held to the policy as it is now, not as it was at the first turn.
  */
 import { randomUUID } from 'node:crypto';
-import { ServiceError, isActive, nextCall } from '../../contract/index.js';
-import type { JobFallback, JobRecord, ParsedRequestOf, Settings } from '../../contract/index.js';
-import type { CatalogPricing } from '../catalog/parse.js';
+import { BEST_MODEL, ServiceError, isActive, nextCall } from '../../contract/index.js';
+import type { JobFallback, JobRecord, ParsedRequestOf, ScoreFact, Settings } from '../../contract/index.js';
+import type { CatalogModel, CatalogPricing } from '../catalog/parse.js';
+import { pickBest } from './best-model.js';
+import type { BestPick } from './best-model.js';
+import { repoOf } from './scoreboard.js';
 import { holdsSecret, scrubSecrets } from '../secrets/redact.js';
 import { checkBudget } from './budget.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
 import { newJobRecord } from './job-record.js';
 import type { JobRequestFields } from './job-record.js';
 import {
+  allowedNow,
   assertToolsInProfile,
   promptPreview,
   resolveAllowedTools,
@@ -62,7 +66,10 @@ export interface ResolvedJobRequest {
 }
 
 /** What admission uses of the supervisor's dependencies (the registry holds the store and the settings). */
-export type AdmissionDeps = Pick<SupervisorDeps, 'apiKey' | 'keyProblem' | 'balance' | 'models' | 'locateClaude' | 'sandbox' | 'serviceDirs' | 'verifier'>;
+export type AdmissionDeps = Pick<SupervisorDeps, 'apiKey' | 'keyProblem' | 'balance' | 'models' | 'locateClaude' | 'sandbox' | 'serviceDirs' | 'verifier'> & {
+  /** Every delegation's scoreboard fact, for `model: "best"` (none: the default model). */
+  scoreFacts?: () => Promise<ScoreFact[]>;
+};
 
 /**
  * The one way a request becomes a job's settings. `previous` is the conversation's latest turn for a
@@ -90,7 +97,8 @@ export async function resolveJobRequest(
       : workDirs;
   const prompt = await resolvePrompt(request, callerCwd, { workDirs: userDirs, serviceDirs: deps.serviceDirs ?? [] });
   const models = await deps.models();
-  const model = resolveModel(previous ? previous.model : request.model, models, settings);
+  const best = !previous && request.model === BEST_MODEL ? await pickBestModel(deps, cwd, models, settings) : null;
+  const model = resolveModel(previous ? previous.model : (best?.model ?? request.model), models, settings);
   // A follow-up keeps its conversation's fallbacks, held to the policy as it is now like its model.
   const fallbackIds = previous ? (previous.fallbacks ?? []).map((f) => f.model) : settings.fallbackModels;
   const fallbacks = resolveFallbacks(fallbackIds, model, models, settings);
@@ -136,6 +144,7 @@ export async function resolveJobRequest(
       isolation: previous ? followOn(previous.isolation) : plan?.mode === 'none' ? inPlace(plan.note) : undefined,
       sandbox: programs,
       ...(verify ? { verify } : {}),
+      ...(best ? { modelChoice: best.why } : {}),
     },
     prompt: verify ? withVerifyCommands(prompt, verify.commands) : prompt,
     pricing: model.pricing,
@@ -146,6 +155,18 @@ export async function resolveJobRequest(
     settings,
     worktree: plan?.mode === 'worktree' ? plan : null,
   };
+}
+
+/** `model: "best"`: the scoreboard of the repository holding `cwd` picks (best-model.ts), among the models allowed now. */
+async function pickBestModel(deps: AdmissionDeps, cwd: string, models: CatalogModel[], settings: Settings): Promise<BestPick> {
+  const facts = (await deps.scoreFacts?.()) ?? [];
+  return pickBest({
+    facts,
+    repo: repoOf(facts, cwd),
+    fallback: settings.defaultModel,
+    contenders: [settings.defaultModel, ...settings.fallbackModels],
+    allowed: (id) => allowedNow(id, models, settings),
+  });
 }
 
 /**

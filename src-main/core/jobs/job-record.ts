@@ -23,6 +23,7 @@ export type JobRequestFields = Pick<
   | 'isolation'
   | 'sandbox'
   | 'verify'
+  | 'modelChoice'
 >;
 
 export function newJobRecord(id: string, fields: JobRequestFields, createdAtMs: number): JobRecord {

@@ -24,6 +24,7 @@ import { errorMessage } from '../../common/errors.js';
 import type { BoxRuntime } from './box.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import type { Verifier } from './verify-link.js';
+import type { ScoreArchive } from './score-archive.js';
 
 export interface SupervisorDeps {
   store: JobStore;
@@ -40,6 +41,8 @@ export interface SupervisorDeps {
   locateClaude: (callerPath: string | undefined) => Promise<string>;
   /** Whether a delegate's box can run on this machine, asked at each admission; default: platform/sandbox-probe.ts, cached. */
   sandbox?: () => Promise<SandboxAvailability>;
+  /** Where the facts of pruned delegations are kept for the scoreboard; default: `scoreboard.jsonl` beside the jobs' folder. */
+  scoreArchive?: ScoreArchive;
   /** Runs a job's verify commands on its branch when its turn ends (core/verify); without one, a delegation naming verify commands is refused. */
   verifier?: Verifier;
   onChange?: (job: JobRecord) => void;

@@ -310,6 +310,12 @@ export function resolveModel(requested: string | undefined, models: CatalogModel
   return model;
 }
 
+/** Whether a job may run on `id` now: OpenRouter has it, the policy allows it, and it has list prices (so a cap holds). */
+export function allowedNow(id: string, models: readonly CatalogModel[], settings: Settings): boolean {
+  const model = findModel(id, models);
+  return model !== undefined && evaluateModel(model, settings).allowed && estimateCostUsd([], model.pricing) !== null;
+}
+
 /**
  * The fallback models a job may be served by, in order: each held to the policy like the job's own model
  * (evaluateModel) and to known list prices (admission's rule for the job's own), so a cap holds whichever

@@ -7,7 +7,7 @@
  * admission.ts (request → record → queue), lifecycle.ts (spawn, stream, timeout, kill, end),
  * recovery.ts (adoption at start), billing.ts (billed cost), views.ts (what callers see).
  */
-import { ServiceError, isActive, nextCall } from '../../contract/index.js';
+import { BEST_MODEL, ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type {
   DiscardResult,
   JobDiff,
@@ -38,7 +38,8 @@ import { KeptWorktreeSurvey } from './kept-survey.js';
 import { reportOf } from './worktree-cleanup.js';
 import { JobViews, TAIL_LIMIT_DEFAULT } from './views.js';
 import { previewTake, takeJob } from './take.js';
-import type { SpendReport } from '../../contract/index.js';
+import type { ScoreFact, Scoreboard, SpendReport } from '../../contract/index.js';
+import { JobScoreboard } from './scoreboard.js';
 
 export type { SupervisorDeps } from './job-registry.js';
 
@@ -55,6 +56,8 @@ export class Supervisor {
   private readonly views: JobViews;
   /** The kept worktrees' last survey, in numbers, for the job list. */
   private readonly kept: KeptWorktreeSurvey;
+  /** What the user did with each delegation's work, and the facts of pruned ones. */
+  private readonly scores: JobScoreboard;
   /** What the metering gateway asks of the jobs. */
   readonly gateway: GatewayLink;
   private started: Promise<void> | null = null;
@@ -73,12 +76,13 @@ export class Supervisor {
       },
     });
     // Each part is handed the dependencies it uses; the registry holds the jobs, their store and the settings.
-    this.deps = deps;
+    this.deps = { ...deps, scoreFacts: () => this.scores.facts() };
     this.billing = new JobBilling(this.registry, deps);
     this.lifecycle = new JobLifecycle(this.registry, deps, this.billing);
     this.lifecycle.fixRound = (job) => this.fixRound(job);
     this.recovery = new JobRecovery(this.registry, deps, this.lifecycle, this.billing);
     this.views = new JobViews(this.registry);
+    this.scores = new JobScoreboard(this.registry, deps.scoreArchive);
     const registry = this.registry;
     this.kept = new KeptWorktreeSurvey({
       survey: () => surveyAll(registry),
@@ -124,6 +128,7 @@ export class Supervisor {
       // Never the only way back to unmerged work: those jobs stay until their branch is merged or discarded.
       spare: (doomed, all) => jobsKeptFromPrune(registry.worktrees, doomed, all),
     });
+    await this.scores.keepPruned(removed);
     for (const id of removed) registry.forget(id);
     void this.kept.refresh();
   }
@@ -171,6 +176,8 @@ export class Supervisor {
     if (models.length > limit) {
       throw new ServiceError('policy_refused', `${models.length} models are more than the user's fan-out limit of ${limit}. Name at most ${limit}.`);
     }
+    if (models.includes(BEST_MODEL))
+      throw new ServiceError('invalid_request', `"${BEST_MODEL}" picks one model by the scoreboard; a fan-out names its models.`);
     const twice = models.find((m, i) => models.indexOf(m) !== i);
     if (twice !== undefined) throw new ServiceError('invalid_request', `${twice} is named twice in models; name each model once.`);
     const resolved = [];
@@ -275,11 +282,8 @@ export class Supervisor {
       });
     }
     const outcome = await registry.worktrees.discard(isolation);
-    for (const turn of turns) {
-      if (turn.record.isolation) turn.record.isolation = { ...turn.record.isolation, worktreeState: 'discarded' };
-      await registry.persist(turn);
-      registry.emit(turn);
-    }
+    for (const turn of turns) if (turn.record.isolation) turn.record.isolation = { ...turn.record.isolation, worktreeState: 'discarded' };
+    await this.scores.markFate(turns, 'discarded');
     void this.kept.refresh();
     registry.log(`jobs: ${job.record.id}: discarded ${isolation.worktree} and branch ${isolation.branch} (last commit ${outcome.lastCommit ?? 'none'})`);
     return { jobId: job.record.id, repo: isolation.repo, branch: isolation.branch, worktree: isolation.worktree, ...outcome };
@@ -298,6 +302,7 @@ export class Supervisor {
   async take(jobId: string, how: TakeWay, runsCodeConfirmed?: readonly string[]): Promise<TakeResult> {
     await this.ready();
     const taken = await takeJob(this.registry, jobId, how, runsCodeConfirmed);
+    if (taken.worktree) await this.scores.markFate(this.registry.turnsOf(taken.worktree), 'taken');
     void this.kept.refresh();
     return taken;
   }
@@ -348,6 +353,18 @@ export class Supervisor {
   async spend(): Promise<SpendReport> {
     await this.ready();
     return this.views.spend();
+  }
+
+  /** Each model's delegations by repository (score-facts.ts), of every repository or of the one holding `repo`. */
+  async scoreboard(repo?: string): Promise<Scoreboard> {
+    await this.ready();
+    return this.scores.report(repo);
+  }
+
+  /** Every delegation's scoreboard fact, for `model: "best"`. */
+  async scoreFacts(): Promise<ScoreFact[]> {
+    await this.ready();
+    return this.scores.facts();
   }
 
   /**

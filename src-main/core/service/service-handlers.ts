@@ -127,6 +127,7 @@ export function jobHandlers(supervisor: Supervisor): AreaHandlers<'jobs' | 'work
     'worktrees.removeTaken': async () => supervisor.removeTakenWorktrees(),
     'jobs.killAll': async () => ({ killed: await supervisor.killAll() }),
     'spend.report': async () => supervisor.spend(),
+    'jobs.scoreboard': async (request) => supervisor.scoreboard(request.repo),
   };
 }
 

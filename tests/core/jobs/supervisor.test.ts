@@ -650,6 +650,10 @@ describe('isolation', () => {
 
     const left = later.supervisor.list({ limit: 20 }).conversations.flatMap((c) => c.jobs.map((j) => j.id));
     expect(left).toEqual([kept.id]);
+    // The scoreboard still counts the pruned delegation (kept in its archive); the one in place has no repository.
+    expect((await later.supervisor.scoreboard(path.join(repo, 'sub'))).repos).toEqual([
+      { repo, models: [expect.objectContaining({ model: MODEL, jobs: 2, verified: 0, taken: 0 })] },
+    ]);
     expect(existsSync(kept.isolation?.worktree ?? '')).toBe(true);
     expect(existsSync(merged.isolation?.worktree ?? '')).toBe(false);
     expect((await branches(repo)).sort()).toEqual([kept.isolation?.branch, 'main'].sort());
@@ -657,7 +661,10 @@ describe('isolation', () => {
     const discarded = await later.supervisor.discard(kept.id);
     expect(discarded).toMatchObject({ branch: kept.isolation?.branch, removedWorktree: true, deletedBranch: true, lastCommit: kept.isolation?.headCommit });
     expect(await branches(repo)).toEqual(['main']);
-    expect((await later.supervisor.status({ jobId: kept.id, waitSeconds: 0, progressLimit: 1 })).job.isolation?.worktreeState).toBe('discarded');
+    const after = (await later.supervisor.status({ jobId: kept.id, waitSeconds: 0, progressLimit: 1 })).job;
+    expect(after.isolation?.worktreeState).toBe('discarded');
+    expect(after.fate?.fate).toBe('discarded');
+    expect(Date.parse(after.fate?.at ?? '')).toBe(later.clock.now());
   });
 
   /** A survey walks each worktree and asks git about its branch: longer than vi.waitFor's default second on a loaded machine. */
@@ -734,6 +741,32 @@ describe('verify commands', () => {
     return { h, repo };
   };
   const edits = (n: number): Script => ({ ...succeeds, files: { [`edit-${n}.txt`]: `${n}\n` } });
+
+  it('writes "taken" on the records of work the user takes, and the scoreboard counts its pass and its take', async () => {
+    const { h, repo } = await verifying(new ScriptedVerifier(), [edits(1)]);
+    const id = await h.start({ caller: { cwd: repo }, verify: ['npm test'] });
+    await finalState(h, id);
+    await h.supervisor.take(id, 'squash');
+    const job = await finalState(h, id);
+    expect(job.fate).toEqual({ fate: 'taken', at: new Date(h.clock.now()).toISOString() });
+    expect((await h.supervisor.scoreboard()).repos).toEqual([
+      { repo, models: [expect.objectContaining({ model: MODEL, jobs: 1, verified: 1, passed: 1, taken: 1, passRate: 1, takenRate: 1 })] },
+    ]);
+  });
+
+  it('runs model "best" on the cheapest model that passed 5 verified delegations here, and says why; with fewer, on the default', async () => {
+    const other = 'z-ai/glm-4.7';
+    const { h, repo } = await verifying(new ScriptedVerifier(), [1, 2, 3, 4, 5, 6, 7].map(edits));
+    for (let i = 0; i < 4; i++) await finalState(h, await h.start({ caller: { cwd: repo }, model: other, verify: ['npm test'] }));
+    const early = await finalState(h, await h.start({ caller: { cwd: repo }, model: 'best' }));
+    expect(early.model).toBe(MODEL);
+    expect(early.modelChoice).toContain(`none has 5+ verified delegations here, 80%+ passed yet (${other}: 4/4 passed`);
+    await finalState(h, await h.start({ caller: { cwd: repo }, model: other, verify: ['npm test'] }));
+    const picked = await finalState(h, await h.start({ caller: { cwd: repo }, model: 'best' }));
+    expect(picked.model).toBe(other);
+    expect(picked.modelChoice).toMatch(new RegExp(`^best: ${other}, the cheapest pass here \\(5/5 passed, \\$[\\d.]+ a pass \\(median\\)\\)`));
+    await expect(h.start({ caller: { cwd: repo }, models: ['best', other] })).rejects.toThrow(/a fan-out names its models/);
+  });
 
   it('judges a turn that left changes before it says it ended: running, verifying, succeeded, the outcome on the record', async () => {
     const verifier = new ScriptedVerifier();

@@ -37,6 +37,7 @@ function handlers(overrides: Partial<Handlers>): Handlers {
     'worktrees.removeTaken': unexpected,
     'jobs.killAll': unexpected,
     'spend.report': unexpected,
+    'jobs.scoreboard': unexpected,
     'setup.status': unexpected,
     'setup.connect': unexpected,
     'setup.disconnect': unexpected,

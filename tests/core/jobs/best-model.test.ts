@@ -1,0 +1,90 @@
+/**
+ * `model: "best"` (core/jobs/best-model.ts): the cheapest median pass among models with BEST_MIN_VERIFIED or more
+ * verified delegations in the repository and BEST_MIN_PASS_RATE or more passed, allowed now; one pick in
+ * BEST_TRY_EVERY tries the contender with the fewest verified; else the default model.
+ */
+import { describe, expect, it } from 'vitest';
+import { BEST_MIN_VERIFIED, BEST_TRY_EVERY } from '../../../src-main/contract/index.js';
+import type { ScoreFact } from '../../../src-main/contract/index.js';
+import { pickBest } from '../../../src-main/core/jobs/best-model.js';
+
+let n = 0;
+const fact = (model: string, verified: ScoreFact['verified'], costUsd: number, repo = '/repo'): ScoreFact => ({
+  sessionId: `s${++n}`,
+  repo,
+  model,
+  createdAt: new Date(Date.UTC(2026, 10, 1) + n * 1000).toISOString(),
+  ended: true,
+  verified,
+  fate: 'kept',
+  costUsd,
+  ms: 1000,
+});
+/** `passes` passing and `fails` failing delegations of `model`, each pass costing `cost`. */
+const record = (model: string, passes: number, fails: number, cost: number, repo = '/repo') => [
+  ...Array.from({ length: passes }, () => fact(model, 'passed', cost, repo)),
+  ...Array.from({ length: fails }, () => fact(model, 'failed', cost, repo)),
+];
+const everyModel = () => true;
+const base = { repo: '/repo', fallback: 'vendor/default', contenders: ['vendor/default'], allowed: everyModel };
+
+/** Pads the repository's count of delegations so the next pick is not the one that tries another model. */
+function notATry(facts: ScoreFact[]): ScoreFact[] {
+  const padded = [...facts];
+  while (padded.filter((f) => f.repo === '/repo').length % BEST_TRY_EVERY === BEST_TRY_EVERY - 1) padded.push(fact('vendor/other', null, 0));
+  return padded;
+}
+
+describe('model "best"', () => {
+  it('picks the qualifying model with the lowest median cost of a pass, and says why', () => {
+    const facts = notATry([...record('vendor/dear', 5, 0, 0.05), ...record('vendor/cheap', 4, 1, 0.01)]);
+    const pick = pickBest({ ...base, facts });
+    expect(pick.model).toBe('vendor/cheap');
+    expect(pick.why).toContain('4/5 passed');
+    expect(pick.why).toContain('$0.01');
+  });
+
+  it('passes over a cheaper model below the pass rate, or with fewer verified delegations than the rule asks', () => {
+    const facts = notATry([
+      ...record('vendor/dear', 5, 0, 0.05),
+      ...record('vendor/flaky', 3, 2, 0.001),
+      ...record('vendor/new', BEST_MIN_VERIFIED - 1, 0, 0.001),
+    ]);
+    expect(pickBest({ ...base, facts }).model).toBe('vendor/dear');
+  });
+
+  it('uses the default model when fewer than 5 delegations were verified, naming the closest', () => {
+    const facts = record('vendor/cheap', BEST_MIN_VERIFIED - 1, 0, 0.01);
+    const pick = pickBest({ ...base, facts });
+    expect(pick.model).toBe('vendor/default');
+    expect(pick.why).toContain('vendor/cheap: 4/4 passed');
+  });
+
+  it('counts only the repository asked about', () => {
+    const facts = notATry(record('vendor/cheap', 5, 0, 0.01, '/elsewhere'));
+    expect(pickBest({ ...base, facts }).model).toBe('vendor/default');
+  });
+
+  it('never picks a model the policy does not allow now', () => {
+    const facts = notATry([...record('vendor/dear', 5, 0, 0.05), ...record('vendor/cheap', 5, 0, 0.01)]);
+    expect(pickBest({ ...base, facts, allowed: (m) => m !== 'vendor/cheap' }).model).toBe('vendor/dear');
+  });
+
+  it('uses the default model outside any repository with a scoreboard', () => {
+    expect(pickBest({ ...base, repo: null, facts: record('vendor/cheap', 5, 0, 0.01) }).model).toBe('vendor/default');
+  });
+
+  it(`tries the contender with the fewest verified delegations on one pick in ${BEST_TRY_EVERY}, and says so`, () => {
+    const winners = [...record('vendor/cheap', 5, 0, 0.01), ...record('vendor/mid', 1, 1, 0.02)];
+    const picks: string[] = [];
+    const facts = [...winners];
+    // The repository's delegations counted 7, 8, 9 … 16: the picks at 9 and 14 are tries.
+    for (let i = 0; i < 10; i++) {
+      picks.push(pickBest({ ...base, facts }).model);
+      facts.push(fact('vendor/cheap', 'passed', 0.01));
+    }
+    expect(picks.filter((m) => m !== 'vendor/cheap')).toEqual(['vendor/default', 'vendor/default']);
+    const atTry = [...winners, fact('vendor/cheap', null, 0), fact('vendor/cheap', null, 0)];
+    expect(pickBest({ ...base, facts: atTry }).why).toMatch(/^best: trying vendor\/default \(0 verified here\).*leader is vendor\/cheap/);
+  });
+});
