@@ -7,6 +7,7 @@
 import { formatDuration, formatUsage, formatUsd, promptTokens, truncateEnd } from '../../src-main/common/format.js';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive, sandboxLine } from '../../src-main/contract/jobs.js';
+import { BEST_MODEL } from '../../src-main/contract/scoreboard.js';
 import { DELEGATE_RESULT_TOOL, DELEGATE_STATUS_TOOL } from '../mcp-names.js';
 import { renderChanges } from './changes.js';
 import { STATE_WORDS, formatJobCost, keptWorktreesLine, renderGroup } from './jobs.js';
@@ -69,6 +70,8 @@ function header(view: JobView, tokens = false): string[] {
   const turn = j.turn > 1 ? `, turn ${j.turn}` : '';
   const calls = `${j.toolCalls} tool call${j.toolCalls === 1 ? '' : 's'}`;
   const lines = [`Job ${j.id}: ${STATE_WORDS[j.state]}${queued} — ${j.model}${turn}`, `${formatDuration(view.elapsedSeconds)}, ${calls}; ${formatJobCost(j)}`];
+  // Why "best" picked the model: said while the first turn starts and runs, not on every later read.
+  if (j.modelChoice && (j.state === 'queued' || j.state === 'running')) lines.push(`Model "${BEST_MODEL}": ${j.modelChoice}`);
   if (tokens && promptTokens(j.usage) > 0) lines.push(`Tokens: ${formatUsage(j.usage)}`);
   const requests = requestsLine(j);
   if (requests) lines.push(requests);

@@ -6,6 +6,7 @@ import type { Balance, EnvEntry, ModelsReport, PolicySummary } from '../../src-m
 import { formatMinutes, formatPriceCapPerM, formatTokens, formatUsd } from '../../src-main/common/format.js';
 import { MAX_ANSWER_CHARS, largestFitting } from './answer-size.js';
 import { renderModelsTable } from './models-table.js';
+import type { HereScores } from './models-table.js';
 
 function list(items: string[]): string {
   return items.length === 0 ? 'none' : items.join(', ');
@@ -105,17 +106,17 @@ function renderEnvironment(env: EnvEntry[]): string[] {
  * `detail` adds the full policy, the account-credits note and the environment of a delegated session. A big `limit`
  * shows the models that fit the cap (answer-size.ts), cheapest (or first in the asked order) first, and says so.
  */
-export function renderModelsReport(report: ModelsReport, query: { filter?: string | undefined }, detail = true): string {
-  const whole = renderReport(report, query, detail, 0);
+export function renderModelsReport(report: ModelsReport, query: { filter?: string | undefined }, detail = true, scores: HereScores = new Map()): string {
+  const whole = renderReport(report, query, detail, 0, scores);
   if (whole.length <= MAX_ANSWER_CHARS) return whole;
   const rows = largestFitting(
     report.models.length,
-    (n) => renderReport({ ...report, models: report.models.slice(0, n) }, query, detail, 1).length <= MAX_ANSWER_CHARS,
+    (n) => renderReport({ ...report, models: report.models.slice(0, n) }, query, detail, 1, scores).length <= MAX_ANSWER_CHARS,
   );
-  return renderReport({ ...report, models: report.models.slice(0, rows) }, query, detail, report.models.length - rows);
+  return renderReport({ ...report, models: report.models.slice(0, rows) }, query, detail, report.models.length - rows, scores);
 }
 
-function renderReport(report: ModelsReport, query: { filter?: string | undefined }, detail: boolean, leftOut: number): string {
+function renderReport(report: ModelsReport, query: { filter?: string | undefined }, detail: boolean, leftOut: number, scores: HereScores): string {
   const shown = report.models.length;
   const scope = query.filter
     ? `${report.matched} of ${report.totalToolModels} tool-capable models match "${query.filter}"`
@@ -128,7 +129,7 @@ function renderReport(report: ModelsReport, query: { filter?: string | undefined
     `${scope}; showing ${shown}${more > 0 ? ` (${more} more: narrow with \`filter\`${leftOut > 0 ? '' : ' or raise `limit`'})` : ''}.`,
   ];
   if (report.catalog.warning) lines.push(`Note: ${report.catalog.warning}`);
-  lines.push('', renderModelsTable(report.models));
+  lines.push('', renderModelsTable(report.models, scores));
   if (leftOut > 0) lines.push(`(The ${leftOut} after these left out to stay short.)`);
   if (detail) lines.push('', ...renderEnvironment(report.environment));
   else lines.push('', 'detail: true adds the environment a delegated session receives.');

@@ -4,6 +4,18 @@
  */
 import { formatPricePerM, formatTokens } from '../../src-main/common/format.js';
 import type { ModelRow } from '../../src-main/contract/methods.js';
+import type { ScoreRow } from '../../src-main/contract/scoreboard.js';
+
+/** The repository's scoreboard by model, for the `here` column: absent or empty, no column. */
+export type HereScores = ReadonlyMap<string, ScoreRow>;
+
+/** What the `here` column means, said once under the table. */
+export const HERE_NOTE = "here: this repository's delegations on the model that passed their verify commands, of those verified.";
+
+const hereCell = (scores: HereScores) => (row: ModelRow) => {
+  const score = scores.get(row.id);
+  return score && score.verified > 0 ? `${score.passed}/${score.verified}` : '';
+};
 
 interface Column {
   title: string;
@@ -40,12 +52,16 @@ function tierFootnote(rows: readonly ModelRow[]): string | null {
   return `* base price; long prompts cost more (from ${from}).`;
 }
 
-/** A markdown table whose columns also line up as plain text. */
-export function renderModelsTable(rows: readonly ModelRow[]): string {
+/** A markdown table whose columns also line up as plain text; with `scores`, a `here` column when one of its models has any. */
+export function renderModelsTable(rows: readonly ModelRow[], scores: HereScores = new Map()): string {
   if (rows.length === 0) return 'No models match.';
   // A policy column that says "allowed" on every row says nothing: one line under the table says it once.
   const allAllowed = rows.every((row) => row.allowed);
-  const columns = allAllowed ? COLUMNS.filter((column) => column.title !== 'policy') : COLUMNS;
+  const here = rows.some((row) => (scores.get(row.id)?.verified ?? 0) > 0);
+  const columns = [
+    ...(allAllowed ? COLUMNS.filter((column) => column.title !== 'policy') : COLUMNS),
+    ...(here ? [{ title: 'here', alignRight: true, cell: hereCell(scores) }] : []),
+  ];
   const cells = rows.map((row) => columns.map((column) => column.cell(row)));
   const widths = columns.map((column, i) => Math.max(column.title.length, ...cells.map((rowCells) => rowCells[i]?.length ?? 0)));
   const lines = [
@@ -59,6 +75,7 @@ export function renderModelsTable(rows: readonly ModelRow[]): string {
     ...cells.map((rowCells) => tableLine(columns.map((column, i) => pad(rowCells[i] ?? '', widths[i] ?? 0, column.alignRight)))),
   ];
   if (allAllowed) lines.push('All of these are allowed by the policy.');
+  if (here) lines.push(HERE_NOTE);
   const footnote = tierFootnote(rows);
   if (footnote) lines.push('', footnote);
   return lines.join('\n');

@@ -1,6 +1,6 @@
 /** `delegate_start`: start a headless Claude Code session on an OpenRouter model. */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { DELEGATE_PROFILES, PROFILE_TOOLS, StartJobRequestSchema } from '../../src-main/contract/index.js';
+import { BEST_MODEL, DELEGATE_PROFILES, PROFILE_TOOLS, StartJobRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_RESULT_TOOL, DELEGATE_START_TOOL } from '../mcp-names.js';
 import { caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
@@ -11,20 +11,20 @@ import type { ToolDeps } from './tool-deps.js';
 export const delegateStartInput = withDetail(
   deriveInput(StartJobRequestSchema, {
     ...PROMPT_WORDS,
-    model: "Default: the user's.",
-    models: 'Instead of model: the same task on each (fan-out).',
+    model: `Default: the user's; "${BEST_MODEL}": by this repo's verify record`,
+    models: 'Fan-out: the same task on each.',
     cwd: 'Default: this project.',
     permissionMode: PERMISSION_WORDS,
     profile: `Its tools: ${DELEGATE_PROFILES.map((p) => `${p} ${PROFILE_TOOLS[p]?.join(', ') ?? 'all (2× tokens)'}`).join('; ')}. Default and ceiling: the user's.`,
     isolation: "worktree: a branch of its own, your files untouched; none: edits cwd in place. Default: the user's.",
-    allowedTools: 'Pre-approved, e.g. ["Read", "Grep(src/**)"], of those the user allows.',
+    allowedTools: 'Pre-approved, e.g. ["Read", "Grep(src/**)"], of those the user allows',
     disallowedTools: null,
     appendSystemPrompt: null,
     maxTurns: null,
     addDirs: null,
     maxCostUsd: "Default and ceiling: the user's per-job budget.",
     timeoutMinutes: null,
-    verify: 'e.g. ["npm test"]: run on its branch when it ends; they rank a fan-out.',
+    verify: 'e.g. ["npm test"]: run on its branch at the end; rank a fan-out.',
     fixRounds: null,
     waitSeconds: WAIT_WORDS,
   }),

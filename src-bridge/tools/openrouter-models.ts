@@ -8,6 +8,8 @@ import { CONTRACT } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { OPENROUTER_MODELS_TOOL } from '../mcp-names.js';
 import { renderModelsReport } from '../render/models-report.js';
+import type { HereScores } from '../render/models-table.js';
+import { caller } from './delegate-common.js';
 import { contractDefault, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
@@ -35,6 +37,12 @@ export function describeOpenRouterModels(mode: DelegationMode): string {
   ].join(' ');
 }
 
+/** This project's scoreboard by model (the `here` column); none from a service that cannot say, which is no reason to fail. */
+async function hereScores(deps: ToolDeps): Promise<HereScores> {
+  const board = await deps.service.call('jobs.scoreboard', { repo: caller().cwd }).catch(() => null);
+  return new Map((board?.repos[0]?.models ?? []).map((row) => [row.model, row]));
+}
+
 export function registerOpenRouterModelsTool(server: McpServer, deps: ToolDeps, mode: DelegationMode): RegisteredTool {
   return server.registerTool(
     OPENROUTER_MODELS_TOOL,
@@ -46,8 +54,11 @@ export function registerOpenRouterModelsTool(server: McpServer, deps: ToolDeps, 
     },
     async (args) => {
       try {
-        const report = await deps.service.call('models.list', { filter: args.filter, limit: args.limit, sort: args.sort, refresh: args.refresh });
-        const text = renderModelsReport(report, { filter: args.filter }, args.detail === true);
+        const [report, scores] = await Promise.all([
+          deps.service.call('models.list', { filter: args.filter, limit: args.limit, sort: args.sort, refresh: args.refresh }),
+          hereScores(deps),
+        ]);
+        const text = renderModelsReport(report, { filter: args.filter }, args.detail === true, scores);
         return args.detail ? withRecord(text, report, 'a smaller limit, or a filter') : { content: [{ type: 'text' as const, text }] };
       } catch (error) {
         return toolError(error);

@@ -34,7 +34,7 @@ const record = (row: ScoreRow): string =>
 
 /** The pick, and why. */
 export function pickBest({ facts, repo, fallback, contenders, allowed }: BestInput): BestPick {
-  if (repo === null) return { model: fallback, why: `best: the default model; no delegation here has a scoreboard yet.` };
+  if (repo === null) return { model: fallback, why: `the default model; no delegation here has a scoreboard yet.` };
   const rows = (scoreboardOf(facts, repo).repos[0]?.models ?? []).filter((row) => allowed(row.model));
   const qualified = rows
     .filter((row) => row.verified >= BEST_MIN_VERIFIED && (row.passRate ?? 0) >= BEST_MIN_PASS_RATE && row.medianPassCostUsd !== null)
@@ -45,7 +45,7 @@ export function pickBest({ facts, repo, fallback, contenders, allowed }: BestInp
     const closest = rows.filter((row) => row.verified > 0).sort((a, b) => b.verified - a.verified)[0];
     return {
       model: fallback,
-      why: `best: the default model; none has ${rule} yet${closest ? ` (${closest.model}: ${record(closest)})` : ''}.`,
+      why: `the default model; none has ${rule} yet${closest ? ` (${closest.model}: ${record(closest)})` : ''}.`,
     };
   }
   const started = facts.filter((fact) => fact.repo === repo).length;
@@ -57,9 +57,9 @@ export function pickBest({ facts, repo, fallback, contenders, allowed }: BestInp
     if (contender) {
       return {
         model: contender,
-        why: `best: trying ${contender} (${verifiedHere.get(contender) ?? 0} verified here), as one pick in ${BEST_TRY_EVERY} does; the leader is ${winner.model} (${record(winner)}).`,
+        why: `trying ${contender} (${verifiedHere.get(contender) ?? 0} verified here), as one pick in ${BEST_TRY_EVERY} does; the leader is ${winner.model} (${record(winner)}).`,
       };
     }
   }
-  return { model: winner.model, why: `best: ${winner.model}, the cheapest pass here (${record(winner)}) of those with ${rule}.` };
+  return { model: winner.model, why: `${winner.model}, the cheapest pass here (${record(winner)}) of those with ${rule}.` };
 }

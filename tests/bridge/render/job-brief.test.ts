@@ -34,6 +34,13 @@ const succeeded = { ...record, state: 'succeeded' as const, billedCostUsd: 0.001
 const result = (resultText: string | null, truncatedAt: number | null = null): JobResult => ({ ...running, job: succeeded, resultText, truncatedAt });
 
 describe('renderJobBrief', () => {
+  it('says why model "best" picked the model while the first turn runs, and not once it has ended', () => {
+    const picked = { ...record, modelChoice: 'z-ai/glm-4.7, the cheapest pass here (5/5 passed, $0.01 a pass (median)).' };
+    expect(renderJobBrief({ ...running, job: picked })).toContain('Model "best": z-ai/glm-4.7, the cheapest pass here (5/5 passed');
+    expect(renderJobBrief({ ...running, job: { ...picked, state: 'succeeded' } })).not.toContain('Model "best"');
+    expect(renderJobBrief(running)).not.toContain('Model "best"');
+  });
+
   it('gives the job id, state, money and the one next call, and no path or null', () => {
     const text = renderJobBrief(running);
     expect(text).toContain('Job job_20261130T120000Z_abc123: running');

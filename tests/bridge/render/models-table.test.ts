@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelRow } from '../../../src-main/contract/methods.js';
-import { renderModelsTable } from '../../../src-bridge/render/models-table.js';
+import { HERE_NOTE, renderModelsTable } from '../../../src-bridge/render/models-table.js';
+import type { ScoreRow } from '../../../src-main/contract/scoreboard.js';
+
+const score = (model: string, passed: number, verified: number): ScoreRow => ({
+  model,
+  jobs: verified + 1,
+  verified,
+  passed,
+  passRate: verified > 0 ? passed / verified : null,
+  taken: 0,
+  takenRate: 0,
+  medianPassCostUsd: null,
+  medianMs: null,
+});
 
 function row(overrides: Partial<ModelRow>): ModelRow {
   return {
@@ -52,6 +65,20 @@ describe('renderModelsTable', () => {
 
   it('shows prices, context and the verdict of a model', () => {
     expect(renderModelsTable(rows)).toContain('| deepseek/deepseek-v4-flash-0731 | $0.14/M |  $0.28/M |    1.3M | allowed');
+  });
+
+  it("adds this repository's verify record as a last column, said once under the table, only when a shown model has one", () => {
+    const scores = new Map([
+      ['deepseek/deepseek-v4-flash-0731', score('deepseek/deepseek-v4-flash-0731', 4, 5)],
+      ['openrouter/auto', score('openrouter/auto', 0, 0)],
+    ]);
+    const lines = renderModelsTable(rows, scores).split('\n');
+    expect(lines[0]).toMatch(/\| policy +\| here \|$/);
+    expect(lines.find((line) => line.startsWith('| deepseek/'))).toMatch(/\| {2}4\/5 \|$/);
+    expect(lines.find((line) => line.startsWith('| openrouter/auto'))).toMatch(/\| {6}\|$/);
+    expect(lines).toContain(HERE_NOTE);
+    const unverified = renderModelsTable(rows, new Map([['openrouter/auto', score('openrouter/auto', 0, 0)]]));
+    expect(unverified).not.toContain('here');
   });
 
   it('shows why a model is not allowed', () => {

@@ -85,6 +85,6 @@ describe('model "best"', () => {
     }
     expect(picks.filter((m) => m !== 'vendor/cheap')).toEqual(['vendor/default', 'vendor/default']);
     const atTry = [...winners, fact('vendor/cheap', null, 0), fact('vendor/cheap', null, 0)];
-    expect(pickBest({ ...base, facts: atTry }).why).toMatch(/^best: trying vendor\/default \(0 verified here\).*leader is vendor\/cheap/);
+    expect(pickBest({ ...base, facts: atTry }).why).toMatch(/^trying vendor\/default \(0 verified here\).*leader is vendor\/cheap/);
   });
 });

@@ -764,7 +764,7 @@ describe('verify commands', () => {
     await finalState(h, await h.start({ caller: { cwd: repo }, model: other, verify: ['npm test'] }));
     const picked = await finalState(h, await h.start({ caller: { cwd: repo }, model: 'best' }));
     expect(picked.model).toBe(other);
-    expect(picked.modelChoice).toMatch(new RegExp(`^best: ${other}, the cheapest pass here \\(5/5 passed, \\$[\\d.]+ a pass \\(median\\)\\)`));
+    expect(picked.modelChoice).toMatch(new RegExp(`^${other}, the cheapest pass here \\(5/5 passed, \\$[\\d.]+ a pass \\(median\\)\\)`));
     await expect(h.start({ caller: { cwd: repo }, models: ['best', other] })).rejects.toThrow(/a fan-out names its models/);
   });
 
