@@ -6,13 +6,13 @@
 // First: it configures zod before any schema is built.
 import './zod-jitless.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { APP_VERSION, ENV, ServiceError, defaultSettings } from '../src-main/contract/index.js';
 import type { Settings } from '../src-main/contract/index.js';
 import { resolveLocations } from '../src-main/platform/locations.js';
 import { serverInstructions } from './instructions.js';
 import { ServiceConnection } from './service-connection.js';
+import { BridgeStdioTransport } from './stdio-transport.js';
 import { registerTools } from './tools/registry.js';
 
 const noElicitationValidator: jsonSchemaValidator = {
@@ -71,7 +71,7 @@ export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
     service.call('settings.get', {}).then(applySettings, () => undefined);
   });
 
-  const transport = new StdioServerTransport();
+  const transport = new BridgeStdioTransport();
   let shuttingDown = false;
   const shutdown = () => {
     if (shuttingDown) return;
