@@ -44,7 +44,7 @@ export function verifyLines(job: JobRecord, quote?: (text: string) => string[]):
   const commands = verify.commands.map((c) => truncateEnd(c, COMMAND_CHARS)).join('; ');
   switch (verify.outcome) {
     case 'pending':
-      return [`Verify${round}: ${commands}, on its branch when its turn ends.`];
+      return [`Verify${round}: ${commands}${verify.saved ? ' (saved for this repository)' : ''}, on its branch when its turn ends.`];
     case 'running':
       return [`Verifying${round}: ${commands} …`];
     case 'skipped':

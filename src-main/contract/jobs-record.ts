@@ -155,6 +155,8 @@ export type VerifyOutcome = z.infer<typeof VerifyOutcomeSchema>;
 /** A job's verify commands and what they found (absent when it has none). */
 export const JobVerifySchema = z.object({
   commands: z.array(z.string()),
+  /** The commands are the repository's saved ones (settings' verifyCommands): the delegation named none. */
+  saved: z.boolean().default(false),
   /** Fix rounds this conversation may still start when the commands fail (each one a follow-up turn). */
   fixRoundsLeft: z.number().int().min(0),
   /** Which fix round this turn is (0: the delegation's own turn). */

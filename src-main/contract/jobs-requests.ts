@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { DelegateProfileSchema, IsolationModeSchema, PermissionModeSchema } from './settings-modes.js';
-import { SETTING_BOUNDS } from './settings-policy.js';
+import { SETTING_BOUNDS, VerifyCommandsSchema } from './settings-policy.js';
 import { JobRecordSchema, JobStateSchema } from './jobs-record.js';
 import { GatewayRequestSchema } from './jobs-request-log.js';
 
@@ -16,9 +16,7 @@ export const MAX_SYSTEM_PROMPT_CHARS = 20_000;
 const promptText = z.string().min(1).max(MAX_INLINE_PROMPT_CHARS);
 const path = z.string().min(1).max(4096);
 const modelId = z.string().min(1).max(200);
-/** Verify commands (docs/VERIFY.md): shell command lines run on the job's branch when its turn ends. */
-export const MAX_VERIFY_COMMANDS = 8;
-const verifyCommands = z.array(z.string().min(1).max(2000)).min(1).max(MAX_VERIFY_COMMANDS);
+const verifyCommands = VerifyCommandsSchema;
 const fixRounds = z.number().int().min(SETTING_BOUNDS.fixRounds.min).max(SETTING_BOUNDS.fixRounds.max);
 
 /** Context the bridge adds: the caller's directory and PATH (a GUI app's own PATH is often bare). */

@@ -152,6 +152,11 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
     unit: 'rounds',
     bounds: SETTING_BOUNDS.fixRounds,
   },
+  verifyCommands: {
+    label: 'Saved verify commands',
+    help: 'per repository, the commands run on a delegation there that names none; saved exactly as confirmed',
+    none: 'none saved',
+  },
   claudePath: { label: 'claude executable', help: 'the claude CLI delegates run', none: 'OPENROUTER_DELEGATE_CLAUDE, then PATH' },
   modelsCacheTtlMinutes: {
     label: 'Model list cache',

@@ -151,3 +151,16 @@ const sandboxShape = {
 };
 export const SandboxPolicySchema = z.object(sandboxShape).strict();
 export type SandboxPolicy = z.infer<typeof SandboxPolicySchema>;
+
+/** Verify commands (docs/VERIFY.md): shell command lines run on a job's branch when its turn ends; at most 8 a delegation. */
+export const MAX_VERIFY_COMMANDS = 8;
+export const VerifyCommandsSchema = z.array(z.string().min(1).max(2000)).min(1).max(MAX_VERIFY_COMMANDS);
+
+/**
+ * A repository's verify commands, saved by the user (docs/VERIFY.md, "Saved verify commands"): a delegation there that
+ * names none runs these, exactly as saved. `repo` is the repository's top folder, as git names it.
+ */
+export const SavedVerifySchema = z.object({ repo: z.string().min(1).max(4096), commands: VerifyCommandsSchema }).strict();
+export type SavedVerify = z.infer<typeof SavedVerifySchema>;
+/** The most repositories with saved verify commands. */
+export const MAX_SAVED_VERIFY = 200;

@@ -5,7 +5,15 @@
 import { z } from 'zod';
 import { matchesPattern } from './model-patterns.js';
 import { DelegateProfileSchema, DelegationModeSchema, IsolationModeSchema, PERMISSION_MODES, PermissionModeSchema } from './settings-modes.js';
-import { BudgetsSchema, GatewayPolicySchema, ProviderPolicySchema, SETTING_BOUNDS, SandboxPolicySchema } from './settings-policy.js';
+import {
+  BudgetsSchema,
+  GatewayPolicySchema,
+  MAX_SAVED_VERIFY,
+  ProviderPolicySchema,
+  SETTING_BOUNDS,
+  SandboxPolicySchema,
+  SavedVerifySchema,
+} from './settings-policy.js';
 import type { SettingBounds } from './settings-policy.js';
 
 export const DEFAULT_MODEL = 'deepseek/deepseek-v4-flash-0731';
@@ -95,6 +103,8 @@ const settingsShape = {
   verifyConcurrency: wholeIn(SETTING_BOUNDS.verifyConcurrency).nullable().default(null),
   /** How many times a delegation whose verify commands fail is continued with the failure, unless it names its own. */
   fixRounds: wholeIn(SETTING_BOUNDS.fixRounds).default(1),
+  /** Verify commands the user saved per repository: run for a delegation there that names none (docs/VERIFY.md). */
+  verifyCommands: z.array(SavedVerifySchema).max(MAX_SAVED_VERIFY).default([]),
   /** Path of the `claude` executable; null = OPENROUTER_DELEGATE_CLAUDE, then PATH. */
   claudePath: z.string().min(1).nullable().default(null),
   modelsCacheTtlMinutes: wholeIn(SETTING_BOUNDS.modelsCacheTtlMinutes).default(60),
@@ -117,6 +127,9 @@ export const SettingsSchema = z
         message: `"${s.defaultModel}" is not in the allowlist (${s.allowlist.join(', ')}); allow it or pick a default model from the allowlist`,
       });
     }
+    const repos = s.verifyCommands.map((saved) => saved.repo);
+    const twice = repos.find((repo, i) => repos.indexOf(repo) !== i);
+    if (twice !== undefined) ctx.addIssue({ code: 'custom', path: ['verifyCommands'], message: `${twice} has verify commands saved twice; keep one list` });
     const blockedBy = s.blocklist.find((p) => matchesPattern(s.defaultModel, p));
     if (blockedBy) {
       ctx.addIssue({ code: 'custom', path: ['defaultModel'], message: `"${s.defaultModel}" is blocked by "${blockedBy}" in the blocklist` });

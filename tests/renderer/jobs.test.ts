@@ -713,6 +713,7 @@ describe('the Jobs page', () => {
         verify: {
           commands: ['npm run lint', 'npm test'],
           fixRoundsLeft: 0,
+          saved: false,
           round: 0,
           outcome: 'failed',
           note: 'Its branch changes package-lock.json: the commands ran on the installed dependencies.',
@@ -751,7 +752,7 @@ describe('the Jobs page', () => {
     });
 
     it('ranks a fan-out by them: a Verify column, the best marked, and Take best opening the Take flow for its turn', async () => {
-      const verify = { commands: ['npm test'], fixRoundsLeft: 0, round: 0, note: null, flags: [], fixJobId: null };
+      const verify = { commands: ['npm test'], fixRoundsLeft: 0, saved: false, round: 0, note: null, flags: [], fixJobId: null };
       const passed = await storedJob('Fan out', {
         model: 'vendor/passes',
         groupId: 'grp_verify',

@@ -37,6 +37,7 @@ const run = (over: Partial<VerifyRun> = {}): VerifyRun => ({
 const verify = (over: Partial<JobVerify> = {}): JobVerify => ({
   commands: ['npm test', 'npm run lint'],
   fixRoundsLeft: 1,
+  saved: false,
   round: 0,
   outcome: 'pending',
   note: null,

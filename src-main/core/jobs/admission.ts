@@ -184,8 +184,14 @@ async function resolveVerify(
   const fresh = { round: 0, outcome: 'pending' as const, note: null, runs: [], flags: [], fixJobId: null };
   const callerPath = request.caller.path ?? previous?.verify?.callerPath;
   const path = callerPath === undefined ? {} : { callerPath };
-  if (previous) return previous.verify ? { ...fresh, ...path, commands: previous.verify.commands, fixRoundsLeft: previous.verify.fixRoundsLeft } : undefined;
-  if (request.verify === undefined) {
+  if (previous) {
+    const inherited = previous.verify;
+    return inherited ? { ...fresh, ...path, commands: inherited.commands, saved: inherited.saved, fixRoundsLeft: inherited.fixRoundsLeft } : undefined;
+  }
+  // Named, or else the repository's saved ones (exactly as the user saved them), or else none.
+  const saved = request.verify === undefined && plan?.mode === 'worktree' ? settings.verifyCommands.find((s) => s.repo === plan.repo) : undefined;
+  const commands = request.verify ?? saved?.commands;
+  if (commands === undefined) {
     if (request.fixRounds !== undefined)
       throw new ServiceError('invalid_request', 'fix_rounds continues a delegate whose verify commands fail: name them in verify.');
     return undefined;
@@ -198,10 +204,11 @@ async function resolveVerify(
   }
   if (!deps.verifier) throw new ServiceError('unavailable', 'Nothing was started: this service cannot run verify commands.');
   // A blank line runs nothing, and would pass.
-  if (request.verify.some((command) => command.trim() === '')) throw new ServiceError('invalid_request', 'Nothing was started: a verify command is blank.');
-  const refusal = await deps.verifier.refusal(plan.repo, request.verify);
-  if (refusal !== null) throw new ServiceError('invalid_request', `Nothing was started: ${refusal}`);
-  return { ...fresh, ...path, commands: request.verify, fixRoundsLeft: request.fixRounds ?? settings.fixRounds };
+  if (commands.some((command) => command.trim() === '')) throw new ServiceError('invalid_request', 'Nothing was started: a verify command is blank.');
+  const refusal = await deps.verifier.refusal(plan.repo, commands);
+  const forget = saved ? ` Or forget the verify commands saved for ${plan.repo}: \`openrouter-delegate verify --forget\` there.` : '';
+  if (refusal !== null) throw new ServiceError('invalid_request', `Nothing was started: ${refusal}${forget}`);
+  return { ...fresh, ...path, commands, saved: saved !== undefined, fixRoundsLeft: request.fixRounds ?? settings.fixRounds };
 }
 
 /** The prompt, and after it the commands that will judge the work: the delegate can run them itself before it ends. */

@@ -27,6 +27,7 @@ function job(verify: Partial<JobVerify> | null): JobRecord {
     verify: {
       commands: ['npm test', 'npm run lint'],
       fixRoundsLeft: 0,
+      saved: false,
       round: 0,
       outcome: 'passed',
       note: null,
@@ -103,6 +104,9 @@ describe('verify lines', () => {
       'Verify (fix round 1) ✓ npm test (2.3 s)',
     ]);
     expect(verifyLines(job({ outcome: 'pending' }))).toEqual(['Verify: npm test; npm run lint, on its branch when its turn ends.']);
+    expect(verifyLines(job({ outcome: 'pending', saved: true }))).toEqual([
+      'Verify: npm test; npm run lint (saved for this repository), on its branch when its turn ends.',
+    ]);
     expect(verifyLines(job({ outcome: 'running' }))).toEqual(['Verifying: npm test; npm run lint …']);
     expect(verifyLines(job({ outcome: 'skipped', note: 'Not run: the branch has no changes to judge.' }))).toEqual([
       'Verify not run: the branch has no changes to judge.',

@@ -23,7 +23,7 @@ interface TurnPlan {
 }
 
 function verifyOf(partial: Partial<JobVerify>): JobVerify {
-  return { commands: ['npm test'], fixRoundsLeft: 0, round: 0, outcome: 'passed', note: null, runs: [], flags: [], fixJobId: null, ...partial };
+  return { commands: ['npm test'], fixRoundsLeft: 0, saved: false, round: 0, outcome: 'passed', note: null, runs: [], flags: [], fixJobId: null, ...partial };
 }
 
 /** A conversation's turns as records: turn 1 is created at `at`, each next one a minute later. */

@@ -742,6 +742,22 @@ describe('verify commands', () => {
   };
   const edits = (n: number): Script => ({ ...succeeds, files: { [`edit-${n}.txt`]: `${n}\n` } });
 
+  it("runs the repository's saved verify commands, exactly as saved, for a delegation that names none; named ones win", async () => {
+    const verifier = new ScriptedVerifier();
+    const { h, repo } = await verifying(verifier, [edits(1), edits(2), edits(3)]);
+    const top = (await gitIn(repo, ['rev-parse', '--show-toplevel'])).trim();
+    h.settings.verifyCommands = [{ repo: top, commands: ['npm test -- --run', 'npm run lint'] }];
+    const saved = await finalState(h, await h.start({ caller: { cwd: repo } }));
+    expect(saved.verify).toMatchObject({ commands: ['npm test -- --run', 'npm run lint'], saved: true, outcome: 'passed' });
+    expect(verifier.requests[0]?.record.verify?.commands).toEqual(['npm test -- --run', 'npm run lint']);
+    expect(await readFile(h.store.paths(saved.id).prompt, 'utf8')).toMatch(/- npm test -- --run\n- npm run lint\n$/);
+    const named = await finalState(h, await h.start({ caller: { cwd: repo }, verify: ['make check'] }));
+    expect(named.verify).toMatchObject({ commands: ['make check'], saved: false });
+    // In place there is no branch to judge: the saved commands do not apply, and nothing is refused.
+    const inPlace = await finalState(h, await h.start({ caller: { cwd: repo }, isolation: 'none' }));
+    expect(inPlace.verify).toBeUndefined();
+  });
+
   it('writes "taken" on the records of work the user takes, and the scoreboard counts its pass and its take', async () => {
     const { h, repo } = await verifying(new ScriptedVerifier(), [edits(1)]);
     const id = await h.start({ caller: { cwd: repo }, verify: ['npm test'] });

@@ -43,6 +43,7 @@ describe('presentJobEnded', () => {
     const verify = {
       commands: ['npm test', 'npm run lint'],
       fixRoundsLeft: 0,
+      saved: false,
       round: 0,
       note: null,
       flags: [],
