@@ -19,6 +19,7 @@ import { installCommand, uninstallCommand } from './install-command.js';
 import { delegateKeyCommand, isDelegateKeyAction, keyCommand } from './key-command.js';
 import { serveCommand } from './serve-command.js';
 import { startCommand } from './start-command.js';
+import { statsCommand } from './stats-command.js';
 import { statusCommand } from './status-command.js';
 import { stopCommand } from './stop-command.js';
 import { BARE_YES, bestOfGroup, takeCommand, takeOutYesList } from './take-command.js';
@@ -70,6 +71,10 @@ Usage:
                                         the kept worktrees: job, branch, taken/untaken/no changes/orphan, disk, total;
                                         --remove-taken removes those whose work is in another branch (merged,
                                         squashed, cherry-picked, rebased) or discarded, never other work
+  openrouter-delegate stats [--all] [--json]
+                                        each model's delegations in the repository holding this folder (--all: in
+                                        every repository): how many, passed their verify commands, taken, the
+                                        median cost of a pass and the median time
 
 The MCP bridge Claude Code starts is \`openrouter-delegate-mcp\`; \`install\` registers it with absolute paths.
 Exit codes: 0 done, 1 failed, 2 bad usage, 3 (status) the service is not running.
@@ -116,6 +121,22 @@ async function worktrees(locations: Locations, options: { removeTaken: boolean; 
   }
 }
 
+/** The flags `stats` takes; another command's flag given to it is refused in one line. */
+const STATS_FLAGS: ReadonlySet<string> = new Set(['json', 'all']);
+
+/** `stats`: the scoreboard by model, of this folder's repository or of every one, through the service (stats-command.ts). */
+async function stats(locations: Locations, action: string | undefined, values: Flags): Promise<number> {
+  if (action !== undefined) throw new UsageError(`\`stats\` takes no argument, not "${action}": run it in the repository, or add --all.`, { help: false });
+  const others = Object.entries(values).filter(([name, value]) => !STATS_FLAGS.has(name) && value !== false && value !== undefined);
+  if (others.length > 0) throw new UsageError(`\`stats\` takes --all and --json, not --${others.map(([name]) => name).join(', --')}.`, { help: false });
+  const client = await connectOrStart(locations, CLI_FILE);
+  try {
+    return await statsCommand(client, { all: values.all, json: values.json, folder: process.cwd() }, out);
+  } finally {
+    client.close();
+  }
+}
+
 /** `--ui-port`'s value: 0 (the last port if free, else any) when not given; anything but a port number is bad usage. */
 function parsePort(text: string | undefined): number {
   if (text === undefined) return 0;
@@ -141,6 +162,7 @@ function parseCommandLine(argv: string[]) {
       'ui-port': { type: 'string' },
       print: { type: 'boolean', default: false },
       'remove-taken': { type: 'boolean', default: false },
+      all: { type: 'boolean', default: false },
       merge: { type: 'boolean', default: false },
       squash: { type: 'boolean', default: false },
       rebase: { type: 'boolean', default: false },
@@ -196,6 +218,8 @@ function runCommand(command: string, action: string | undefined, values: Flags, 
       );
     case 'worktrees':
       return worktrees(locations, { removeTaken: values['remove-taken'], json: values.json });
+    case 'stats':
+      return stats(locations, action, values);
     case 'key':
       if (isDelegateKeyAction(action)) return delegateKeyCommand(locations, CLI_FILE, action as string, values.json);
       return keyCommand(locations, action, values.management ? 'management' : 'api', { validate: !values['no-validate'], json: values.json });
