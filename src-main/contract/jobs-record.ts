@@ -140,6 +140,10 @@ export const VerifyRunSchema = z.object({
   ms: z.number(),
   /** The output's last lines (bounded, redacted); the whole output is `verify.log` in the job's folder. */
   tail: z.string(),
+  /** How many tests it ran, where its runner's summary says (core/verify/test-counts.ts); null: it does not say. */
+  tests: z.number().int().nullable().default(null),
+  /** The same command's count on the branch's base, asked when it passed with a count; null: not asked, or not said. */
+  testsBefore: z.number().int().nullable().default(null),
 });
 export type VerifyRun = z.infer<typeof VerifyRunSchema>;
 

@@ -706,7 +706,7 @@ describe('the Jobs page', () => {
       await store.write(ended);
       return ended;
     }
-    const run = { signal: null, timedOut: false } as const;
+    const run = { signal: null, timedOut: false, tests: null, testsBefore: null } as const;
 
     it("shows each command passed or failed in words, a failure's output behind a disclosure, the flags and the fix round, linked", async () => {
       const job = await storedJob('A verified job', {

@@ -31,6 +31,8 @@ const run = (over: Partial<VerifyRun> = {}): VerifyRun => ({
   timedOut: false,
   ms: 1200,
   tail: '',
+  tests: null,
+  testsBefore: null,
   ...over,
 });
 

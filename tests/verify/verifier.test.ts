@@ -100,6 +100,25 @@ describe('the verifier', () => {
     expect(log).toContain('$ echo second ran\nsecond ran');
   });
 
+  it("flags a pass that ran fewer tests than the base does (node's own runner counting), asking the base once for a fan-out", async () => {
+    const verifier = new BoxedVerifier(deps());
+    const tests = (names: string[]) => `const test = require('node:test');\n${names.map((name) => `test('${name}', () => {});`).join('\n')}\n`;
+    const base = { 't.test.js': tests(['adds', 'subtracts', 'divides']) };
+    const fewer = await branchRepo(base, { 't.test.js': tests(['adds', 'subtracts']) });
+    const same = await branchRepo(base, { 't.test.js': tests(['adds', 'subtracts', 'divides']), 'x.txt': 'x\n' });
+    const command = 'node --test t.test.js';
+    const cut = await run(verifier, fewer.record, [command]);
+    expect(cut.outcome).toBe('passed');
+    expect(cut.runs[0]).toMatchObject({ ok: true, tests: 2, testsBefore: 3 });
+    expect(cut.flags).toContain(`${command} ran 2 tests, 3 on the base`);
+    const kept = await run(verifier, same.record, [command]);
+    expect(kept.runs[0]).toMatchObject({ ok: true, tests: 3, testsBefore: 3 });
+    expect(kept.flags).toEqual([]);
+    // A command whose runner says no count is not compared: nothing is run on the base for it.
+    const quiet = await run(verifier, same.record, ['true']);
+    expect(quiet.runs[0]).toMatchObject({ ok: true, tests: null, testsBefore: null });
+  });
+
   it('runs on the branch tip alone: a file the user has lying in the repository, untracked, is not in its checkout', async () => {
     const verifier = new BoxedVerifier(deps());
     const { repo, record } = await branchRepo({ 'answer.txt': '41\n' }, { 'answer.txt': '43\n' });

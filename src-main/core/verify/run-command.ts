@@ -8,6 +8,7 @@ import type { VerifyRun } from '../../contract/index.js';
 import { killTree } from '../jobs/kill-tree.js';
 import { spawnDetached } from '../jobs/spawn-detached.js';
 import type { BoxedCommand } from '../jobs/box.js';
+import { testCount } from './test-counts.js';
 
 /** The end of a command's output kept on the job's record and shown to the parent and to a fix round. */
 export const TAIL_CHARS = 3000;
@@ -73,7 +74,7 @@ export async function runCommand(input: RunCommandInput): Promise<VerifyRun> {
   const exit = await child.exited;
   clearTimeout(timer);
   input.signal.removeEventListener('abort', stop);
-  const output = await lastBytes(input.outputFile).catch(() => readFile(input.outputFile, 'utf8').catch(() => ''));
+  const output = (await lastBytes(input.outputFile).catch(() => readFile(input.outputFile, 'utf8').catch(() => ''))).replace(ANSI, '');
   return {
     command: input.command,
     ok: exit.code === 0 && !timedOut,
@@ -82,5 +83,7 @@ export async function runCommand(input: RunCommandInput): Promise<VerifyRun> {
     timedOut,
     ms: now() - started,
     tail: outputTail(output),
+    tests: testCount(output.replace(/\r\n?/g, '\n')),
+    testsBefore: null,
   };
 }

@@ -21,6 +21,7 @@ import { cleanCheckout, dependencyNote, missingDependencies } from './checkout.j
 import { rewrittenChecks } from './rewritten-checks.js';
 import { runCommand } from './run-command.js';
 import { errorMessage } from '../../common/errors.js';
+import { clip, plain } from './flag-words.js';
 
 export interface VerifierDeps {
   settings: () => { sandbox: SandboxPolicy; verifyTimeoutMinutes: number; verifyConcurrency: number | null };
@@ -43,8 +44,31 @@ const FILE_SIZE_BLOCKS = 2 * 1024 * 1024;
 /** The most of one command's output copied into the job's verify.log (its end): a runaway test does not fill the disk. */
 const LOG_COPY_BYTES = 4 * 1024 * 1024;
 
+/** How a command runs (in its box, or as the user), and what to say of it. */
+interface CommandWrap {
+  wrap: (argv: string[]) => BoxedCommand;
+  note: string | null;
+}
+
+/** What a base's test count is asked with: the job's repository and base, its folders, its box, its cancel. */
+interface BaseRun {
+  repo: string;
+  base: string;
+  baseCheckout: string;
+  folder: string;
+  how: CommandWrap;
+  signal: AbortSignal;
+  /** The base's checkout, once it is being made. */
+  baseCloned?: Promise<void>;
+}
+
+/** Base test counts kept (repository, base and command each). */
+const BASE_COUNTS_KEPT = 200;
+
 export class BoxedVerifier implements Verifier {
   private readonly deps: VerifierDeps;
+  /** The test count of a command on a base commit, by repository, base and command (fewerTests). */
+  private readonly baseCounts = new Map<string, Promise<number | null>>();
   /** Jobs whose commands run now, and those waiting for a turn, per repository. */
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, Set<() => void>>();
@@ -104,31 +128,28 @@ export class BoxedVerifier implements Verifier {
       const missing = await missingDependencies(repo);
       if (missing !== null) return skipped(missing);
       const checkout = path.join(folder, 'c');
+      // The base's checkout, made only when a command's count is to be compared with the base's (fewerTests).
+      const baseCheckout = path.join(folder, 'b');
       const tmp = path.join(folder, 't');
       await mkdir(tmp, { mode: 0o700 });
+      await mkdir(baseCheckout, { mode: 0o700 });
       await cleanCheckout(repo, head, checkout);
       const [flags, depsNote, how] = await Promise.all([
-        rewrittenChecks({ cwd: repo, base, head, commands: request.commands }).catch(() => []),
+        rewrittenChecks({ cwd: repo, base, head, commands: request.commands }).catch((): string[] => []),
         dependencyNote(repo, base, head, checkout).catch(() => null),
-        this.how(request, folder, checkout, tmp),
+        this.how(request, folder, [checkout, baseCheckout], tmp),
       ]);
       if (typeof how === 'string') return skipped(how);
       const runs: VerifyRun[] = [];
       for (const [i, command] of request.commands.entries()) {
         if (signal.aborted) break;
         const outputFile = path.join(folder, `out-${i}.log`);
-        const run = await runCommand({
-          command,
-          // No file it writes, its output included, grows past the bound while it runs.
-          spawn: how.wrap(['sh', '-c', `ulimit -f ${FILE_SIZE_BLOCKS} 2>/dev/null; ${command}`]),
-          cwd: checkout,
-          outputFile,
-          timeoutMs: this.deps.settings().verifyTimeoutMinutes * 60_000,
-          signal,
-        });
+        const run = await this.runOne(command, how, checkout, outputFile, signal);
         runs.push({ ...run, tail: this.deps.redact(run.tail) });
         await this.keepLog(request.logFile, command, outputFile);
       }
+      if (signal.aborted) return { outcome: 'cancelled', note: null, runs, flags };
+      flags.push(...(await this.fewerTests(runs, { repo, base, baseCheckout, folder, how, signal })));
       if (signal.aborted) return { outcome: 'cancelled', note: null, runs, flags };
       const note = [how.note, depsNote].filter((n) => n !== null).join(' ') || null;
       return { outcome: runs.every((run) => run.ok) ? 'passed' : 'failed', note, runs, flags };
@@ -139,17 +160,62 @@ export class BoxedVerifier implements Verifier {
     }
   }
 
+  /** One command in `cwd`, in its box, its output into `outputFile`. */
+  private runOne(command: string, how: CommandWrap, cwd: string, outputFile: string, signal: AbortSignal): Promise<VerifyRun> {
+    return runCommand({
+      command,
+      // No file it writes, its output included, grows past the bound while it runs.
+      spawn: how.wrap(['sh', '-c', `ulimit -f ${FILE_SIZE_BLOCKS} 2>/dev/null; ${command}`]),
+      cwd,
+      outputFile,
+      timeoutMs: this.deps.settings().verifyTimeoutMinutes * 60_000,
+      signal,
+    });
+  }
+
+  /**
+   * A flag for each command that passed running fewer tests than it runs on the branch's base (its runner's count):
+   * a deleted or skipped test that failed passes that way. The base's count is asked once per repository, base and
+   * command, and kept: a fan-out's candidates share it. Each run's counts are written on it.
+   */
+  private async fewerTests(runs: VerifyRun[], job: BaseRun): Promise<string[]> {
+    const flags: string[] = [];
+    for (const [i, run] of runs.entries()) {
+      if (!run.ok || run.tests === null || job.signal.aborted) continue;
+      const before = await this.baseCount(run.command, i, job);
+      runs[i] = { ...run, testsBefore: before };
+      if (before !== null && run.tests < before) flags.push(`${clip(plain(run.command), 40)} ran ${run.tests} tests, ${before} on the base`);
+    }
+    return flags;
+  }
+
+  private baseCount(command: string, index: number, job: BaseRun): Promise<number | null> {
+    const key = `${job.repo}\0${job.base}\0${command}`;
+    const known = this.baseCounts.get(key);
+    if (known) return known;
+    const counted = (async () => {
+      if (!job.baseCloned) {
+        job.baseCloned = cleanCheckout(job.repo, job.base, job.baseCheckout);
+      }
+      await job.baseCloned;
+      const run = await this.runOne(command, job.how, job.baseCheckout, path.join(job.folder, `base-${index}.log`), job.signal);
+      return run.ok ? run.tests : null;
+    })().catch(() => null);
+    this.baseCounts.set(key, counted);
+    // A count cut short by a cancel is no count: the next job asks again. The memory stays small.
+    void counted.then(() => {
+      if (job.signal.aborted) this.baseCounts.delete(key);
+      while (this.baseCounts.size > BASE_COUNTS_KEPT) this.baseCounts.delete(this.baseCounts.keys().next().value ?? '');
+    });
+    return counted;
+  }
+
   /**
    * How each command runs: in its box (the settings file beside the checkout, where nothing in the box writes), or as
    * the user when this machine has no box and the user's settings allow programs without one; a string says why
    * neither.
    */
-  private async how(
-    request: VerifyRequest,
-    folder: string,
-    checkout: string,
-    tmp: string,
-  ): Promise<{ wrap: (argv: string[]) => BoxedCommand; note: string | null } | string> {
+  private async how(request: VerifyRequest, folder: string, checkouts: string[], tmp: string): Promise<CommandWrap | string> {
     const deps = this.deps;
     const parent = inheritedEnv(deps.env);
     const env: Record<string, string> = {
@@ -182,8 +248,8 @@ export class BoxedVerifier implements Verifier {
         allowedDomains: [],
         allowLocalBinding: true,
         denyRead: [...deps.serviceDirs, ...(await presentSecretStores(home)), ...policy.denyRead.map((file) => expandHome(file, home)), jobTempRoot()],
-        allowRead: [checkout, tmp],
-        allowWrite: [checkout, tmp],
+        allowRead: [...checkouts, tmp],
+        allowWrite: [...checkouts, tmp],
         denyWrite: [],
         ripgrep: await ripgrep(claude, env),
       }),

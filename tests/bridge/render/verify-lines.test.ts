@@ -16,6 +16,8 @@ const run = (command: string, ok: boolean, tail = '', extra: Partial<VerifyRun> 
   timedOut: false,
   ms: 2345,
   tail,
+  tests: null,
+  testsBefore: null,
   ...extra,
 });
 

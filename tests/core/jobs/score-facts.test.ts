@@ -72,13 +72,20 @@ describe("a delegation's scoreboard fact", () => {
       {
         billed: 0.02,
         ms: 40_000,
-        verify: { outcome: 'failed', runs: [{ command: 'npm test', ok: false, exitCode: 1, signal: null, timedOut: false, ms: 1500, tail: 'x' }] },
+        verify: {
+          outcome: 'failed',
+          runs: [{ command: 'npm test', ok: false, exitCode: 1, signal: null, timedOut: false, ms: 1500, tail: 'x', tests: null, testsBefore: null }],
+        },
       },
       {
         billed: null,
         estimated: 0.005,
         ms: 20_000,
-        verify: { outcome: 'passed', round: 1, runs: [{ command: 'npm test', ok: true, exitCode: 0, signal: null, timedOut: false, ms: 500, tail: '' }] },
+        verify: {
+          outcome: 'passed',
+          round: 1,
+          runs: [{ command: 'npm test', ok: true, exitCode: 0, signal: null, timedOut: false, ms: 500, tail: '', tests: null, testsBefore: null }],
+        },
       },
     ]);
     expect(scoreFacts(turns)).toEqual([

@@ -724,7 +724,17 @@ class ScriptedVerifier implements Verifier {
     this.released?.();
   }
 }
-const run = (ok: boolean, tail: string) => ({ command: 'npm test', ok, exitCode: ok ? 0 : 1, signal: null, timedOut: false, ms: 1200, tail });
+const run = (ok: boolean, tail: string) => ({
+  command: 'npm test',
+  ok,
+  exitCode: ok ? 0 : 1,
+  signal: null,
+  timedOut: false,
+  ms: 1200,
+  tail,
+  tests: null,
+  testsBefore: null,
+});
 const PASSED: VerifyReport = { outcome: 'passed', note: null, runs: [run(true, '1 passed')], flags: [] };
 const FAILED: VerifyReport = { outcome: 'failed', note: null, runs: [run(false, 'expected 42, got 43\n~~~ not a fence ~~~~~')], flags: [] };
 

@@ -49,8 +49,8 @@ describe('presentJobEnded', () => {
       flags: [],
       fixJobId: 'job_20261130T115900Z_abc124',
       runs: [
-        { command: 'npm test', ok: true, exitCode: 0, signal: null, timedOut: false, ms: 1000, tail: '' },
-        { command: 'npm run lint', ok: false, exitCode: 1, signal: null, timedOut: false, ms: 1000, tail: 'error' },
+        { command: 'npm test', ok: true, exitCode: 0, signal: null, timedOut: false, ms: 1000, tail: '', tests: null, testsBefore: null },
+        { command: 'npm run lint', ok: false, exitCode: 1, signal: null, timedOut: false, ms: 1000, tail: 'error', tests: null, testsBefore: null },
       ],
     };
     const failed = presentJobEnded(ended('succeeded', { verify: { ...verify, outcome: 'failed' } }), null, NOW);
