@@ -19,6 +19,7 @@ export {
   formatTokens,
   formatUsage,
   formatUsd,
+  NO_FIGURE,
   promptTokens,
 } from '../../src-main/common/format.js';
 

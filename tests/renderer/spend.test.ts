@@ -6,15 +6,18 @@
  * tested first.
  */
 import { readFile } from 'node:fs/promises';
-import type { Page } from 'playwright-core';
+import path from 'node:path';
+import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { GatewayRequest, JobRecord, JobState, SpendReport, Usage } from '../../src-main/contract/index.js';
-import { ZERO_USAGE, addUsage, isActive } from '../../src-main/contract/index.js';
+import type { GatewayRequest, JobRecord, JobState, ScoreFact, SpendReport, Usage } from '../../src-main/contract/index.js';
+import { JobIsolationSchema, JobVerifySchema, ZERO_USAGE, addUsage, isActive } from '../../src-main/contract/index.js';
 import { localDayKey } from '../../src-main/common/local-day.js';
 import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
 import { JobStore } from '../../src-main/core/jobs/job-store.js';
+import { ScoreArchive } from '../../src-main/core/jobs/score-archive.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
-import { formatShare, formatTokens, formatUsd, promptTokens } from '../../src-renderer/lib/format.js';
+import { formatDateTime, formatShare, formatTokens, formatUsd, promptTokens } from '../../src-renderer/lib/format.js';
+import { SCOREBOARD_EMPTY } from '../../src-renderer/lib/scoreboard.js';
 import {
   CSV_COLUMNS,
   chartSeries,
@@ -272,6 +275,128 @@ async function downloadCsv(page: Page): Promise<{ name: string; rows: Array<Reco
 const modelRow = (page: Page, model: string) => page.locator(`[data-testid="spend-model-row"][data-model="${model}"]`);
 const text = async (page: Page, testId: string) => (await page.getByTestId(testId).textContent())?.trim() ?? '';
 
+const DAY_MS = 24 * 3600_000;
+
+/** A seeded model's row as the page must print it, worked out by hand from the plan in seedScoreboard: Delegations, Passed (and under it), Taken (and under it), Median cost of a pass, Median time. */
+interface ScoreExpected {
+  model: string;
+  cells: [string, string, string | null, string, string | null, string, string];
+}
+
+/** The seeded scoreboard's tables, by repository in path order, each model by passes, then pass rate. */
+const SCORE_EXPECTED: Array<[string, ScoreExpected[]]> = [
+  [
+    '/srv/git/api',
+    [
+      // 4 of 5 passed; 3 of 5 ended taken; passes cost 0.10–0.40 (median 0.25); times 60–90 s (median 70 s).
+      { model: 'deepseek/deepseek-v4-flash-0731', cells: ['5', '80%', '4 of 5 verified', '60%', '3 taken', '$0.25', '1 min 10 s'] },
+      // Never verified; one discarded, one left alone: none taken of 2 ended; times 30 and 50 s.
+      { model: 'qwen/qwen3-coder', cells: ['2', '—', null, '0%', '0 taken', '—', '40 s'] },
+    ],
+  ],
+  [
+    '/srv/git/site',
+    [
+      // The job on record: passed, taken, billed $0.12 (estimated $0.15), a 2 min turn and 5 s of verify commands.
+      { model: 'z-ai/glm-4.6', cells: ['1', '100%', '1 of 1 verified', '100%', '1 taken', '$0.12', '2 min 5 s'] },
+      // Passed with its checks rewritten: no pass.
+      { model: 'moonshotai/kimi-k2', cells: ['1', '0%', '0 of 1 verified', '0%', '0 taken', '—', '20 s'] },
+    ],
+  ],
+];
+
+/**
+ * The scoreboard with history: the facts of pruned delegations in the data folder's scoreboard.jsonl (written by the
+ * service's own archive), and one delegation still on record, a worktree job whose verify commands passed and whose
+ * work was taken. Returns when the oldest delegation started.
+ */
+async function seedScoreboard(): Promise<string> {
+  const now = Date.now();
+  const at = (daysBack: number) => new Date(now - daysBack * DAY_MS).toISOString();
+  const fact = (
+    n: number,
+    repo: string,
+    model: string,
+    daysBack: number,
+    verified: ScoreFact['verified'],
+    fate: ScoreFact['fate'],
+    costUsd: number,
+    ms: number,
+  ): ScoreFact => ({
+    sessionId: `pruned-${n}`,
+    repo,
+    model,
+    createdAt: at(daysBack),
+    ended: true,
+    verified,
+    fate,
+    costUsd,
+    ms,
+  });
+  const api = '/srv/git/api';
+  const site = '/srv/git/site';
+  const deepseek = 'deepseek/deepseek-v4-flash-0731';
+  const locations = resolveLocations(ui.world.env);
+  await new ScoreArchive(path.join(locations.data, 'scoreboard.jsonl')).keep([
+    fact(1, api, deepseek, 40, 'passed', 'taken', 0.1, 60_000),
+    fact(2, api, deepseek, 30, 'passed', 'taken', 0.2, 65_000),
+    fact(3, api, deepseek, 20, 'passed', 'discarded', 0.3, 70_000),
+    fact(4, api, deepseek, 10, 'passed', 'kept', 0.4, 80_000),
+    fact(5, api, deepseek, 5, 'failed', 'taken', 0.5, 90_000),
+    fact(6, api, 'qwen/qwen3-coder', 12, null, 'discarded', 0.05, 30_000),
+    fact(7, api, 'qwen/qwen3-coder', 2, null, 'kept', 0.06, 50_000),
+    fact(8, site, 'moonshotai/kimi-k2', 8, 'flagged', 'kept', 0.07, 20_000),
+  ]);
+
+  const createdAt = now - DAY_MS;
+  const store = new JobStore({ dir: locations.jobsDir, now: () => createdAt });
+  const id = store.newJobId();
+  const record = newJobRecord(id, jobFields({ model: 'z-ai/glm-4.6', cwd: site, sessionId: 'on-record', promptPreview: 'Seeded delegation' }), createdAt);
+  await store.create(record, 'Seeded delegation');
+  const started = createdAt + 500;
+  await store.write({
+    ...record,
+    state: 'succeeded',
+    startedAt: new Date(started).toISOString(),
+    endedAt: new Date(started + 120_000).toISOString(),
+    exitCode: 0,
+    estimatedCostUsd: 0.15,
+    billedCostUsd: 0.12,
+    billing: 'complete',
+    // Its work taken, so its worktree is gone (merged): the service has nothing to look for on disk.
+    isolation: JobIsolationSchema.parse({
+      mode: 'worktree',
+      note: null,
+      repo: site,
+      worktree: path.join(locations.data, 'worktrees', id),
+      branch: `delegate/${id}`,
+      baseCommit: 'a'.repeat(40),
+      baseDirty: false,
+      worktreeState: 'merged',
+      headCommit: 'b'.repeat(40),
+    }),
+    verify: JobVerifySchema.parse({
+      commands: ['npm test'],
+      fixRoundsLeft: 0,
+      outcome: 'passed',
+      runs: [{ command: 'npm test', ok: true, exitCode: 0, signal: null, timedOut: false, ms: 5_000, tail: 'ok' }],
+    }),
+    fate: { fate: 'taken', at: new Date(started + 200_000).toISOString() },
+  });
+  return at(40);
+}
+
+/** A scoreboard row's cells as the page shows them, in SCORE_EXPECTED's order; null for a line under a figure that is not there. */
+async function scoreCellsOf(row: Locator): Promise<Array<string | null>> {
+  const ids = ['score-delegations', 'score-pass-rate', 'score-passed', 'score-taken-rate', 'score-taken', 'score-pass-cost', 'score-time'];
+  return Promise.all(
+    ids.map(async (testId) => {
+      const cell = row.getByTestId(testId);
+      return (await cell.count()) === 0 ? null : ((await cell.textContent())?.trim() ?? '');
+    }),
+  );
+}
+
 describe('the Spend page', () => {
   ui.each();
 
@@ -372,17 +497,58 @@ describe('the Spend page', () => {
     await dark.context.close();
   });
 
-  it('says when nothing was spent, with the export off', async () => {
+  it('says when nothing was spent, with the export off, and what fills the scoreboard in', async () => {
     await ui.world.startService();
     const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('spend'));
     const none = page.getByRole('region', { name: 'Nothing spent in the last 30 days' });
     await expect.poll(() => none.isVisible()).toBe(true);
     expect(await text(page, 'spend-total')).toBe('$0.00');
     expect(await page.getByRole('button', { name: 'Export CSV' }).isDisabled()).toBe(true);
+    // No delegation worked in a repository yet: the scoreboard says what fills it in, and has no table.
+    await expect.poll(() => text(page, 'scoreboard-empty')).toBe(SCOREBOARD_EMPTY);
+    expect(await page.getByTestId('scoreboard-table').count()).toBe(0);
     await screenshot(page, 'spend-empty', 'light');
     await expectAccessible(page);
     expect(errors).toEqual([]);
     await context.close();
+  });
+
+  it('shows how each model fared per repository, from the kept facts and the jobs on record, in both themes', { timeout: 60_000 }, async () => {
+    const oldest = await seedScoreboard();
+    await ui.world.startService();
+    // The service counts the seeded history from both places: the oldest kept fact, and the delegation on record.
+    const board = await (await ui.contract()).call('jobs.scoreboard', {});
+    expect(board.since).toBe(oldest);
+    expect(board.repos.map((r) => [r.repo, r.models.map((m) => m.model)])).toEqual(SCORE_EXPECTED.map(([repo, rows]) => [repo, rows.map((r) => r.model)]));
+
+    for (const theme of ['light', 'dark'] as const) {
+      const { page, context, errors } = await openPage(chrome.browser, ui.world.pageUrl('spend'), { theme, height: 900 });
+      const section = page.getByRole('region', { name: 'How models fared, per repository', exact: true });
+      await expect.poll(() => section.getByTestId('scoreboard-table').count()).toBe(SCORE_EXPECTED.length);
+      expect(await section.getByTestId('scoreboard-repo').allTextContents()).toEqual(SCORE_EXPECTED.map(([repo]) => repo));
+      expect(await text(page, 'scoreboard-since')).toBe(`Every delegation since ${formatDateTime(oldest)}, by the model its first turn ran on.`);
+      expect(await page.getByTestId('scoreboard-empty').count()).toBe(0);
+      for (const [repo, rows] of SCORE_EXPECTED) {
+        // Each table is a region named by its repository's heading.
+        const table = section.getByRole('region', { name: repo, exact: true });
+        const models = await table.getByTestId('score-row').evaluateAll((els) => els.map((el) => el.getAttribute('data-model')));
+        expect(models, repo).toEqual(rows.map((r) => r.model));
+        for (const { model, cells } of rows) {
+          expect(await scoreCellsOf(table.locator(`[data-testid="score-row"][data-model="${model}"]`)), `${repo} ${model}`).toEqual(cells);
+        }
+      }
+      await screenshot(page, 'spend-scoreboard', theme);
+      await expectAccessible(page);
+      // In a narrow window each table scrolls inside its card, reachable by keyboard.
+      await page.setViewportSize({ width: 560, height: 900 });
+      const first = section.getByRole('region', { name: SCORE_EXPECTED[0]?.[0] ?? '', exact: true });
+      await expect.poll(() => first.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+      expect(await first.getAttribute('tabindex')).toBe('0');
+      await screenshot(page, 'spend-scoreboard-narrow', theme);
+      await expectAccessible(page);
+      expect(errors).toEqual([]);
+      await context.close();
+    }
   });
 
   it('follows jobs as they change, like the job list', { timeout: 90_000 }, async () => {
