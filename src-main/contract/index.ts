@@ -10,3 +10,4 @@ export * from './worktrees.js';
 export * from './take.js';
 export * from './spend.js';
 export * from './scoreboard.js';
+export * from './verify.js';

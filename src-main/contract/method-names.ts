@@ -33,6 +33,7 @@ export const CONTRACT_METHODS = [
   'jobs.killAll',
   'spend.report',
   'jobs.scoreboard',
+  'verify.commands',
   'setup.status',
   'setup.connect',
   'setup.disconnect',

@@ -26,6 +26,7 @@ import { ErrorCodeSchema } from './protocol.js';
 import { WorktreeCleanupSchema, WorktreeReportSchema } from './worktrees.js';
 import { SpendReportSchema, SpendRequestSchema } from './spend.js';
 import { ScoreboardRequestSchema, ScoreboardSchema } from './scoreboard.js';
+import { VerifyCommandsReportSchema, VerifyCommandsRequestSchema } from './verify.js';
 import { TakePreviewRequestSchema, TakePreviewSchema, TakeRequestSchema, TakeResultSchema } from './take.js';
 import type { NextCall } from './protocol.js';
 import {
@@ -353,6 +354,11 @@ export const CONTRACT = {
     ScoreboardRequestSchema,
     ScoreboardSchema,
     "Each model's delegations by repository: how many, how many passed their verify commands, how many were taken, the median cost of a pass and the median time.",
+  ),
+  'verify.commands': method(
+    VerifyCommandsRequestSchema,
+    VerifyCommandsReportSchema,
+    'The verify commands saved for the repository holding a folder, and those its top folder suggests (package.json scripts, make targets, pytest, Cargo.toml, go.mod).',
   ),
   'setup.status': method(empty, SetupStatusSchema, "Whether Claude Code starts this installation's bridge, and the exact command."),
   'setup.connect': method(empty, SetupActionSchema, 'Register the bridge with Claude Code (`claude mcp add --scope user`), as `install` does.', true),

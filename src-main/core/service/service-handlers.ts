@@ -12,6 +12,7 @@ import type { SettingsStore } from '../settings/store.js';
 import { updateSettings } from '../settings/update.js';
 import type { SetupContext } from '../setup/context.js';
 import { runDoctor } from '../setup/doctor.js';
+import { verifyCommandsReport } from '../verify/saved.js';
 import { connectClaude, disconnectClaude, setupStatus } from '../setup/status.js';
 import type { BalanceMonitor } from './balance.js';
 import type { Handlers } from './dispatcher.js';
@@ -128,6 +129,13 @@ export function jobHandlers(supervisor: Supervisor): AreaHandlers<'jobs' | 'work
     'jobs.killAll': async () => ({ killed: await supervisor.killAll() }),
     'spend.report': async () => supervisor.spend(),
     'jobs.scoreboard': async (request) => supervisor.scoreboard(request.repo),
+  };
+}
+
+/** verify.*: a repository's saved and suggested verify commands (saving them is settings.update). */
+export function verifyHandlers(settings: SettingsStore): AreaHandlers<'verify'> {
+  return {
+    'verify.commands': async ({ folder }) => verifyCommandsReport(folder, await settings.read()),
   };
 }
 

@@ -28,7 +28,7 @@ import { BalanceMonitor } from './balance.js';
 import { DelegateKey } from './delegate-key.js';
 import { callerOf, createDispatcher } from './dispatcher.js';
 import type { Dispatch, Handlers } from './dispatcher.js';
-import { jobHandlers, modelHandlers, secretHandlers, settingsHandlers, setupHandlers } from './service-handlers.js';
+import { jobHandlers, modelHandlers, secretHandlers, settingsHandlers, setupHandlers, verifyHandlers } from './service-handlers.js';
 import { createSetupContext } from '../setup/context.js';
 import type { SetupContext, SetupContextInput } from '../setup/context.js';
 
@@ -405,6 +405,7 @@ export class Service {
       'balance.get': async ({ refresh }) => (refresh ? this.refreshBalance() : this.balance.get({ refresh: false })),
       ...modelHandlers({ catalog: this.models, balance: this.balance, settings: this.settings, environment: (s) => this.environmentPreview(s) }),
       ...jobHandlers(this.supervisor),
+      ...verifyHandlers(this.settings),
       ...setupHandlers(() => this.setupContext()),
       'settingsPage.open': async () => this.openSettingsPage(),
     };

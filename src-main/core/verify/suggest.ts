@@ -11,13 +11,9 @@ import { constants } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import path from 'node:path';
+import type { VerifySuggestion } from '../../contract/index.js';
 
-export interface VerifySuggestion {
-  /** A command line to run with `sh -c`, e.g. "npm test". */
-  command: string;
-  /** The file and entry that suggested it, in words: "package.json script test", "Makefile target test", "go.mod". */
-  from: string;
-}
+export type { VerifySuggestion } from '../../contract/index.js';
 
 /** The most suggestions given: more would not be read, and a delegation takes at most 8 commands. */
 export const MAX_SUGGESTIONS = 6;

@@ -38,6 +38,7 @@ function handlers(overrides: Partial<Handlers>): Handlers {
     'jobs.killAll': unexpected,
     'spend.report': unexpected,
     'jobs.scoreboard': unexpected,
+    'verify.commands': unexpected,
     'setup.status': unexpected,
     'setup.connect': unexpected,
     'setup.disconnect': unexpected,
