@@ -61,7 +61,10 @@ export interface SettingMeta {
 
 const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   mode: { label: 'Mode', help: 'whether Claude Code may delegate: off, only when you ask, or on its own' },
-  defaultModel: { label: 'Default model', help: 'model used when a delegation names none (must pass the allow- and blocklist)' },
+  defaultModel: {
+    label: 'Default model',
+    help: 'model used when a delegation names none (must pass the allow- and blocklist); "best": picked per repository by its verify record',
+  },
   fallbackModels: {
     label: 'Fallback models',
     help: `models OpenRouter tries in order when a job's own model fails (rate limits, downtime, refusals); each must pass the same policy, or it is skipped; at most ${MAX_FALLBACK_MODELS}`,

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { matchesPattern } from './model-patterns.js';
+import { BEST_MODEL } from './scoreboard.js';
 import { DelegateProfileSchema, DelegationModeSchema, IsolationModeSchema, PERMISSION_MODES, PermissionModeSchema } from './settings-modes.js';
 import {
   BudgetsSchema,
@@ -61,7 +62,8 @@ const perMillionUsd = z.number().finite().min(SETTING_BOUNDS.usd.min).nullable()
 
 const settingsShape = {
   mode: DelegationModeSchema.default('ondemand'),
-  defaultModel: modelIdSchema('the default model').default(DEFAULT_MODEL),
+  /** A model id, or "best": the repository's scoreboard picks (docs/VERIFY.md), falling back to DEFAULT_MODEL. */
+  defaultModel: z.union([z.literal(BEST_MODEL), modelIdSchema('the default model')]).default(DEFAULT_MODEL),
   /** Tried in order when a job's model fails; each is held to the same policy when a job is admitted. */
   fallbackModels: z.array(FallbackModelSchema).max(MAX_FALLBACK_MODELS).default([]),
   /** Empty = every tool-capable model. */
@@ -120,7 +122,8 @@ export const SettingsSchema = z
   .strict()
   .superRefine((s, ctx) => {
     // The default model must itself be allowed, or every delegation without a model would be refused.
-    if (s.allowlist.length > 0 && !s.allowlist.some((p) => matchesPattern(s.defaultModel, p))) {
+    // "best" picks among the models the policy allows at each delegation; its fallback is held to the policy then.
+    if (s.defaultModel !== BEST_MODEL && s.allowlist.length > 0 && !s.allowlist.some((p) => matchesPattern(s.defaultModel, p))) {
       ctx.addIssue({
         code: 'custom',
         path: ['defaultModel'],

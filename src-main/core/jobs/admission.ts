@@ -4,7 +4,7 @@
  * both, so a follow-up is held to the policy as it is now, not as it was at the first turn.
  */
 import { randomUUID } from 'node:crypto';
-import { BEST_MODEL, ServiceError, isActive, nextCall } from '../../contract/index.js';
+import { BEST_MODEL, DEFAULT_MODEL, ServiceError, isActive, nextCall } from '../../contract/index.js';
 import type { JobFallback, JobRecord, ParsedRequestOf, ScoreFact, Settings } from '../../contract/index.js';
 import type { CatalogModel, CatalogPricing } from '../catalog/parse.js';
 import { pickBest } from './best-model.js';
@@ -97,7 +97,7 @@ export async function resolveJobRequest(
       : workDirs;
   const prompt = await resolvePrompt(request, callerCwd, { workDirs: userDirs, serviceDirs: deps.serviceDirs ?? [] });
   const models = await deps.models();
-  const best = !previous && request.model === BEST_MODEL ? await pickBestModel(deps, cwd, models, settings) : null;
+  const best = !previous && (request.model ?? settings.defaultModel) === BEST_MODEL ? await pickBestModel(deps, cwd, models, settings) : null;
   const model = resolveModel(previous ? previous.model : (best?.model ?? request.model), models, settings);
   // A follow-up keeps its conversation's fallbacks, held to the policy as it is now like its model.
   const fallbackIds = previous ? (previous.fallbacks ?? []).map((f) => f.model) : settings.fallbackModels;
@@ -157,14 +157,19 @@ export async function resolveJobRequest(
   };
 }
 
+/** The default model as a model: the setting, or when the setting is "best", the product's default. */
+export function namedDefault(settings: Settings): string {
+  return settings.defaultModel === BEST_MODEL ? DEFAULT_MODEL : settings.defaultModel;
+}
+
 /** `model: "best"`: the scoreboard of the repository holding `cwd` picks (best-model.ts), among the models allowed now. */
 async function pickBestModel(deps: AdmissionDeps, cwd: string, models: CatalogModel[], settings: Settings): Promise<BestPick> {
   const facts = (await deps.scoreFacts?.()) ?? [];
   return pickBest({
     facts,
     repo: repoOf(facts, cwd),
-    fallback: settings.defaultModel,
-    contenders: [settings.defaultModel, ...settings.fallbackModels],
+    fallback: namedDefault(settings),
+    contenders: [namedDefault(settings), ...settings.fallbackModels],
     allowed: (id) => allowedNow(id, models, settings),
   });
 }

@@ -16,6 +16,7 @@ import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import { locateClaude } from '../jobs/claude-locator.js';
 import { JobStore } from '../jobs/job-store.js';
 import { Supervisor } from '../jobs/supervisor.js';
+import { namedDefault } from '../jobs/admission.js';
 import { BoxedVerifier } from '../verify/verifier.js';
 import { OpenRouterClient } from '../openrouter/client.js';
 import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
@@ -379,7 +380,7 @@ export class Service {
 
   /** What a delegated session would receive, its token replaced by what it is. */
   environmentPreview(settings: Settings): EnvEntry[] {
-    const env = this.delegateEnv(this.gateway.url ?? '(the gateway, once the service listens)', settings.defaultModel, '', undefined);
+    const env = this.delegateEnv(this.gateway.url ?? '(the gateway, once the service listens)', namedDefault(settings), '', undefined);
     return describeChildEnv(env, "hidden (the job's own gateway token; the OpenRouter key stays in the service)");
   }
 

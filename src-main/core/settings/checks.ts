@@ -8,7 +8,7 @@
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { SETTING_BOUNDS, ServiceError } from '../../contract/index.js';
+import { BEST_MODEL, SETTING_BOUNDS, ServiceError } from '../../contract/index.js';
 import type { Settings } from '../../contract/index.js';
 import { errorCode, errorMessage } from '../../common/errors.js';
 import { formatAge, formatUsd } from '../../common/format.js';
@@ -85,7 +85,7 @@ interface NamedModel {
 /** The model ids `next` names that `current` did not: the default model if it changed, each fallback added. */
 function newModelIds(current: Settings, next: Settings): NamedModel[] {
   const named: NamedModel[] = [];
-  if (next.defaultModel !== current.defaultModel) named.push({ field: 'defaultModel', id: next.defaultModel });
+  if (next.defaultModel !== current.defaultModel && next.defaultModel !== BEST_MODEL) named.push({ field: 'defaultModel', id: next.defaultModel });
   for (const id of next.fallbackModels) if (!current.fallbackModels.includes(id)) named.push({ field: 'fallbackModels', id });
   return named;
 }

@@ -792,6 +792,10 @@ describe('verify commands', () => {
     expect(picked.model).toBe(other);
     expect(picked.modelChoice).toMatch(new RegExp(`^${other}, the cheapest pass here \\(5/5 passed, \\$[\\d.]+ a pass \\(median\\)\\)`));
     await expect(h.start({ caller: { cwd: repo }, models: ['best', other] })).rejects.toThrow(/a fan-out names its models/);
+    // The default model setting "best" does the same for a delegation that names no model.
+    h.settings.defaultModel = 'best';
+    const byDefault = await finalState(h, await h.start({ caller: { cwd: repo } }));
+    expect([byDefault.model, byDefault.modelChoice?.startsWith(other)]).toEqual([other, true]);
   });
 
   it('judges a turn that left changes before it says it ended: running, verifying, succeeded, the outcome on the record', async () => {

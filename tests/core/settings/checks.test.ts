@@ -96,6 +96,14 @@ describe("a model a change names, against OpenRouter's list", () => {
     expect((await onDisk()).defaultModel).toBe('qwen/qwen3-coder');
   });
 
+  it('takes "best" as the default model, which names no model to look up, even under an allowlist', async () => {
+    const store = await storeWith();
+    const updated = await updateSettings(store, { allowlist: ['qwen/*'], defaultModel: 'best' }, checksWith(listing()));
+    expect(updated.warnings).toEqual([]);
+    expect((await onDisk()).defaultModel).toBe('best');
+    await expect(refusal(store, { defaultModel: 'bestest' }, checksWith(listing()))).resolves.toMatch(/defaultModel/);
+  });
+
   it('refuses a default model OpenRouter does not list, naming it and the closest ids, and changes nothing', async () => {
     const store = await storeWith();
     const message = await refusal(store, { mode: 'auto', defaultModel: 'deepseek/deepseek-v5' }, checksWith(listing()));
