@@ -273,6 +273,23 @@ export function describeSettings(settings: Settings, flags = true): string[] {
   return rows.map(([label, value, flag]) => `${`${label}:`.padEnd(labelWidth + 2)}${flags ? `${value.padEnd(valueWidth)}  ${flag}` : value}`.trimEnd());
 }
 
+/**
+ * The saved verify commands' change in one line, by repository: "Saved verify commands: forgotten for /home/me/app".
+ * No flag sets them (`openrouter-delegate verify` does); the menu's Isolation entry forgets them.
+ */
+function savedVerifyChange(before: Settings, after: Settings): string | null {
+  if (JSON.stringify(before.verifyCommands) === JSON.stringify(after.verifyCommands)) return null;
+  const was = new Map(before.verifyCommands.map((saved) => [saved.repo, JSON.stringify(saved.commands)]));
+  const now = new Map(after.verifyCommands.map((saved) => [saved.repo, JSON.stringify(saved.commands)]));
+  const forgotten = [...was.keys()].filter((repo) => !now.has(repo));
+  const changed = [...now].filter(([repo, commands]) => was.get(repo) !== commands).map(([repo]) => repo);
+  const parts = [
+    ...(forgotten.length > 0 ? [`forgotten for ${forgotten.join(', ')}`] : []),
+    ...(changed.length > 0 ? [`saved for ${changed.join(', ')}`] : []),
+  ];
+  return `${SETTING_META.verifyCommands.label}: ${parts.length > 0 ? parts.join('; ') : 'reordered'}`;
+}
+
 /** What differs between two settings, one line per setting: "Mode: ondemand → auto (--mode)". */
 export function describeChanges(before: Settings, after: Settings): string[] {
   const lines: string[] = [];
@@ -289,7 +306,8 @@ export function describeChanges(before: Settings, after: Settings): string[] {
     const plain = (value: unknown) => (setting.path === 'mode' ? String(value) : formatSetting(setting.path, value));
     lines.push(`${setting.label}: ${plain(was)} → ${plain(now)}`);
   }
-  return lines;
+  const savedVerify = savedVerifyChange(before, after);
+  return savedVerify === null ? lines : [...lines, savedVerify];
 }
 
 function settingForIssuePath(issuePath: readonly PropertyKey[]): ScalarSetting | ListSetting | undefined {
@@ -325,5 +343,7 @@ export function patchBetween(before: Settings, after: Settings): SettingsPatch {
     const now = getSetting(after, setting.path);
     if (getSetting(before, setting.path) !== now) patch = withSetting(patch, setting.path, now);
   }
+  // The whole array: a patch's array replaces the one saved (contract: SettingsPatch).
+  if (savedVerifyChange(before, after) !== null) patch = { ...patch, verifyCommands: after.verifyCommands };
   return patch;
 }

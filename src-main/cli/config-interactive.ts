@@ -39,6 +39,11 @@ function briefList(entries: readonly string[]): string {
   return entries.length === 0 ? '—' : entries.join(', ');
 }
 
+/** ", verify commands saved for 2 repositories" beside Isolation, where they are shown; nothing when none are. */
+function savedVerifyCount(repos: number): string {
+  return repos === 0 ? '' : `, verify commands saved for ${repos} ${repos === 1 ? 'repository' : 'repositories'}`;
+}
+
 /** The main menu's entries, in order: each with its current value, and "(changed)" when the draft differs. */
 function menuOptions(session: Session): Array<{ value: MenuItem; label: string }> {
   const d = session.draft;
@@ -64,7 +69,7 @@ function menuOptions(session: Session): Array<{ value: MenuItem; label: string }
     ),
     entry('permissions', `Permissions: ceiling ${d.permissionCeiling}, default ${d.defaultPermissionMode}, profile ${d.delegateProfile}`),
     entry('approvableTools', `Tools callers may pre-approve: ${formatSetting('approvableTools', d.approvableTools)}`),
-    entry('isolation', `Isolation: ${d.isolation}, fan-out up to ${d.fanOutLimit}`),
+    entry('isolation', `Isolation: ${d.isolation}, fan-out up to ${d.fanOutLimit}${savedVerifyCount(d.verifyCommands.length)}`),
     entry(
       'sandbox',
       `Programs and sandbox: programs ${d.sandbox.programs}, sandbox ${d.sandbox.use}, domains ${briefList(d.sandbox.allowedDomains)}, ` +

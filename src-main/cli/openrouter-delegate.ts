@@ -5,6 +5,7 @@
  * This file is the program: its help, its flags, and which command each word runs. Each command's action lives in
  * its own file beside it (`<name>-command.ts`); what they share is in command-support.ts.
  */
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { APP_VERSION, ServiceError } from '../contract/index.js';
@@ -24,6 +25,7 @@ import { statusCommand } from './status-command.js';
 import { stopCommand } from './stop-command.js';
 import { BARE_YES, bestOfGroup, takeCommand, takeOutYesList } from './take-command.js';
 import { uiCommand } from './ui-command.js';
+import { parseVerifyArgs, repositoryOf, verifyCommand } from './verify-command.js';
 import { worktreesCommand } from './worktrees-command.js';
 
 const USAGE = `openrouter-delegate ${APP_VERSION}
@@ -75,6 +77,12 @@ Usage:
                                         each model's delegations in the repository holding this folder (--all: in
                                         every repository): how many, passed their verify commands, taken, the
                                         median cost of a pass and the median time
+  openrouter-delegate verify [--save <command>]... [--forget] [--json]
+                                        the verify commands saved for the repository holding this folder, and the
+                                        ones its top folder suggests (package.json, Makefile, pytest, Cargo.toml,
+                                        go.mod), with the command that saves them; --save (repeated, in order, 1 to
+                                        8, each quoted) saves exactly these for it, in place of what was saved: a
+                                        delegation there that names no verify runs them; --forget removes them
 
 The MCP bridge Claude Code starts is \`openrouter-delegate-mcp\`; \`install\` registers it with absolute paths.
 Exit codes: 0 done, 1 failed, 2 bad usage, 3 (status) the service is not running.
@@ -137,6 +145,26 @@ async function stats(locations: Locations, action: string | undefined, values: F
   }
 }
 
+/**
+ * `verify`: the usage checked first, then the repository holding this folder (none: one line, exit 1, and no service
+ * started for it), then the saved commands read or changed through the service (verify-command.ts).
+ */
+async function verify(locations: Locations, action: string | undefined, values: Flags): Promise<number> {
+  const request = parseVerifyArgs(action, values);
+  // The service keeps its delegates' worktrees there (service.ts): what a delegate wrote is never read for suggestions.
+  const found = await repositoryOf(process.cwd(), path.join(locations.data, 'worktrees'));
+  if ('problem' in found) {
+    err(found.problem);
+    return 1;
+  }
+  const client = await connectOrStart(locations, CLI_FILE);
+  try {
+    return await verifyCommand(client, { repo: found.repo, request }, { out, err });
+  } finally {
+    client.close();
+  }
+}
+
 /** `--ui-port`'s value: 0 (the last port if free, else any) when not given; anything but a port number is bad usage. */
 function parsePort(text: string | undefined): number {
   if (text === undefined) return 0;
@@ -169,6 +197,9 @@ function parseCommandLine(argv: string[]) {
       'dry-run': { type: 'boolean', default: false },
       best: { type: 'boolean', default: false },
       preview: { type: 'boolean', default: false },
+      // No default: `stats`, which refuses other commands' flags, sees a --save only when one is given.
+      save: { type: 'string', multiple: true },
+      forget: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -220,6 +251,8 @@ function runCommand(command: string, action: string | undefined, values: Flags, 
       return worktrees(locations, { removeTaken: values['remove-taken'], json: values.json });
     case 'stats':
       return stats(locations, action, values);
+    case 'verify':
+      return verify(locations, action, values);
     case 'key':
       if (isDelegateKeyAction(action)) return delegateKeyCommand(locations, CLI_FILE, action as string, values.json);
       return keyCommand(locations, action, values.management ? 'management' : 'api', { validate: !values['no-validate'], json: values.json });

@@ -3,7 +3,7 @@
  * and straight to the file; refused values change nothing and name their flag; keys reach the real
  * keychain only once OpenRouter accepts them and never appear in any output or file; the interactive
  * flow, driven through a real pseudo-terminal (util-linux `script`), reaches every setting a flag
- * changes, scrolls on a short terminal, saves on confirm and changes nothing on Ctrl-C.
+ * changes, forgets saved verify commands, scrolls on a short terminal, saves on confirm and changes nothing on Ctrl-C.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -390,6 +390,7 @@ const INVALID: Array<[string[], string, string]> = [
 const DOWN = '\x1b[B';
 const UP = '\x1b[A';
 const ENTER = '\r';
+const SPACE = ' ';
 const CTRL_C = '\x03';
 /** Leaves a list's editor: Add, Remove, Empty, Done. */
 const LIST_DONE = DOWN.repeat(3) + ENTER;
@@ -978,6 +979,32 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.waitFor('Saved');
       expect(await t.exited).toBe(0);
       expect((await show(h.env)).settings).toEqual({ ...defaults, isolation: 'none', fanOutLimit: 4 });
+    });
+
+    it('shows the saved verify commands under Isolation, each repository with its list, and forgets the one picked', async () => {
+      // Saved by `openrouter-delegate verify --save` in each repository (tests/e2e/verify-command.test.ts).
+      const app = { repo: '/home/me/app', commands: ['npm test', 'npm run lint'] };
+      const lib = { repo: '/home/me/lib', commands: ['cargo test'] };
+      await mkdir(path.dirname(h.settingsFile), { recursive: true });
+      await writeFile(h.settingsFile, JSON.stringify({ verifyCommands: [app, lib] }));
+      const t = terminal(h.env);
+      await t.waitFor('What would you like to change?');
+      await t.answer('Isolation: worktree, fan-out up to 3, verify commands saved for 2 repositories', move('key', 'isolation') + ENTER);
+      await t.answer('Isolation: worktree: a delegation', ENTER);
+      await t.answer('Fan-out limit: the most models', ENTER);
+      await t.answer('Verify command timeout in minutes', ENTER);
+      await t.answer('Verify commands at once', ENTER);
+      await t.answer('Fix rounds', ENTER);
+      await t.waitFor('Saved verify commands, run by a delegation in that repository that names none');
+      await t.waitFor('/home/me/app: npm test, npm run lint');
+      await t.answer('/home/me/lib: cargo test', SPACE + ENTER); // the first, /home/me/app, picked
+      await t.answer('Isolation: worktree, fan-out up to 3, verify commands saved for 1 repository (changed)', move('isolation', 'save') + ENTER);
+      await t.waitFor('Saved verify commands: forgotten for /home/me/app');
+      await t.answer('Save these changes?', ENTER);
+      await t.waitFor('Saved');
+      expect(await t.exited).toBe(0);
+      expect((await show(h.env)).settings).toEqual({ ...defaults, verifyCommands: [lib] });
+      expect((JSON.parse(await readFile(h.settingsFile, 'utf8')) as Settings).verifyCommands).toEqual([lib]);
     });
   });
 });

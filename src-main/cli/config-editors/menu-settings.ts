@@ -6,7 +6,8 @@ import type { ListField, SettingPath } from '../config-fields.js';
 /**
  * The settings each menu entry edits, in the order it asks for them. Its changed-mark reads them, the editors of
  * Budgets, Providers, Limits and Other are built from them, and a test holds them to the flags' tables
- * (config-fields.ts), so a setting that gets a flag cannot be left out of the menu unnoticed.
+ * (config-fields.ts), so a setting that gets a flag cannot be left out of the menu unnoticed. The saved verify commands
+ * have no flag (`openrouter-delegate verify` sets them); the menu only forgets them, and patchBetween carries them too.
  */
 export const MENU_SETTINGS = {
   mode: ['mode'],
@@ -18,7 +19,7 @@ export const MENU_SETTINGS = {
   budgets: ['budgets.perJobUsd', 'budgets.perDayUsd', 'budgets.reserveUsd', 'gateway.allowServerTools'],
   permissions: ['permissionCeiling', 'defaultPermissionMode', 'delegateProfile'],
   approvableTools: ['approvableTools'],
-  isolation: ['isolation', 'fanOutLimit', 'verifyTimeoutMinutes', 'verifyConcurrency', 'fixRounds'],
+  isolation: ['isolation', 'fanOutLimit', 'verifyTimeoutMinutes', 'verifyConcurrency', 'fixRounds', 'verifyCommands'],
   sandbox: ['sandbox.programs', 'sandbox.use', 'sandbox.allowedDomains', 'sandbox.denyRead'],
   limits: ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'],
   other: ['retentionDays', 'delegateMaxRetries', 'modelsCacheTtlMinutes', 'claudePath'],

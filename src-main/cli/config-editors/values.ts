@@ -11,6 +11,7 @@ import { checkSettingValue } from '../config-args.js';
 import { MODE_EXPLANATIONS, SCALAR_SETTINGS, formatSetting, getSetting, withSettingValue } from '../config-fields.js';
 import type { SettingPath } from '../config-fields.js';
 import { MENU_SETTINGS } from './menu-settings.js';
+import { forgetSavedVerify } from './saved-verify.js';
 import { ask } from './session.js';
 import type { Session } from './session.js';
 
@@ -109,7 +110,7 @@ export async function editBudgets(session: Session): Promise<void> {
   }
 }
 
-/** Where delegates work (picked), then how many may fan out at once (typed). */
+/** Where delegates work (picked), how many may fan out at once, the verify settings (typed), and the saved verify commands. */
 export async function editIsolation(session: Session): Promise<void> {
   await editChoice(session, 'isolation', ISOLATION_EXPLANATIONS);
   await editValue(session, 'fanOutLimit');
@@ -117,4 +118,5 @@ export async function editIsolation(session: Session): Promise<void> {
   await editValue(session, 'verifyTimeoutMinutes');
   await editValue(session, 'verifyConcurrency');
   await editValue(session, 'fixRounds');
+  await forgetSavedVerify(session);
 }
