@@ -54,7 +54,11 @@ Usage:
                                         never sends them your key; off: your key again
   openrouter-delegate key rotate-delegate
                                         a new delegate key, switched to, the old one deleted (when no job runs)
-  openrouter-delegate install           register the MCP bridge with Claude Code (user scope, as "openrouter")
+  openrouter-delegate install [--link [--link-dir <folder>]]
+                                        register the MCP bridge with Claude Code (user scope, as "openrouter");
+                                        --link also puts openrouter-delegate and openrouter-mcp-config on your
+                                        PATH (in ~/.local/bin or ~/bin, or the folder named, which must be on it),
+                                        so the commands the tools print run from your project folder
   openrouter-delegate uninstall         remove that registration
   openrouter-delegate doctor [--json]   check claude, the registration, the service, the key, OpenRouter …
                                         (exit 1 when a check fails)
@@ -200,6 +204,8 @@ function parseCommandLine(argv: string[]) {
       // No default: `stats`, which refuses other commands' flags, sees a --save only when one is given.
       save: { type: 'string', multiple: true },
       forget: { type: 'boolean', default: false },
+      link: { type: 'boolean', default: false },
+      'link-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
@@ -223,7 +229,7 @@ function runCommand(command: string, action: string | undefined, values: Flags, 
     case 'status':
       return statusCommand(locations, values.json);
     case 'install':
-      return installCommand(locations);
+      return installCommand(locations, { link: values.link, linkDir: values['link-dir'] });
     case 'uninstall':
       return uninstallCommand(locations);
     case 'doctor':

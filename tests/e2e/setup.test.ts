@@ -3,7 +3,7 @@
  * Claude Code CLI, and a throwaway HOME and CLAUDE_CONFIG_DIR, so the real Claude config is never touched.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -12,6 +12,7 @@ import { BRIDGE, CLI, assertBuilt, runCli, runProcess, testEnv } from '../suppor
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import { makeTempHome } from '../support/temp-home.js';
+import { makeRepo } from '../support/git-repo.js';
 import { CHECK_IDS } from '../../src-main/core/setup/doctor.js';
 
 const KEY = 'sk-or-v1-setup-e2e-0123456789abcdef';
@@ -94,6 +95,7 @@ function doctorLine(stdout: string, title: string): string {
 const TITLES = [
   'Claude Code CLI',
   'Bridge registered with Claude Code',
+  'Commands on your PATH',
   'Service',
   'Socket folder and token',
   'Settings file',
@@ -198,6 +200,61 @@ describe('openrouter-delegate install', () => {
   });
 });
 
+describe('openrouter-delegate install --link', () => {
+  it('puts the commands on the PATH, and the commands the product prints then run verbatim from a project folder, asking no registry', async () => {
+    const world = await newWorld({ OPENROUTER_API_KEY: KEY });
+    const bin = path.join(world.env.HOME ?? '', '.local', 'bin');
+    // What a parent model's Bash or the user's shell has: this checkout is on no folder of it, and npx would ask a registry that does not answer.
+    const env = { ...world.env, PATH: `${bin}:${path.dirname(process.execPath)}:/usr/bin:/bin`, npm_config_registry: 'http://127.0.0.1:9/' };
+    const before = await runCli(['install'], env);
+    expect(before.stdout).toMatch(
+      /need this installation's `openrouter-delegate` on your PATH: `'.*' '.*openrouter-delegate\.js' install --link` puts it there\./,
+    );
+    const doctorBefore = await runCli(['doctor'], env);
+    expect(doctorLine(doctorBefore.stdout, 'Commands on your PATH')).toMatch(/^! .*is not on your PATH/);
+
+    const linked = await runCli(['install', '--link'], env);
+    expect(linked.code, linked.stderr).toBe(0);
+    expect(linked.stdout).toContain(`Linked: ${path.join(bin, 'openrouter-delegate')} runs this installation's openrouter-delegate.`);
+    const project = path.join(world.env.HOME ?? '', 'project');
+    await makeRepo(project, { 'README.md': 'x\n' });
+    const shell = (line: string) => runProcess('sh', ['-c', line], { env, cwd: project });
+    const printed = [
+      'openrouter-delegate doctor',
+      'openrouter-delegate worktrees',
+      'openrouter-delegate stats',
+      'openrouter-delegate verify',
+      'openrouter-delegate ui --print',
+      'openrouter-mcp-config --show',
+    ];
+    for (const line of printed) {
+      const result = await shell(line);
+      expect(result.code, `${line}: ${result.stdout}${result.stderr}`).toBe(0);
+      expect(result.stderr, line).not.toMatch(/registry|npm error|ECONNREFUSED/);
+    }
+    // A take of a job that is not there reaches this installation's service, which says so.
+    const take = await shell('openrouter-delegate take job_20261130T091500Z_k3m9qz');
+    expect([take.code, take.stderr]).toEqual([1, expect.stringContaining('No job "job_20261130T091500Z_k3m9qz"')]);
+    expect(doctorLine((await shell('openrouter-delegate doctor')).stdout, 'Commands on your PATH')).toMatch(
+      /^✓ Commands on your PATH: `openrouter-delegate` runs this installation/,
+    );
+  });
+
+  it('refuses a folder that is not on the PATH, and never overwrites a command that is not its own', async () => {
+    const world = await newWorld({ OPENROUTER_API_KEY: KEY });
+    const bin = path.join(world.env.HOME ?? '', 'bin');
+    const env = { ...world.env, PATH: `${bin}:${world.env.PATH ?? ''}` };
+    const off = await runCli(['install', '--link-dir', path.join(world.env.HOME ?? '', 'elsewhere')], env);
+    expect([off.code, off.stderr]).toEqual([1, expect.stringContaining('is not on your PATH, so a command put there would still not be found')]);
+    await mkdir(bin, { recursive: true });
+    await writeFile(path.join(bin, 'openrouter-mcp-config'), '#!/bin/sh\necho mine\n', { mode: 0o755 });
+    const kept = await runCli(['install', '--link'], env);
+    expect(kept.code).toBe(1);
+    expect(kept.stderr).toContain(`Not linked: ${path.join(bin, 'openrouter-mcp-config')} is there already and is not ours`);
+    expect(await readFile(path.join(bin, 'openrouter-mcp-config'), 'utf8')).toBe('#!/bin/sh\necho mine\n');
+  });
+});
+
 describe('openrouter-delegate uninstall', () => {
   it('removes the registration, then says it is not registered', async () => {
     const world = await newWorld();
@@ -219,7 +276,8 @@ describe('openrouter-delegate uninstall', () => {
 describe('openrouter-delegate doctor', () => {
   it('passes every check with a good key and the bridge installed; a stopped service is only a warning', async () => {
     const world = await newWorld({ OPENROUTER_API_KEY: KEY });
-    expect((await runCli(['install'], world.env)).code).toBe(0);
+    world.env.PATH = `${path.join(world.env.HOME ?? '', '.local', 'bin')}:${world.env.PATH ?? ''}`;
+    expect((await runCli(['install', '--link'], world.env)).code).toBe(0);
     const result = await runCli(['doctor'], world.env);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(doctorSymbols(result.stdout)).toEqual(Object.fromEntries(TITLES.map((title) => [title, title === 'Service' ? '!' : '✓'])));
@@ -267,7 +325,8 @@ describe('openrouter-delegate doctor', () => {
     });
     const result = await runCli(['doctor'], world.env);
     expect(result.code, result.stdout).toBe(0);
-    expect(doctorSymbols(result.stdout)).toEqual(Object.fromEntries(TITLES.map((title) => [title, '✓'])));
+    // Everything holds but the commands on the PATH, which this test did not link.
+    expect(doctorSymbols(result.stdout)).toEqual(Object.fromEntries(TITLES.map((title) => [title, title === 'Commands on your PATH' ? '!' : '✓'])));
     expect(doctorLine(result.stdout, 'Service')).toContain(`pid ${serve.pid}`);
     expect(doctorLine(result.stdout, 'OpenRouter key')).toContain("(the service's): accepted by OpenRouter");
     expect(doctorLine(result.stdout, 'Socket folder and token')).toContain('0700, token 0600, socket 0600');

@@ -6,6 +6,7 @@
  */
 import { access } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import type { Locations } from '../../platform/locations.js';
 import { probeSandbox } from '../../platform/sandbox-probe.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
@@ -105,6 +106,10 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
         perDayUsd: settings.current.budgets.perDayUsd,
       }),
       probeSandbox: input.probeSandbox ?? (() => probeSandbox({ env })),
+      // dist/bridge/… → dist/cli/openrouter-delegate.js; the packaged app's launcher has no commands to link.
+      cli: input.bridgeLauncher
+        ? undefined
+        : { nodePath: input.nodePath, script: path.join(path.dirname(path.dirname(input.bridgeScript)), 'cli', 'openrouter-delegate.js') },
     }),
   };
 }

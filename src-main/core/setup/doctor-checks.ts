@@ -71,6 +71,8 @@ export interface DoctorDeps {
   measureWorktrees?: () => Promise<{ count: number; bytes: number; complete: boolean }>;
   /** Milliseconds, for the OpenRouter round trip. Default: performance.now. */
   now?: () => number;
+  /** This installation's `openrouter-delegate` script and its Node, for the PATH check; absent for the packaged app. */
+  cli?: { nodePath: string; script: string } | undefined;
 }
 
 /** A check's answer before it is given its id and title. */
@@ -84,7 +86,7 @@ export interface Verdict {
   durationMs?: number;
 }
 
-const ok = (summary: string, extra: Partial<Verdict> = {}): Verdict => ({ status: 'ok', summary, ...extra });
+export const ok = (summary: string, extra: Partial<Verdict> = {}): Verdict => ({ status: 'ok', summary, ...extra });
 export const warn = (summary: string, fix?: string): Verdict => ({ status: 'warn', summary, ...(fix ? { fix } : {}) });
 export const fail = (summary: string, fix?: string): Verdict => ({ status: 'fail', summary, ...(fix ? { fix } : {}) });
 

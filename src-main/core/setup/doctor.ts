@@ -25,6 +25,7 @@ import {
   warn,
 } from './doctor-checks.js';
 import type { DoctorDeps, ServiceLink, Verdict } from './doctor-checks.js';
+import { checkCommandsOnPath } from './path-check.js';
 
 // The checks' inputs and judges, also known by the doctor's name: setup/context.ts and the tests import them from here.
 export { HEADLESS_KEYRING, WORKTREES_WARN_BYTES, judgeRuntimeFiles, judgeSandbox, judgeWorktrees } from './doctor-checks.js';
@@ -32,12 +33,25 @@ export type { DoctorDeps, PathFacts, RuntimeFacts, ServiceLink, Verdict } from '
 
 export type { CheckStatus } from '../../contract/index.js';
 
-export const CHECK_IDS = ['claude', 'registration', 'service', 'runtime', 'settings', 'sandbox', 'keychain', 'key', 'openrouter', 'worktrees'] as const;
+export const CHECK_IDS = [
+  'claude',
+  'registration',
+  'commands',
+  'service',
+  'runtime',
+  'settings',
+  'sandbox',
+  'keychain',
+  'key',
+  'openrouter',
+  'worktrees',
+] as const;
 export type CheckId = (typeof CHECK_IDS)[number];
 
 export const CHECK_TITLES: Record<CheckId, string> = {
   claude: 'Claude Code CLI',
   registration: 'Bridge registered with Claude Code',
+  commands: 'Commands on your PATH',
   service: 'Service',
   runtime: 'Socket folder and token',
   settings: 'Settings file',
@@ -73,9 +87,10 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     serviceVerdict = fail(errorMessage(error));
   }
   try {
-    const [claude, registration, runtime, settings, sandbox, keychain, key, openrouter, worktrees] = await Promise.all([
+    const [claude, registration, commands, runtime, settings, sandbox, keychain, key, openrouter, worktrees] = await Promise.all([
       checkClaude(deps),
       checkRegistration(deps),
+      checkCommandsOnPath(deps).catch((error: unknown) => fail(`the check itself failed: ${errorMessage(error)}`)),
       checkRuntime(deps, service !== null),
       checkSettings(deps),
       checkSandbox(deps),
@@ -87,6 +102,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     const verdicts: Record<CheckId, Verdict> = {
       claude,
       registration,
+      commands,
       service: serviceVerdict,
       runtime,
       settings,

@@ -111,6 +111,7 @@ describe('doctor', () => {
     expect(statuses).toEqual({
       claude: 'ok',
       registration: 'ok',
+      commands: 'ok',
       service: 'warn',
       runtime: 'ok',
       settings: 'ok',
