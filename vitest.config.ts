@@ -35,6 +35,8 @@ const UNIT = [
   'tests/ipc/**/*.test.ts',
   'tests/platform/**/*.test.ts',
   'tests/renderer/format.test.ts',
+  'tests/renderer/saved-verify.test.ts',
+  'tests/renderer/scoreboard.test.ts',
   'tests/renderer/verify.test.ts',
   'tests/resources/**/*.test.ts',
   'tests/support/prompt-cache.test.ts',
