@@ -74,6 +74,38 @@ async function branchRepo(base: Record<string, string>, change: Record<string, s
   return { repo, record };
 }
 
+/** One repository with `base` on main, and a branch from it per change, each with its job record. */
+async function sharedBaseBranches(base: Record<string, string>, changes: Array<Record<string, string>>): Promise<Array<{ repo: string; record: JobRecord }>> {
+  const repo = path.join(root, `repo-${++counter}`);
+  const baseCommit = await makeRepo(repo, base);
+  const made: Array<{ repo: string; record: JobRecord }> = [];
+  for (const [i, change] of changes.entries()) {
+    await gitIn(repo, ['checkout', '--quiet', '-b', `work-${i}`, 'main']);
+    for (const [file, text] of Object.entries(change)) await writeFile(path.join(repo, file), text);
+    await gitIn(repo, ['commit', '--quiet', '-am', `work ${i}`]);
+    const headCommit = (await gitIn(repo, ['rev-parse', 'HEAD'])).trim();
+    const record = newJobRecord(`job_test_${counter}_${i}`, jobFields({ cwd: repo }), Date.now());
+    record.isolation = {
+      mode: 'worktree',
+      note: null,
+      repo,
+      worktree: path.join(root, `wt-${i}`),
+      gitDir: null,
+      branch: `work-${i}`,
+      baseCommit,
+      baseDirty: false,
+      worktreeState: 'present',
+      savedCommit: null,
+      headCommit,
+      changes: { files: 1, added: 1, removed: 0 },
+      problem: null,
+    };
+    made.push({ repo, record });
+  }
+  await gitIn(repo, ['checkout', '--quiet', 'main']);
+  return made;
+}
+
 function run(verifier: BoxedVerifier, record: JobRecord, commands: string[], signal = new AbortController().signal) {
   return verifier.run({ record, commands, logFile: path.join(root, `${record.id}-verify.log`), callerPath: undefined, signal });
 }
@@ -100,23 +132,47 @@ describe('the verifier', () => {
     expect(log).toContain('$ echo second ran\nsecond ran');
   });
 
-  it("flags a pass that ran fewer tests than the base does (node's own runner counting), asking the base once for a fan-out", async () => {
+  it("flags a pass that ran fewer tests than the base did, failing or not (node's own runner counting), the base run once for a fan-out", async () => {
     const verifier = new BoxedVerifier(deps());
-    const tests = (names: string[]) => `const test = require('node:test');\n${names.map((name) => `test('${name}', () => {});`).join('\n')}\n`;
-    const base = { 't.test.js': tests(['adds', 'subtracts', 'divides']) };
-    const fewer = await branchRepo(base, { 't.test.js': tests(['adds', 'subtracts']) });
-    const same = await branchRepo(base, { 't.test.js': tests(['adds', 'subtracts', 'divides']), 'x.txt': 'x\n' });
+    const tests = (names: string[], failing: string[] = []) =>
+      `const test = require('node:test');\n${[...names.map((name) => `test('${name}', () => {});`), ...failing.map((name) => `test('${name}', () => { throw new Error('no'); });`)].join('\n')}\n`;
+    // The base's third test fails: "fix the failing test" is the usual task, and deleting it is the cheat.
+    const [cut, same] = await sharedBaseBranches({ 't.test.js': tests(['adds', 'subtracts'], ['divides']) }, [
+      { 't.test.js': tests(['adds', 'subtracts']) },
+      { 't.test.js': tests(['adds', 'subtracts', 'divides']) },
+    ]);
+    if (!cut || !same) throw new Error('two branches were made');
     const command = 'node --test t.test.js';
-    const cut = await run(verifier, fewer.record, [command]);
-    expect(cut.outcome).toBe('passed');
-    expect(cut.runs[0]).toMatchObject({ ok: true, tests: 2, testsBefore: 3 });
-    expect(cut.flags).toContain(`${command} ran 2 tests, 3 on the base`);
-    const kept = await run(verifier, same.record, [command]);
-    expect(kept.runs[0]).toMatchObject({ ok: true, tests: 3, testsBefore: 3 });
-    expect(kept.flags).toEqual([]);
-    // A command whose runner says no count is not compared: nothing is run on the base for it.
-    const quiet = await run(verifier, same.record, ['true']);
-    expect(quiet.runs[0]).toMatchObject({ ok: true, tests: null, testsBefore: null });
+    const [cutReport, sameReport] = await Promise.all([run(verifier, cut.record, [command]), run(verifier, same.record, [command])]);
+    expect(cutReport.outcome).toBe('passed');
+    expect(cutReport.runs[0]).toMatchObject({ ok: true, tests: 2, testsBefore: 3 });
+    expect(cutReport.flags).toContain(`${command} ran 2 tests, 3 on the base`);
+    expect(sameReport.runs[0]).toMatchObject({ ok: true, tests: 3, testsBefore: 3 });
+    expect(sameReport.flags).toEqual([]);
+    // One base run between the two jobs, logged under a line that says what it was.
+    const logs = await Promise.all([cut, same].map(({ record }) => readFile(path.join(root, `${record.id}-verify.log`), 'utf8')));
+    expect(logs.join('\n').match(/# on the base [0-9a-f]{12}, for its test count/g)).toHaveLength(1);
+  });
+
+  it('keeps the base run out of reach of the branch: a test that writes where the base is checked out is still flagged', async () => {
+    const verifier = new BoxedVerifier(deps());
+    const spoil =
+      "const fs = require('node:fs'); for (const dir of ['../b', '../bt']) { try { fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(dir + '/x', 'x'); } catch {} }\n";
+    const tests = (names: string[]) => `const test = require('node:test');\n${names.map((name) => `test('${name}', () => {});`).join('\n')}\n`;
+    const [spoiler] = await sharedBaseBranches({ 't.test.js': tests(['a', 'b', 'c']) }, [{ 't.test.js': spoil + tests(['a', 'b']) }]);
+    if (!spoiler) throw new Error('a branch was made');
+    const report = await run(verifier, spoiler.record, ['node --test t.test.js']);
+    expect(report.runs[0]).toMatchObject({ ok: true, tests: 2, testsBefore: 3 });
+    expect(report.flags).toContain('node --test t.test.js ran 2 tests, 3 on the base');
+  });
+
+  it('compares nothing for a command whose runner reports no count: no base run', async () => {
+    const verifier = new BoxedVerifier(deps());
+    const [quiet] = await sharedBaseBranches({ 'a.txt': '1\n' }, [{ 'a.txt': '2\n' }]);
+    if (!quiet) throw new Error('a branch was made');
+    const report = await run(verifier, quiet.record, ['true']);
+    expect(report.runs[0]).toMatchObject({ ok: true, tests: null, testsBefore: null });
+    expect(await readFile(path.join(root, `${quiet.record.id}-verify.log`), 'utf8')).not.toContain('on the base');
   });
 
   it('runs on the branch tip alone: a file the user has lying in the repository, untracked, is not in its checkout', async () => {

@@ -12,17 +12,28 @@ interface Summary {
   sum?: boolean;
 }
 
-const n = (text: string | undefined): number => (text === undefined ? 0 : Number.parseInt(text, 10));
+/** A count as a number; one past what a number holds exactly is no count (the output is the delegate's to write). */
+const n = (text: string | undefined): number => {
+  const value = text === undefined ? 0 : Number(text);
+  return Number.isSafeInteger(value) ? value : Number.NaN;
+};
 /** `12 passed`, `1 failed` … in one summary line: the number before `word`, or 0. */
 const before = (line: string, word: string): number => n(new RegExp(`(\\d+) ${word}`).exec(line)?.[1]);
 
+/** What did not run of a total: its skipped and todo tests. */
+const notRun = (line: string): number => before(line, 'skipped') + before(line, 'todo');
+
 const SUMMARIES: readonly Summary[] = [
-  // Vitest: " Tests  1 failed | 11 passed (12)".
-  { runner: 'vitest', pattern: /^\s*Tests\s+[^\n]*?\((\d+)\)\s*$/gm, count: (m) => n(m[1]) },
-  // Jest: "Tests:       1 failed, 11 passed, 12 total".
-  { runner: 'jest', pattern: /^Tests:\s+[^\n]*?(\d+) total\s*$/gm, count: (m) => n(m[1]) },
-  // node --test: "ℹ tests 12" (spec reporter) or "# tests 12" (TAP).
-  { runner: 'node', pattern: /^[ℹ#] tests (\d+)\s*$/gm, count: (m) => n(m[1]) },
+  // Vitest: " Tests  1 failed | 10 passed | 1 skipped (12)": the total less what was skipped.
+  { runner: 'vitest', pattern: /^\s*Tests\s+([^\n]*?)\((\d+)\)\s*$/gm, count: (m) => n(m[2]) - notRun(m[1] ?? '') },
+  // Jest: "Tests:       1 failed, 1 skipped, 10 passed, 12 total".
+  { runner: 'jest', pattern: /^Tests:\s+([^\n]*?)(\d+) total\s*$/gm, count: (m) => n(m[2]) - notRun(m[1] ?? '') },
+  // node --test: "ℹ tests 12" … "ℹ skipped 1", "ℹ todo 0" (spec reporter), or the same after "#" (TAP).
+  {
+    runner: 'node',
+    pattern: /^([ℹ#]) tests (\d+)\s*$((?:\n\1 \w+ \d+\s*$)*)/gm,
+    count: (m) => n(m[2]) - n(/ skipped (\d+)/.exec(m[3] ?? '')?.[1]) - n(/ todo (\d+)/.exec(m[3] ?? '')?.[1]),
+  },
   // cargo test, per crate: "test result: ok. 11 passed; 1 failed; 0 ignored; …".
   { runner: 'cargo', pattern: /^test result: \w+\. (\d+) passed; (\d+) failed;/gm, count: (m) => n(m[1]) + n(m[2]), sum: true },
   // pytest: "==== 1 failed, 11 passed, 2 skipped in 0.12s ====" (skipped tests did not run).
@@ -46,5 +57,5 @@ export function testCount(output: string): number | null {
     at = last.index ?? 0;
     found = summary.sum ? matches.reduce((total, match) => total + summary.count(match), 0) : summary.count(last);
   }
-  return found;
+  return found !== null && Number.isSafeInteger(found) && found >= 0 ? found : null;
 }

@@ -6,6 +6,7 @@
  * What the branch changed in what judges it is flagged beside the outcome (rewritten-checks.ts).
  */
 import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { availableParallelism, homedir } from 'node:os';
 import path from 'node:path';
 import { ENV } from '../../contract/index.js';
@@ -50,16 +51,23 @@ interface CommandWrap {
   note: string | null;
 }
 
-/** What a base's test count is asked with: the job's repository and base, its folders, its box, its cancel. */
+/** The folders of one box: the job's verify folder (its settings file goes there), the checkout it runs in, its temp. */
+interface BoxFolders {
+  folder: string;
+  checkout: string;
+  tmp: string;
+  settingsFile: string;
+}
+
+/** What a base's test count is asked with: the job's repository and base, its verify folder, its request, its cancel. */
 interface BaseRun {
   repo: string;
   base: string;
-  baseCheckout: string;
   folder: string;
-  how: CommandWrap;
+  request: VerifyRequest;
   signal: AbortSignal;
-  /** The base's checkout, once it is being made. */
-  baseCloned?: Promise<void>;
+  /** The base's checkout and box, once they are being made (once per job). */
+  baseReady?: Promise<{ how: CommandWrap; checkout: string } | string>;
 }
 
 /** Base test counts kept (repository, base and command each). */
@@ -128,16 +136,13 @@ export class BoxedVerifier implements Verifier {
       const missing = await missingDependencies(repo);
       if (missing !== null) return skipped(missing);
       const checkout = path.join(folder, 'c');
-      // The base's checkout, made only when a command's count is to be compared with the base's (fewerTests).
-      const baseCheckout = path.join(folder, 'b');
       const tmp = path.join(folder, 't');
       await mkdir(tmp, { mode: 0o700 });
-      await mkdir(baseCheckout, { mode: 0o700 });
       await cleanCheckout(repo, head, checkout);
       const [flags, depsNote, how] = await Promise.all([
         rewrittenChecks({ cwd: repo, base, head, commands: request.commands }).catch((): string[] => []),
         dependencyNote(repo, base, head, checkout).catch(() => null),
-        this.how(request, folder, [checkout, baseCheckout], tmp),
+        this.how(request, { folder, checkout, tmp, settingsFile: 'box.json' }),
       ]);
       if (typeof how === 'string') return skipped(how);
       const runs: VerifyRun[] = [];
@@ -149,7 +154,7 @@ export class BoxedVerifier implements Verifier {
         await this.keepLog(request.logFile, command, outputFile);
       }
       if (signal.aborted) return { outcome: 'cancelled', note: null, runs, flags };
-      flags.push(...(await this.fewerTests(runs, { repo, base, baseCheckout, folder, how, signal })));
+      flags.push(...(await this.fewerTests(runs, { repo, base, folder, request, signal })));
       if (signal.aborted) return { outcome: 'cancelled', note: null, runs, flags };
       const note = [how.note, depsNote].filter((n) => n !== null).join(' ') || null;
       return { outcome: runs.every((run) => run.ok) ? 'passed' : 'failed', note, runs, flags };
@@ -182,32 +187,59 @@ export class BoxedVerifier implements Verifier {
     const flags: string[] = [];
     for (const [i, run] of runs.entries()) {
       if (!run.ok || run.tests === null || job.signal.aborted) continue;
-      const before = await this.baseCount(run.command, i, job);
+      const before = await this.baseCount(run.command, job);
       runs[i] = { ...run, testsBefore: before };
       if (before !== null && run.tests < before) flags.push(`${clip(plain(run.command), 40)} ran ${run.tests} tests, ${before} on the base`);
     }
     return flags;
   }
 
-  private baseCount(command: string, index: number, job: BaseRun): Promise<number | null> {
+  /**
+   * The base's count for `command`: one run per repository, base and command at a time, shared by the jobs that ask
+   * meanwhile. Only a count is kept; a run that gave none (cut short, timed out, no summary) is asked again by the
+   * next job, and a job whose shared run was another's cancelled one asks for itself.
+   */
+  private async baseCount(command: string, job: BaseRun, asked = false): Promise<number | null> {
     const key = `${job.repo}\0${job.base}\0${command}`;
     const known = this.baseCounts.get(key);
-    if (known) return known;
-    const counted = (async () => {
-      if (!job.baseCloned) {
-        job.baseCloned = cleanCheckout(job.repo, job.base, job.baseCheckout);
-      }
-      await job.baseCloned;
-      const run = await this.runOne(command, job.how, job.baseCheckout, path.join(job.folder, `base-${index}.log`), job.signal);
-      return run.ok ? run.tests : null;
-    })().catch(() => null);
-    this.baseCounts.set(key, counted);
-    // A count cut short by a cancel is no count: the next job asks again. The memory stays small.
-    void counted.then(() => {
-      if (job.signal.aborted) this.baseCounts.delete(key);
-      while (this.baseCounts.size > BASE_COUNTS_KEPT) this.baseCounts.delete(this.baseCounts.keys().next().value ?? '');
-    });
-    return counted;
+    const counted = known ?? this.countOnBase(command, job);
+    if (!known) this.baseCounts.set(key, counted);
+    const count = await counted;
+    if (count === null) {
+      if (this.baseCounts.get(key) === counted) this.baseCounts.delete(key);
+      if (known && !asked && !job.signal.aborted) return this.baseCount(command, job, true);
+    }
+    while (this.baseCounts.size > BASE_COUNTS_KEPT) this.baseCounts.delete(this.baseCounts.keys().next().value ?? '');
+    return count;
+  }
+
+  /**
+   * Runs `command` on a clean checkout of the base, in a box of its own made only now: the branch's commands, which
+   * ran before, could write none of its folders. Its count whatever its exit (a base that fails still ran its tests);
+   * its output goes to the job's verify.log under a line that says what it was.
+   */
+  private async countOnBase(command: string, job: BaseRun): Promise<number | null> {
+    try {
+      job.baseReady ??= this.baseBox(job);
+      const base = await job.baseReady;
+      if (typeof base === 'string') return null;
+      const outputFile = path.join(job.folder, `base-${randomBytes(4).toString('hex')}.log`);
+      const run = await this.runOne(command, base.how, base.checkout, outputFile, job.signal);
+      await this.keepLog(job.request.logFile, `${command}   # on the base ${job.base.slice(0, 12)}, for its test count`, outputFile);
+      return job.signal.aborted || run.timedOut ? null : run.tests;
+    } catch (error) {
+      this.deps.log?.(`verify: ${job.request.record.id}: the base's test count: ${errorMessage(error)}`);
+      return null;
+    }
+  }
+
+  private async baseBox(job: BaseRun): Promise<{ how: CommandWrap; checkout: string } | string> {
+    const checkout = path.join(job.folder, 'b');
+    const tmp = path.join(job.folder, 'bt');
+    await mkdir(tmp, { mode: 0o700 });
+    await cleanCheckout(job.repo, job.base, checkout);
+    const how = await this.how(job.request, { folder: job.folder, checkout, tmp, settingsFile: 'box-base.json' });
+    return typeof how === 'string' ? how : { how, checkout };
   }
 
   /**
@@ -215,7 +247,8 @@ export class BoxedVerifier implements Verifier {
    * the user when this machine has no box and the user's settings allow programs without one; a string says why
    * neither.
    */
-  private async how(request: VerifyRequest, folder: string, checkouts: string[], tmp: string): Promise<CommandWrap | string> {
+  private async how(request: VerifyRequest, where: BoxFolders): Promise<CommandWrap | string> {
+    const { folder, checkout, tmp } = where;
     const deps = this.deps;
     const parent = inheritedEnv(deps.env);
     const env: Record<string, string> = {
@@ -239,7 +272,7 @@ export class BoxedVerifier implements Verifier {
       return { wrap: plain, note: `They ran without a box: ${availability.reason}.` };
     }
     const home = env.HOME ?? homedir();
-    const settingsFile = path.join(folder, 'box.json');
+    const settingsFile = path.join(folder, where.settingsFile);
     const claude = await deps.locateClaude(request.callerPath).catch(() => 'claude');
     await writeFile(
       settingsFile,
@@ -248,8 +281,8 @@ export class BoxedVerifier implements Verifier {
         allowedDomains: [],
         allowLocalBinding: true,
         denyRead: [...deps.serviceDirs, ...(await presentSecretStores(home)), ...policy.denyRead.map((file) => expandHome(file, home)), jobTempRoot()],
-        allowRead: [...checkouts, tmp],
-        allowWrite: [...checkouts, tmp],
+        allowRead: [checkout, tmp],
+        allowWrite: [checkout, tmp],
         denyWrite: [],
         ripgrep: await ripgrep(claude, env),
       }),

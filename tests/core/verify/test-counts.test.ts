@@ -31,6 +31,18 @@ describe('testCount', () => {
     expect(testCount('\n  5 passing (3ms)\n')).toBe(5);
   });
 
+  it('leaves out what was skipped or left to do, for every runner that counts them in its total', () => {
+    expect(testCount('      Tests  1 failed | 9 passed | 2 skipped | 1 todo (13)\n')).toBe(10);
+    expect(testCount('Tests:       1 skipped, 11 passed, 12 total\n')).toBe(11);
+    expect(testCount('ℹ tests 5\nℹ suites 0\nℹ pass 3\nℹ fail 0\nℹ cancelled 0\nℹ skipped 1\nℹ todo 1\n')).toBe(3);
+    expect(testCount('# tests 4\n# pass 3\n# skipped 1\n')).toBe(3);
+  });
+
+  it('gives no count for a number past what a number holds exactly: the output is the delegate’s to write', () => {
+    expect(testCount('# tests 99999999999999999\n')).toBeNull();
+    expect(testCount('      Tests  99999999999999999999 passed (99999999999999999999)\n')).toBeNull();
+  });
+
   it('takes the last summary when a command runs two runners, and none when no runner says', () => {
     expect(testCount('ℹ tests 3\n...\n      Tests  7 passed (7)\n')).toBe(7);
     expect(testCount('lint: 0 problems\n')).toBeNull();
