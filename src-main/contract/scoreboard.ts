@@ -12,7 +12,7 @@ export const BEST_MODEL = 'best';
 export const BEST_MIN_VERIFIED = 5;
 /** … of which at least this share passed. */
 export const BEST_MIN_PASS_RATE = 0.8;
-/** One pick in this many tries the allowed model with the fewest verified delegations here, so a first winner does not lock in. */
+/** One `best` pick in this many (counted by the repository's picks) tries the contender with the fewest verified delegations here, so a first winner does not lock in. */
 export const BEST_TRY_EVERY = 5;
 
 /** What the user did with a delegation's work: taken (by `take` or the page) or discarded; absent on a record: kept. */
@@ -36,6 +36,8 @@ export const ScoreFactSchema = z.object({
   costUsd: z.number(),
   /** Every turn's time, start to end, and its verify commands' time. */
   ms: z.number(),
+  /** Its model was picked by `best`: what the one-in-BEST_TRY_EVERY try counts. */
+  picked: z.boolean().default(false),
 });
 export type ScoreFact = z.infer<typeof ScoreFactSchema>;
 

@@ -23,6 +23,7 @@ const fact = (over: Partial<ScoreFact>): ScoreFact => ({
   ended: true,
   verified: 'passed',
   fate: 'taken',
+  picked: false,
   costUsd: 0.05,
   ms: 60_000,
   ...over,

@@ -328,6 +328,7 @@ async function seedScoreboard(): Promise<string> {
     model,
     createdAt: at(daysBack),
     ended: true,
+    picked: false,
     verified,
     fate,
     costUsd,

@@ -2,7 +2,7 @@
  * `model: "best"` (docs/VERIFY.md, "The scoreboard"): which model a delegation in a repository runs on, by its
  * scoreboard there. Among the models the policy allows now, the one with the lowest median cost of a passing
  * delegation, among those that passed at least BEST_MIN_PASS_RATE of at least BEST_MIN_VERIFIED verified ones. One
- * pick in BEST_TRY_EVERY (counted by the repository's delegations) tries instead the contender with the fewest
+ * pick in BEST_TRY_EVERY (counted by the repository's earlier `best` picks) tries instead the contender with the fewest
  * verified delegations here, so the first winner does not lock the others out. With no winner, the default model.
  * Pure: the caller gives the facts and says which models are allowed.
  */
@@ -48,8 +48,9 @@ export function pickBest({ facts, repo, fallback, contenders, allowed }: BestInp
       why: `the default model; none has ${rule} yet${closest ? ` (${closest.model}: ${record(closest)})` : ''}.`,
     };
   }
-  const started = facts.filter((fact) => fact.repo === repo).length;
-  if (started % BEST_TRY_EVERY === BEST_TRY_EVERY - 1) {
+  // Counted by the picks `best` made here, not by every delegation: a fan-out beside it must not steer the tries.
+  const picks = facts.filter((fact) => fact.repo === repo && fact.picked).length;
+  if (picks % BEST_TRY_EVERY === BEST_TRY_EVERY - 1) {
     const verifiedHere = new Map(rows.map((row) => [row.model, row.verified]));
     const contender = [...new Set([...contenders, ...rows.map((row) => row.model)])]
       .filter((model) => model !== winner.model && allowed(model))

@@ -307,7 +307,7 @@ export class JobStore {
 
   /**
    * Removes finished jobs that ended (or, never started, were created) more than `retentionDays`
-   * ago. Active jobs stay whatever their age. An unreadable job folder goes too once its folder is
+   * ago, a conversation only whole (every turn due). Active jobs stay whatever their age. An unreadable job folder goes too once its folder is
    * older than the retention; a folder that is not named like a job is never ours to remove.
    */
   async prune(options: {
@@ -326,6 +326,12 @@ export class JobStore {
       // A date we cannot read is no reason to delete someone's history.
       if (Number.isFinite(endedAt) && endedAt < cutoff) doomed.push(record.id);
     }
+    // A conversation goes whole, once its last turn is due: its turns share a worktree, and the scoreboard keeps one
+    // fact per conversation, made from all of them (score-facts.ts).
+    const due = new Set(doomed);
+    const kept = new Set(records.filter((record) => !due.has(record.id)).map((record) => record.sessionId));
+    const whole = records.filter((record) => due.has(record.id) && !kept.has(record.sessionId)).map((record) => record.id);
+    doomed.splice(0, doomed.length, ...whole);
     if (options.spare && doomed.length > 0) {
       const due = records.filter((record) => doomed.includes(record.id));
       const spared = await options.spare(due, records);

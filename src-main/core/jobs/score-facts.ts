@@ -59,6 +59,7 @@ export function scoreFacts(records: Iterable<JobRecord>): ScoreFact[] {
       fate: turns.findLast((t) => t.fate)?.fate?.fate ?? 'kept',
       costUsd: money(turns.reduce((sum, t) => sum + jobCostUsd(t), 0)),
       ms: turns.reduce((sum, t) => sum + turnMs(t), 0),
+      picked: first.modelChoice !== undefined,
     });
   }
   return facts;

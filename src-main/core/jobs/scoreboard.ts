@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { JobFate, ScoreFact, Scoreboard } from '../../contract/index.js';
 import { isInside } from '../fs/paths.js';
+import { git } from './git.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { ScoreArchive } from './score-archive.js';
 import { mergeFacts, scoreFacts, scoreboardOf } from './score-facts.js';
@@ -20,19 +21,21 @@ export class JobScoreboard {
     this.archive = archive ?? new ScoreArchive(path.join(path.dirname(registry.store.dir), 'scoreboard.jsonl'));
   }
 
-  /** Writes `fate` on every turn of a conversation (the work is one branch): taken or discarded, now. */
+  /** Writes `fate` on every turn of a conversation (the work is one branch): taken or discarded, now; taken stays. */
   async markFate(turns: readonly LiveJob[], fate: JobFate['fate']): Promise<void> {
     const at = new Date(this.registry.now()).toISOString();
+    // Work taken stays taken: discarding its worktree afterwards throws away a copy, not the work.
+    const taken = turns.some((turn) => turn.record.fate?.fate === 'taken');
     for (const turn of turns) {
-      turn.record.fate = { fate, at };
+      turn.record.fate = taken ? (turn.record.fate ?? { fate: 'taken', at }) : { fate, at };
       await this.registry.persist(turn);
       this.registry.emit(turn);
     }
   }
 
   /**
-   * Keeps the facts of the delegations that lose a turn to pruning, before the registry forgets it: from every turn
-   * still on record, so a delegation pruned in two goes counts as itself. A failure is logged; the prune goes on.
+   * Keeps the facts of the delegations pruning removes, before the registry forgets them (a conversation is pruned
+   * whole: job-store.ts). A failure is logged; the prune goes on.
    */
   async keepPruned(removed: readonly string[]): Promise<void> {
     if (removed.length === 0) return;
@@ -60,15 +63,17 @@ export class JobScoreboard {
     return mergeFacts(facts, scoreFacts(this.registry.all().map((j) => j.record)));
   }
 
-  /** The scoreboard, of every repository or of the one holding `folder` (its top folder or a folder in it). */
+  /** The scoreboard, of every repository or of the one holding `folder`: its top folder as git names it, as the facts do. */
   async report(folder?: string): Promise<Scoreboard> {
     const facts = await this.facts();
     if (folder === undefined) return scoreboardOf(facts);
-    return scoreboardOf(facts, repoOf(facts, path.resolve(folder)) ?? path.resolve(folder));
+    const top = await git(['rev-parse', '--show-toplevel'], { cwd: folder, okCodes: [0, 128] }).catch(() => null);
+    const repo = top?.code === 0 && top.stdout.trim() !== '' ? top.stdout.trim() : repoOf(facts, path.resolve(folder));
+    return scoreboardOf(facts, repo ?? path.resolve(folder));
   }
 }
 
-/** The repository of the facts that holds `folder`: the deepest one, for a repository nested in another. */
+/** Outside git (a repository since moved or removed): the counted repository that holds `folder`, the deepest one. */
 export function repoOf(facts: readonly ScoreFact[], folder: string): string | null {
   const repos = [...new Set(facts.map((f) => f.repo))].filter((repo) => isInside(folder, repo));
   return repos.sort((a, b) => b.length - a.length)[0] ?? null;

@@ -19,6 +19,7 @@ const fact = (model: string, verified: ScoreFact['verified'], costUsd: number, r
   fate: 'kept',
   costUsd,
   ms: 1000,
+  picked: false,
 });
 /** `passes` passing and `fails` failing delegations of `model`, each pass costing `cost`. */
 const record = (model: string, passes: number, fails: number, cost: number, repo = '/repo') => [
@@ -28,10 +29,11 @@ const record = (model: string, passes: number, fails: number, cost: number, repo
 const everyModel = () => true;
 const base = { repo: '/repo', fallback: 'vendor/default', contenders: ['vendor/default'], allowed: everyModel };
 
-/** Pads the repository's count of delegations so the next pick is not the one that tries another model. */
+/** Pads the repository's count of `best` picks so the next pick is not the one that tries another model. */
 function notATry(facts: ScoreFact[]): ScoreFact[] {
   const padded = [...facts];
-  while (padded.filter((f) => f.repo === '/repo').length % BEST_TRY_EVERY === BEST_TRY_EVERY - 1) padded.push(fact('vendor/other', null, 0));
+  while (padded.filter((f) => f.repo === '/repo' && f.picked).length % BEST_TRY_EVERY === BEST_TRY_EVERY - 1)
+    padded.push({ ...fact('vendor/other', null, 0), picked: true });
   return padded;
 }
 
@@ -78,13 +80,24 @@ describe('model "best"', () => {
     const winners = [...record('vendor/cheap', 5, 0, 0.01), ...record('vendor/mid', 1, 1, 0.02)];
     const picks: string[] = [];
     const facts = [...winners];
-    // The repository's delegations counted 7, 8, 9 … 16: the picks at 9 and 14 are tries.
+    // Ten picks in a row, each then recorded as a pick: the 5th and the 10th are tries.
     for (let i = 0; i < 10; i++) {
-      picks.push(pickBest({ ...base, facts }).model);
-      facts.push(fact('vendor/cheap', 'passed', 0.01));
+      const model = pickBest({ ...base, facts }).model;
+      picks.push(model);
+      facts.push({ ...fact(model, 'passed', 0.01), picked: true });
     }
-    expect(picks.filter((m) => m !== 'vendor/cheap')).toEqual(['vendor/default', 'vendor/default']);
-    const atTry = [...winners, fact('vendor/cheap', null, 0), fact('vendor/cheap', null, 0)];
+    expect(picks.map((m, i) => [i, m]).filter(([, m]) => m !== 'vendor/cheap')).toEqual([
+      [4, 'vendor/default'],
+      [9, 'vendor/default'],
+    ]);
+    const atTry = [...winners, ...Array.from({ length: 4 }, () => ({ ...fact('vendor/cheap', null, 0), picked: true }))];
     expect(pickBest({ ...base, facts: atTry }).why).toMatch(/^trying vendor\/default \(0 verified here\).*leader is vendor\/cheap/);
+  });
+
+  it('counts the tries by its own picks only: delegations that named their model (a fan-out beside) never steer them', () => {
+    const named = [...record('vendor/cheap', 5, 0, 0.01), ...record('vendor/mid', 4, 0, 0.02)];
+    // Nine named delegations: counted by every delegation, this would be a try.
+    expect(named.filter((f) => f.repo === '/repo').length % BEST_TRY_EVERY).toBe(BEST_TRY_EVERY - 1);
+    expect(pickBest({ ...base, facts: named }).model).toBe('vendor/cheap');
   });
 });

@@ -312,15 +312,26 @@ describe('prune', () => {
       recentFinished: store.newJobId(),
       oldNeverStarted: store.newJobId(),
     };
-    await store.create(record(ids.oldFinished, { state: 'succeeded', createdAt: old(40), endedAt: old(31) }), 'p');
-    await store.create(record(ids.oldActive, { state: 'running', createdAt: old(40) }), 'p');
-    await store.create(record(ids.recentFinished, { state: 'failed', createdAt: old(40), endedAt: old(29) }), 'p');
-    await store.create(record(ids.oldNeverStarted, { state: 'cancelled', createdAt: old(31) }), 'p');
+    // Four conversations of one turn each.
+    await store.create(record(ids.oldFinished, { sessionId: 's1', state: 'succeeded', createdAt: old(40), endedAt: old(31) }), 'p');
+    await store.create(record(ids.oldActive, { sessionId: 's2', state: 'running', createdAt: old(40) }), 'p');
+    await store.create(record(ids.recentFinished, { sessionId: 's3', state: 'failed', createdAt: old(40), endedAt: old(29) }), 'p');
+    await store.create(record(ids.oldNeverStarted, { sessionId: 's4', state: 'cancelled', createdAt: old(31) }), 'p');
 
     const { removed } = await store.prune({ retentionDays: 30, isActive: (r) => isActive(r.state) });
 
     expect(removed).toEqual([ids.oldFinished, ids.oldNeverStarted].sort());
     expect((await readdir(jobsDir)).sort()).toEqual([ids.oldActive, ids.recentFinished].sort());
+  });
+
+  it('removes a conversation only whole: a turn past the retention stays while a later turn of it does not', async () => {
+    const [first, second, alone] = [store.newJobId(), store.newJobId(), store.newJobId()];
+    await store.create(record(first, { sessionId: 'talk', turn: 1, state: 'succeeded', createdAt: old(40), endedAt: old(39) }), 'p');
+    await store.create(record(second, { sessionId: 'talk', turn: 2, state: 'succeeded', createdAt: old(10), endedAt: old(9) }), 'p');
+    await store.create(record(alone, { sessionId: 'other', state: 'succeeded', createdAt: old(40), endedAt: old(39) }), 'p');
+    expect((await store.prune({ retentionDays: 30, isActive: () => false })).removed).toEqual([alone]);
+    // Once its last turn is due too, it goes, every turn.
+    expect((await store.prune({ retentionDays: 5, isActive: () => false })).removed).toEqual([first, second].sort());
   });
 
   it('removes unreadable job folders only once they are older than the retention, and never stray folders', async () => {

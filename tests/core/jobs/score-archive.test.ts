@@ -16,6 +16,7 @@ const fact = (sessionId: string, day: number, verified: ScoreFact['verified'] = 
   fate: 'taken',
   costUsd: 0.02,
   ms: 5000,
+  picked: false,
 });
 
 describe('the scoreboard archive', () => {

@@ -99,6 +99,7 @@ describe("a delegation's scoreboard fact", () => {
         fate: 'kept',
         costUsd: 0.025,
         ms: 62_000,
+        picked: false,
       },
     ]);
   });
@@ -126,6 +127,17 @@ describe("a delegation's scoreboard fact", () => {
     expect(facts.map((f) => [f.fate, f.ended])).toEqual([
       ['taken', true],
       ['kept', false],
+    ]);
+  });
+
+  it('says whether best picked its model, from its first turn’s record', () => {
+    const [picked] = delegation('s9', 'vendor/a', '/repo', START, [{}]);
+    const named = delegation('s10', 'vendor/a', '/repo', START, [{}]);
+    if (!picked) throw new Error('a turn was made');
+    const facts = scoreFacts([{ ...picked, modelChoice: 'vendor/a, the cheapest pass here' }, ...named]);
+    expect(facts.map((f) => [f.sessionId, f.picked])).toEqual([
+      ['s9', true],
+      ['s10', false],
     ]);
   });
 
@@ -233,6 +245,7 @@ describe('facts kept past retention', () => {
     fate: 'kept',
     costUsd: 0.01,
     ms: 1000,
+    picked: false,
   });
 
   it('count a delegation once, as its records on hand say it is now', () => {

@@ -651,6 +651,7 @@ describe('isolation', () => {
     const left = later.supervisor.list({ limit: 20 }).conversations.flatMap((c) => c.jobs.map((j) => j.id));
     expect(left).toEqual([kept.id]);
     // The scoreboard still counts the pruned delegation (kept in its archive); the one in place has no repository.
+    await mkdir(path.join(repo, 'sub'), { recursive: true });
     expect((await later.supervisor.scoreboard(path.join(repo, 'sub'))).repos).toEqual([
       { repo, models: [expect.objectContaining({ model: MODEL, jobs: 2, verified: 0, taken: 0 })] },
     ]);
@@ -778,6 +779,10 @@ describe('verify commands', () => {
     expect((await h.supervisor.scoreboard()).repos).toEqual([
       { repo, models: [expect.objectContaining({ model: MODEL, jobs: 1, verified: 1, passed: 1, taken: 1, passRate: 1, takenRate: 1 })] },
     ]);
+    // Its worktree discarded afterwards: the work is in the user's branch, still taken.
+    h.clock.advance(60_000);
+    await h.supervisor.discard(id);
+    expect((await finalState(h, id)).fate).toEqual(job.fate);
   });
 
   it('runs model "best" on the cheapest model that passed 5 verified delegations here, and says why; with fewer, on the default', async () => {
