@@ -21,5 +21,5 @@ export function bridgeSetup(): BridgeSetup {
 
 /** What `install`, `uninstall` and `doctor` work with: Claude Code's registration, the bridge, the service, the key. */
 export function setupContext(locations: Locations): Promise<SetupContext> {
-  return createSetupContext({ env: process.env, locations, ...bridgeSetup(), connectService: () => connect(locations) });
+  return createSetupContext({ env: process.env, locations, ...bridgeSetup(), projectFolder: process.cwd(), connectService: () => connect(locations) });
 }

@@ -30,7 +30,13 @@ async function link(dir: string | undefined): Promise<number> {
     err(error instanceof Error ? error.message : String(error));
     return 1;
   }
-  const outcomes = await linkClis(folder, process.execPath, cliScripts());
+  let outcomes;
+  try {
+    outcomes = await linkClis(folder, process.execPath, cliScripts());
+  } catch (error) {
+    err(error instanceof Error ? error.message : String(error));
+    return 1;
+  }
   for (const outcome of outcomes) {
     if (outcome.action === 'kept') err(`Not linked: ${outcome.why ?? outcome.file}. Remove it, or link into another folder with --link-dir.`);
     else

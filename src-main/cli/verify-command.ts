@@ -8,13 +8,11 @@
  * The repository is the top folder `git rev-parse --show-toplevel` prints, as the service names it when it admits a
  * delegation. Nothing is read from a delegate's worktree: run there, the command refuses.
  */
-import { realpath } from 'node:fs/promises';
-import path from 'node:path';
 import { MAX_VERIFY_COMMANDS, ServiceError, VerifyCommandsSchema } from '../contract/index.js';
 import type { SavedVerify } from '../contract/index.js';
 import type { IpcClient } from '../ipc/client.js';
-import { GitError, git } from '../core/jobs/git.js';
 import { suggestVerifyCommands } from '../core/verify/suggest.js';
+export { repositoryOf } from '../core/verify/saved.js';
 import type { VerifySuggestion } from '../core/verify/suggest.js';
 import { UsageError } from './command-support.js';
 
@@ -145,29 +143,6 @@ export function describeSaved(repo: string, commands: readonly string[], replace
 export function describeForgotten(repo: string, forgotten: readonly string[] | null): string[] {
   if (forgotten === null) return [`No verify commands were saved for ${repo}: nothing to forget.`];
   return [`Forgot the verify commands saved for ${repo}:`, ...forgotten.map(listed), 'A delegation here now runs only the verify commands it names.'];
-}
-
-/**
- * The repository holding `folder`: its top folder as git prints it, or, in words, why there is none to save for. A
- * delegate's worktree (under `delegateWorktrees`) is refused: what a delegate wrote is never read for suggestions.
- */
-export async function repositoryOf(folder: string, delegateWorktrees: string): Promise<{ repo: string } | { problem: string }> {
-  let repo: string;
-  try {
-    repo = (await git(['rev-parse', '--show-toplevel'], { cwd: folder, timeoutMs: 30_000 })).stdout.trim();
-  } catch (error) {
-    if (error instanceof GitError && /not a git repository/i.test(error.stderr))
-      return { problem: `${folder} is not in a git repository: verify commands judge a branch, so they need one. Run this in your project's folder.` };
-    if (error instanceof GitError && error.code === 'ENOENT') return { problem: `${error.message.replace(/^git [^:]*: /, '')}: verify commands need git.` };
-    const said = error instanceof Error ? error.message : String(error);
-    return { problem: `${folder} is not in a git work tree (${said}): verify commands judge a branch, so they need one.` };
-  }
-  const worktrees = await realpath(delegateWorktrees).catch(() => null);
-  if (worktrees !== null && (repo === worktrees || repo.startsWith(`${worktrees}${path.sep}`)))
-    return {
-      problem: `${repo} is a delegate's worktree: verify commands are saved for your own repository, never read from a delegate's work. Run this in your project's folder.`,
-    };
-  return { repo };
 }
 
 /** A refusal of the service (a settings file broken by hand, a rule of the settings) on one line. */

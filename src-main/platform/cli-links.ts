@@ -7,6 +7,7 @@
  *
  * A file there that is not one of ours is never overwritten: the user's own, or another tool's, stays.
  */
+import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readFile, realpath, rename, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,9 +67,25 @@ export interface LinkOutcome {
   why?: string;
 }
 
+/**
+ * Why `dir` is no place for commands that run as this user, or null: it must be a real folder (not a link) of this
+ * user's, which no one else may write (else another user could swap a script for one that runs as you).
+ */
+export async function unsafeFolder(dir: string): Promise<string | null> {
+  const facts = await lstat(dir).catch(() => null);
+  if (facts === null) return null;
+  if (!facts.isDirectory()) return `${dir} is not a folder`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && facts.uid !== uid) return `${dir} is not yours (owner uid ${facts.uid})`;
+  if ((facts.mode & 0o022) !== 0) return `${dir} may be written by others (mode ${(facts.mode & 0o777).toString(8)})`;
+  return null;
+}
+
 /** Writes a shim per command into `dir` (made if missing): new, or replacing one of ours; a file not ours is kept. */
 export async function linkClis(dir: string, nodePath: string, scripts: Record<CliName, string>): Promise<LinkOutcome[]> {
-  await mkdir(dir, { recursive: true });
+  const unsafe = await unsafeFolder(dir);
+  if (unsafe !== null) throw new Error(`${unsafe}: no command was put there. Name a folder of your own on your PATH with --link-dir.`);
+  await mkdir(dir, { recursive: true, mode: 0o755 });
   const outcomes: LinkOutcome[] = [];
   for (const name of CLI_NAMES) {
     const file = path.join(dir, name);
@@ -86,8 +103,9 @@ export async function linkClis(dir: string, nodePath: string, scripts: Record<Cl
         continue;
       }
     }
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, text, { mode: 0o755 });
+    const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    // `wx`: a file (or a link) already at the temp name is never written through.
+    await writeFile(temp, text, { mode: 0o755, flag: 'wx' });
     await rename(temp, file).catch(async (error: unknown) => {
       await unlink(temp).catch(() => undefined);
       throw error;

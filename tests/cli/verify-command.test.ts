@@ -269,7 +269,7 @@ describe('verify: the repository it finds', () => {
     const folder = path.join(root, 'plain');
     await mkdir(folder);
     expect(await repositoryOf(folder, path.join(root, 'data', 'worktrees'))).toEqual({
-      problem: `${folder} is not in a git repository: verify commands judge a branch, so they need one. Run this in your project's folder.`,
+      problem: `${folder} is not in a git repository: verify commands judge a branch, so they need one: use your project's folder.`,
     });
   });
 

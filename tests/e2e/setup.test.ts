@@ -104,6 +104,7 @@ const TITLES = [
   'OpenRouter key',
   'OpenRouter reachable',
   'Kept worktrees',
+  'Verify commands here',
 ];
 
 describe('openrouter-delegate install', () => {
@@ -235,9 +236,10 @@ describe('openrouter-delegate install --link', () => {
     // A take of a job that is not there reaches this installation's service, which says so.
     const take = await shell('openrouter-delegate take job_20261130T091500Z_k3m9qz');
     expect([take.code, take.stderr]).toEqual([1, expect.stringContaining('No job "job_20261130T091500Z_k3m9qz"')]);
-    expect(doctorLine((await shell('openrouter-delegate doctor')).stdout, 'Commands on your PATH')).toMatch(
-      /^✓ Commands on your PATH: `openrouter-delegate` runs this installation/,
-    );
+    const doctor = (await shell('openrouter-delegate doctor')).stdout;
+    expect(doctorLine(doctor, 'Commands on your PATH')).toMatch(/^✓ Commands on your PATH: `openrouter-delegate` runs this installation/);
+    // Run in the project, the doctor speaks of its verify commands: none saved, none its top folder suggests.
+    expect(doctorLine(doctor, 'Verify commands here')).toMatch(/^✓ Verify commands here: none saved for .*project, and its top folder suggests none\.$/);
   });
 
   it('refuses a folder that is not on the PATH, and never overwrites a command that is not its own', async () => {

@@ -106,7 +106,7 @@ describe('openrouter-delegate verify', { timeout: 60_000 }, () => {
     await mkdir(folder);
     const shown = await verify(['--save', 'npm test'], env, folder);
     expect(shown.code).toBe(1);
-    expect(shown.stderr).toBe(`${folder} is not in a git repository: verify commands judge a branch, so they need one. Run this in your project's folder.\n`);
+    expect(shown.stderr).toBe(`${folder} is not in a git repository: verify commands judge a branch, so they need one: use your project's folder.\n`);
     expect((await runCli(['status'], env)).code).toBe(3);
   });
 

@@ -3,7 +3,7 @@
  * a shell from another folder, and what a name on the PATH runs, in real temp folders.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -55,6 +55,19 @@ describe('the commands on the PATH', () => {
     const moved = { ...scripts, 'openrouter-delegate': path.join(root, 'other', 'openrouter-delegate.js') };
     expect((await linkClis(bin, process.execPath, moved))[0]?.action).toBe('replaced');
     expect(await shimTarget(path.join(bin, 'openrouter-delegate'))).toBe(moved['openrouter-delegate']);
+  });
+
+  it('refuses a folder others may write, or a link in place of the folder, and writes nothing there', async () => {
+    const shared = path.join(root, 'shared');
+    await mkdir(shared);
+    await chmod(shared, 0o777);
+    await expect(linkClis(shared, process.execPath, scripts)).rejects.toThrow(/may be written by others \(mode 777\): no command was put there/);
+    const target = path.join(root, 'target');
+    await mkdir(target);
+    await symlink(target, path.join(root, 'linked'));
+    await expect(linkClis(path.join(root, 'linked'), process.execPath, scripts)).rejects.toThrow(/is not a folder/);
+    expect(await readdir(shared)).toEqual([]);
+    expect(await readdir(target)).toEqual([]);
   });
 
   it('reads back the script a shim runs, and nothing from a file without its mark', async () => {

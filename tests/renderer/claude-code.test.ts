@@ -7,7 +7,8 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BRIDGE, runCli, runProcess } from '../support/built.js';
+import { BRIDGE, CLI, runCli, runProcess } from '../support/built.js';
+import { linkClis } from '../../src-main/platform/cli-links.js';
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { UiWorld, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
 import { CHECK_IDS } from '../../src-main/core/setup/doctor.js';
@@ -19,6 +20,10 @@ beforeEach(async () => {
   // A key whose own limit is a backstop for the $5 day budget (a daily $8), so the key check is as content as the rest.
   world = new UiWorld({ limit: 8, limitRemaining: 7.5, limitReset: 'daily', usage: 0.5, usageDaily: 0.5, usageWeekly: 0.5, usageMonthly: 0.5 });
   await world.start();
+  // The commands on the service's PATH are this installation's, as `install --link` leaves them.
+  const bin = path.join(world.home, 'user', '.local', 'bin');
+  await linkClis(bin, process.execPath, { 'openrouter-delegate': CLI, 'openrouter-mcp-config': path.join(path.dirname(CLI), 'openrouter-mcp-config.js') });
+  world.env.PATH = `${bin}${path.delimiter}${world.env.PATH ?? ''}`;
 });
 afterEach(async () => {
   await world.stop();

@@ -193,7 +193,7 @@ describe("the Delegation page's Verify commands card", () => {
     await find(page, outside);
     await expect
       .poll(() => page.getByTestId('verify-find-error').textContent())
-      .toBe(`${outside} is not in a git repository: verify commands judge a delegate's branch, so they are saved for a repository.`);
+      .toBe(`${outside} is not in a git repository: verify commands judge a branch, so they need one: use your project's folder.`);
     expect(await card(page).getByLabel('Folder in the repository').getAttribute('aria-invalid')).toBe('true');
     expect(await page.getByTestId('verify-found').count()).toBe(0);
 

@@ -22,7 +22,17 @@ import type { JsonSchema } from '../fuzz/support/json-schema.js';
 import { Rng } from '../fuzz/support/prng.js';
 
 /** Every service method the bridge may call: reads, and the job methods its seven tools stand for. */
-const BRIDGE_METHODS = ['settings.get', 'models.list', 'jobs.start', 'jobs.followup', 'jobs.status', 'jobs.result', 'jobs.cancel', 'jobs.list'];
+const BRIDGE_METHODS = [
+  'settings.get',
+  'models.list',
+  'jobs.start',
+  'jobs.followup',
+  'jobs.status',
+  'jobs.result',
+  'jobs.cancel',
+  'jobs.list',
+  'jobs.scoreboard',
+];
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const files: string[] = [];

@@ -133,9 +133,9 @@ export function jobHandlers(supervisor: Supervisor): AreaHandlers<'jobs' | 'work
 }
 
 /** verify.*: a repository's saved and suggested verify commands (saving them is settings.update). */
-export function verifyHandlers(settings: SettingsStore): AreaHandlers<'verify'> {
+export function verifyHandlers(settings: SettingsStore, delegateWorktrees: string): AreaHandlers<'verify'> {
   return {
-    'verify.commands': async ({ folder }) => verifyCommandsReport(folder, await settings.read()),
+    'verify.commands': async ({ folder }) => verifyCommandsReport(folder, await settings.read(), delegateWorktrees),
   };
 }
 

@@ -406,7 +406,7 @@ export class Service {
       'balance.get': async ({ refresh }) => (refresh ? this.refreshBalance() : this.balance.get({ refresh: false })),
       ...modelHandlers({ catalog: this.models, balance: this.balance, settings: this.settings, environment: (s) => this.environmentPreview(s) }),
       ...jobHandlers(this.supervisor),
-      ...verifyHandlers(this.settings),
+      ...verifyHandlers(this.settings, path.join(this.locations.data, 'worktrees')),
       ...setupHandlers(() => this.setupContext()),
       'settingsPage.open': async () => this.openSettingsPage(),
     };

@@ -33,6 +33,8 @@ export interface SetupContextInput {
   homeDir?: string;
   /** A link to the running service, or null when none answers (other failures throw). */
   connectService: () => Promise<ServiceLink | null>;
+  /** The folder a CLI's doctor runs in, for the verify commands of its repository; the service's has none. */
+  projectFolder?: string | undefined;
   /** Whether the sandbox runs delegates' programs here. Default: probeSandbox with `env`, asked afresh. */
   probeSandbox?: () => Promise<SandboxAvailability>;
 }
@@ -104,7 +106,9 @@ export async function createSetupContext(input: SetupContextInput): Promise<Setu
         problem: unreadable ?? settings.problem,
         sandbox: settings.current.sandbox,
         perDayUsd: settings.current.budgets.perDayUsd,
+        verifyCommands: settings.current.verifyCommands,
       }),
+      projectFolder: input.projectFolder,
       probeSandbox: input.probeSandbox ?? (() => probeSandbox({ env })),
       // dist/bridge/… → dist/cli/openrouter-delegate.js; the packaged app's launcher has no commands to link.
       cli: input.bridgeLauncher

@@ -11,7 +11,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { APP_VERSION, ENV, ServiceError } from '../../contract/index.js';
 import { defaultSettings } from '../../contract/index.js';
-import type { CheckStatus, DelegateKeyStatus, ErrorCode, KeyBalance, SandboxPolicy, SecretsStatus } from '../../contract/index.js';
+import type { CheckStatus, DelegateKeyStatus, ErrorCode, KeyBalance, SandboxPolicy, SavedVerify, SecretsStatus } from '../../contract/index.js';
 import type { ServiceCall } from '../../contract/api.js';
 import type { Locations } from '../../platform/locations.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
@@ -59,7 +59,14 @@ export interface DoctorDeps {
    * Loads the settings file: the store's `problem`, whether the file exists, and the sandbox settings in force (the
    * defaults when the file is missing or broken; absent: the defaults).
    */
-  loadSettings: () => Promise<{ file: string; exists: boolean; problem: string | undefined; sandbox?: SandboxPolicy; perDayUsd?: number }>;
+  loadSettings: () => Promise<{
+    file: string;
+    exists: boolean;
+    problem: string | undefined;
+    sandbox?: SandboxPolicy;
+    perDayUsd?: number;
+    verifyCommands?: SavedVerify[];
+  }>;
   /** Whether a delegate's box runs here (platform/sandbox-probe.ts's probeSandbox). */
   probeSandbox: () => Promise<SandboxAvailability>;
   /** Facts about a path without following links; null when it does not exist. Default: lstat. */
@@ -71,6 +78,8 @@ export interface DoctorDeps {
   measureWorktrees?: () => Promise<{ count: number; bytes: number; complete: boolean }>;
   /** Milliseconds, for the OpenRouter round trip. Default: performance.now. */
   now?: () => number;
+  /** The folder the doctor runs in (the CLI's), for the verify commands of its repository; absent from the settings page. */
+  projectFolder?: string | undefined;
   /** This installation's `openrouter-delegate` script and its Node, for the PATH check; absent for the packaged app. */
   cli?: { nodePath: string; script: string } | undefined;
 }

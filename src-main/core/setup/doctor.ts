@@ -8,6 +8,7 @@
  * in through DoctorDeps, so each verdict can be tested with fakes; the real wiring is setup/context.ts, with
  * the link to the service given by whoever runs the doctor (the CLI dials the socket; the service calls itself).
  */
+import path from 'node:path';
 import { APP_VERSION } from '../../contract/index.js';
 import { errorMessage } from '../../common/errors.js';
 import {
@@ -26,6 +27,7 @@ import {
 } from './doctor-checks.js';
 import type { DoctorDeps, ServiceLink, Verdict } from './doctor-checks.js';
 import { checkCommandsOnPath } from './path-check.js';
+import { checkVerifyCommands } from './verify-check.js';
 
 // The checks' inputs and judges, also known by the doctor's name: setup/context.ts and the tests import them from here.
 export { HEADLESS_KEYRING, WORKTREES_WARN_BYTES, judgeRuntimeFiles, judgeSandbox, judgeWorktrees } from './doctor-checks.js';
@@ -45,6 +47,7 @@ export const CHECK_IDS = [
   'key',
   'openrouter',
   'worktrees',
+  'verify',
 ] as const;
 export type CheckId = (typeof CHECK_IDS)[number];
 
@@ -60,6 +63,7 @@ export const CHECK_TITLES: Record<CheckId, string> = {
   key: 'OpenRouter key',
   openrouter: 'OpenRouter reachable',
   worktrees: 'Kept worktrees',
+  verify: 'Verify commands here',
 };
 
 export interface CheckResult extends Verdict {
@@ -87,7 +91,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     serviceVerdict = fail(errorMessage(error));
   }
   try {
-    const [claude, registration, commands, runtime, settings, sandbox, keychain, key, openrouter, worktrees] = await Promise.all([
+    const [claude, registration, commands, runtime, settings, sandbox, keychain, key, openrouter, worktrees, verify] = await Promise.all([
       checkClaude(deps),
       checkRegistration(deps),
       checkCommandsOnPath(deps).catch((error: unknown) => fail(`the check itself failed: ${errorMessage(error)}`)),
@@ -98,6 +102,15 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
       checkKey(deps, service),
       checkOpenRouter(deps),
       checkWorktrees(deps),
+      // A settings file that cannot be read is the settings check's to report: here it only means nothing saved.
+      deps
+        .loadSettings()
+        .then(
+          (loaded) => loaded.verifyCommands ?? [],
+          () => [],
+        )
+        .then((saved) => checkVerifyCommands(deps.projectFolder, saved, path.join(deps.locations.data, 'worktrees')))
+        .catch((error: unknown) => fail(`the check itself failed: ${errorMessage(error)}`)),
     ]);
     const verdicts: Record<CheckId, Verdict> = {
       claude,
@@ -111,6 +124,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
       key,
       openrouter,
       worktrees,
+      verify,
     };
     const checks = CHECK_IDS.map((id) => ({ id, title: CHECK_TITLES[id], ...verdicts[id] }));
     return { version: APP_VERSION, ok: checks.every((check) => check.status !== 'fail'), checks };

@@ -120,6 +120,7 @@ describe('doctor', () => {
       key: 'ok',
       openrouter: 'ok',
       worktrees: 'ok',
+      verify: 'ok',
     });
     expect(byId(report.checks).service.fix).toContain('the bridge starts it');
   });
