@@ -129,7 +129,12 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
   },
   concurrency: { label: 'Concurrency', help: 'jobs at once; more wait in a queue', unit: 'jobs', bounds: SETTING_BOUNDS.concurrency },
   jobTimeoutMinutes: { label: 'Job timeout', help: 'the longest a job may run', unit: 'minutes', bounds: SETTING_BOUNDS.jobTimeoutMinutes },
-  retentionDays: { label: 'Job history kept', help: 'how long finished jobs are kept', unit: 'days', bounds: SETTING_BOUNDS.retentionDays },
+  retentionDays: {
+    label: 'Job history kept',
+    help: 'how long finished jobs are kept (a conversation goes whole, after its last turn)',
+    unit: 'days',
+    bounds: SETTING_BOUNDS.retentionDays,
+  },
   fanOutLimit: {
     label: 'Fan-out limit',
     help: 'the most models one delegation may run side by side, one job and branch each',
