@@ -4,6 +4,7 @@
  * when one answers, else straight to the settings file and the keychain, with the same validation.
  * Exit codes: 0 done, 1 a value or a key was refused (nothing changed), 2 usage, 130 cancelled.
  */
+import path from 'node:path';
 import { APP_VERSION, ServiceError } from '../contract/index.js';
 import type { SecretKind, SecretsStatus, Settings, SettingsPatch } from '../contract/index.js';
 import { resolveLocations } from '../platform/locations.js';
@@ -184,7 +185,14 @@ export async function main(argv: string[]): Promise<number> {
   const locations = resolveLocations(process.env);
   const backend = await openBackend(locations, process.env);
   try {
-    return interactive ? await runInteractive({ backend, env: process.env, keychainService: locations.keychainService }) : await runFlags(request, backend);
+    return interactive
+      ? await runInteractive({
+          backend,
+          env: process.env,
+          keychainService: locations.keychainService,
+          project: { folder: process.cwd(), delegateWorktrees: path.join(locations.data, 'worktrees') },
+        })
+      : await runFlags(request, backend);
   } finally {
     backend.close();
   }

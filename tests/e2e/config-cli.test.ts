@@ -23,6 +23,7 @@ import type { RunResult } from '../support/built.js';
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import { filesContaining, makeTempHome } from '../support/temp-home.js';
+import { makeRepo } from '../support/git-repo.js';
 
 const KEY = `sk-or-v1-${'c0ffee42'.repeat(8)}`;
 const MANAGEMENT_KEY = `sk-or-v1-${'5eed1e55'.repeat(8)}`;
@@ -435,9 +436,10 @@ class Terminal {
   private waiters = new Set<() => void>();
   readonly exited: Promise<number | null>;
 
-  constructor(env: NodeJS.ProcessEnv, rows: number) {
+  /** `cwd`: where the menu runs, which decides the verify commands it suggests; default the home (no repository). */
+  constructor(env: NodeJS.ProcessEnv, rows: number, cwd = env.OPENROUTER_DELEGATE_HOME) {
     const command = `stty cols 220 rows ${rows} && exec ${shellQuote(process.execPath)} ${shellQuote(CONFIG_CLI)}`;
-    this.child = spawn('script', ['-qfec', command, '/dev/null'], { env: { ...env, TERM: 'xterm-256color' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn('script', ['-qfec', command, '/dev/null'], { env: { ...env, TERM: 'xterm-256color' }, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.on('data', (d: Buffer) => this.onOutput(d.toString()));
     this.child.stderr.on('data', (d: Buffer) => this.onOutput(d.toString()));
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
@@ -487,8 +489,8 @@ class Terminal {
 
 const terminals: Terminal[] = [];
 /** 80 rows show the whole menu; fewer make clack scroll it. */
-function terminal(env: NodeJS.ProcessEnv, rows = 80): Terminal {
-  const t = new Terminal(env, rows);
+function terminal(env: NodeJS.ProcessEnv, rows = 80, cwd?: string): Terminal {
+  const t = new Terminal(env, rows, cwd);
   terminals.push(t);
   return t;
 }
@@ -979,6 +981,29 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.waitFor('Saved');
       expect(await t.exited).toBe(0);
       expect((await show(h.env)).settings).toEqual({ ...defaults, isolation: 'none', fanOutLimit: 4 });
+    });
+
+    it('run in a repository with none saved, offers the verify commands its top folder suggests, and saves the ones picked as shown', async () => {
+      const repo = path.join(h.home, 'app');
+      await makeRepo(repo, { 'package.json': JSON.stringify({ scripts: { test: 'vitest run', lint: 'eslint .' } }) });
+      await mkdir(path.join(repo, 'src'));
+      const t = terminal(h.env, 80, path.join(repo, 'src'));
+      await t.waitFor('What would you like to change?');
+      await t.answer('Isolation: worktree, fan-out up to 3', move('key', 'isolation') + ENTER);
+      await t.answer('Isolation: worktree: a delegation', ENTER);
+      await t.answer('Fan-out limit: the most models', ENTER);
+      await t.answer('Verify command timeout in minutes', ENTER);
+      await t.answer('Verify commands at once', ENTER);
+      await t.answer('Fix rounds', ENTER);
+      await t.waitFor(`Save verify commands for ${repo}, run by a delegation there that names none?`);
+      await t.waitFor('npm test');
+      await t.answer('npm run lint', SPACE + ENTER); // the first, npm test, picked
+      await t.answer('Isolation: worktree, fan-out up to 3, verify commands saved for 1 repository (changed)', move('isolation', 'save') + ENTER);
+      await t.waitFor(`Saved verify commands: saved for ${repo}`);
+      await t.answer('Save these changes?', ENTER);
+      await t.waitFor('Saved');
+      expect(await t.exited).toBe(0);
+      expect((JSON.parse(await readFile(h.settingsFile, 'utf8')) as Settings).verifyCommands).toEqual([{ repo, commands: ['npm test'] }]);
     });
 
     it('shows the saved verify commands under Isolation, each repository with its list, and forgets the one picked', async () => {

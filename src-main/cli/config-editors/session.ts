@@ -15,6 +15,8 @@ export interface InteractiveDeps {
   env: NodeJS.ProcessEnv;
   /** The keychain entry's service name, to say where a key is stored. */
   keychainService: string;
+  /** The folder the menu runs in, for the verify commands its repository suggests; and the delegates' worktrees, never read. */
+  project?: { folder: string; delegateWorktrees: string };
 }
 
 /** Thrown when the user cancels a prompt; caught once, at the top. */

@@ -11,7 +11,7 @@ import { checkSettingValue } from '../config-args.js';
 import { MODE_EXPLANATIONS, SCALAR_SETTINGS, formatSetting, getSetting, withSettingValue } from '../config-fields.js';
 import type { SettingPath } from '../config-fields.js';
 import { MENU_SETTINGS } from './menu-settings.js';
-import { forgetSavedVerify } from './saved-verify.js';
+import { forgetSavedVerify, suggestSavedVerify } from './saved-verify.js';
 import { ask } from './session.js';
 import type { Session } from './session.js';
 
@@ -118,5 +118,5 @@ export async function editIsolation(session: Session): Promise<void> {
   await editValue(session, 'verifyTimeoutMinutes');
   await editValue(session, 'verifyConcurrency');
   await editValue(session, 'fixRounds');
-  await forgetSavedVerify(session);
+  await forgetSavedVerify(session, await suggestSavedVerify(session));
 }
