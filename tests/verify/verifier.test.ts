@@ -39,6 +39,27 @@ function deps(overrides: Partial<VerifierDeps> = {}, timeoutMinutes = 1): Verifi
   };
 }
 
+/** A finished worktree job's record whose branch `branch` of `repo` went from `baseCommit` to `headCommit`. */
+function branchRecord(id: string, repo: string, branch: string, baseCommit: string, headCommit: string): JobRecord {
+  const record = newJobRecord(id, jobFields({ cwd: repo }), Date.now());
+  record.isolation = {
+    mode: 'worktree',
+    note: null,
+    repo,
+    worktree: path.join(root, `wt-${id}`),
+    gitDir: null,
+    branch,
+    baseCommit,
+    baseDirty: false,
+    worktreeState: 'present',
+    savedCommit: null,
+    headCommit,
+    changes: { files: 1, added: 1, removed: 0 },
+    problem: null,
+  };
+  return record;
+}
+
 /** A repository with `base` files committed on main, then a branch `work` with `change` committed on it. */
 async function branchRepo(base: Record<string, string>, change: Record<string, string | null>): Promise<{ repo: string; record: JobRecord }> {
   const repo = path.join(root, `repo-${++counter}`);
@@ -55,23 +76,7 @@ async function branchRepo(base: Record<string, string>, change: Record<string, s
   await gitIn(repo, ['commit', '--quiet', '-m', 'work']);
   const headCommit = (await gitIn(repo, ['rev-parse', 'HEAD'])).trim();
   await gitIn(repo, ['checkout', '--quiet', 'main']);
-  const record = newJobRecord(`job_test_${counter}`, jobFields({ cwd: repo }), Date.now());
-  record.isolation = {
-    mode: 'worktree',
-    note: null,
-    repo,
-    worktree: path.join(root, 'wt'),
-    gitDir: null,
-    branch: 'work',
-    baseCommit,
-    baseDirty: false,
-    worktreeState: 'present',
-    savedCommit: null,
-    headCommit,
-    changes: { files: 1, added: 1, removed: 0 },
-    problem: null,
-  };
-  return { repo, record };
+  return { repo, record: branchRecord(`job_test_${counter}`, repo, 'work', baseCommit, headCommit) };
 }
 
 /** One repository with `base` on main, and a branch from it per change, each with its job record. */
@@ -84,23 +89,7 @@ async function sharedBaseBranches(base: Record<string, string>, changes: Array<R
     for (const [file, text] of Object.entries(change)) await writeFile(path.join(repo, file), text);
     await gitIn(repo, ['commit', '--quiet', '-am', `work ${i}`]);
     const headCommit = (await gitIn(repo, ['rev-parse', 'HEAD'])).trim();
-    const record = newJobRecord(`job_test_${counter}_${i}`, jobFields({ cwd: repo }), Date.now());
-    record.isolation = {
-      mode: 'worktree',
-      note: null,
-      repo,
-      worktree: path.join(root, `wt-${i}`),
-      gitDir: null,
-      branch: `work-${i}`,
-      baseCommit,
-      baseDirty: false,
-      worktreeState: 'present',
-      savedCommit: null,
-      headCommit,
-      changes: { files: 1, added: 1, removed: 0 },
-      problem: null,
-    };
-    made.push({ repo, record });
+    made.push({ repo, record: branchRecord(`job_test_${counter}_${i}`, repo, `work-${i}`, baseCommit, headCommit) });
   }
   await gitIn(repo, ['checkout', '--quiet', 'main']);
   return made;
