@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { callOk } from '../support/delegation.js';
 import { ScriptedModel, delegateCwd, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest, ToolUseStep } from '../support/fake-anthropic.js';
+import type { Scoreboard } from '../../src-main/contract/index.js';
 import { FaultWorld } from '../support/faults.js';
 import { BRIDGE, CLI, runProcess } from '../support/built.js';
 import { runOuterClaudeIn } from '../support/outer-claude.js';
@@ -98,6 +99,21 @@ describe('verify commands', { timeout: 240_000 }, () => {
     const taken = await runProcess(process.execPath, [CLI, 'take', group, '--best'], { env: world.env, cwd: world.project });
     expect(taken.code, taken.stderr).toBe(0);
     expect(await readFile(path.join(world.project, 'value.js'), 'utf8')).toBe('module.exports = 42;\n');
+
+    // The scoreboard, as the parent reads it in this project: each model's passes of its verified delegations.
+    for (const [model, here] of [
+      [PASSES, '1/1'],
+      [FAILS, '0/1'],
+      [REWRITES, '0/1'],
+    ] as const) {
+      const models = await callOk(bridge, 'openrouter_models', { filter: model.split('/')[1] ?? model });
+      expect(models.text.split('\n').find((line) => line.startsWith(`| ${model} `))).toMatch(new RegExp(`\\| +${here} \\|$`));
+      expect(models.text).toContain("here: this repository's delegations on the model that passed their verify commands");
+    }
+    const board = await runProcess(process.execPath, [CLI, 'stats', '--json'], { env: world.env, cwd: world.project });
+    const rows = (JSON.parse(board.stdout) as Scoreboard).repos[0]?.models ?? [];
+    expect(rows.find((row) => row.model === PASSES)).toMatchObject({ jobs: 1, verified: 1, passed: 1, taken: 1 });
+    expect(rows.find((row) => row.model === REWRITES)).toMatchObject({ verified: 1, passed: 0, taken: 0 });
   });
 
   it('does not pass a branch that passes only in the live folder, with an untracked shim the checkout does not have', async () => {
@@ -164,6 +180,30 @@ describe('verify commands', { timeout: 240_000 }, () => {
 });
 
 describe('what the parent model reads of them', { timeout: 240_000 }, () => {
+  it('through the real claude -p: model "best" with no record here says which model it took, and why, while the job runs', async () => {
+    await startWithRepo(world, PROJECT);
+    world.model.script('picked', [{ text: 'done' }]);
+    let read = '';
+    world.model.script('asks-best', [
+      { toolUse: { name: 'mcp__openrouter__delegate_start', input: { prompt: `${m('picked')} look around`, model: 'best', wait_seconds: 0 } } },
+      {
+        dynamic: (request) => {
+          read = toolResults(request).at(-1)?.text ?? '';
+          return { text: 'Read it.' };
+        },
+      },
+    ]);
+    const outer = await runOuterClaudeIn(world, {
+      serverName: 'openrouter',
+      server: { command: process.execPath, args: [BRIDGE] },
+      tools: ['delegate_start'],
+      input: `${m('asks-best')} Delegate it to the best model here.`,
+    });
+    expect(outer.code, outer.stderr).toBe(0);
+    expect(read).toMatch(new RegExp(`^Job job_\\w+: (queued|running).* — ${PASSES.replace(/[./]/g, '\\$&')}$`, 'm'));
+    expect(read).toMatch(/^Model "best": the default model; none has 5\+ verified delegations here, 80%\+ passed yet\.$/m);
+  });
+
   it('through the real claude -p as the MCP client: one line per command, the failure quoted, the fix round to wait for', async () => {
     await startWithRepo(world, PROJECT);
     world.model.script('inner', [{ dynamic: (request) => write(request, 'value.js', 'module.exports = 43;\n') }, { text: 'done' }]);
