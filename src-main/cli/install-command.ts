@@ -48,9 +48,11 @@ async function link(dir: string | undefined): Promise<number> {
 }
 
 export async function installCommand(locations: Locations, options: { link: boolean; linkDir?: string | undefined }): Promise<number> {
+  // The commands first: they are this installation's whatever Claude Code's registration then says (no claude yet …).
+  const linked = options.link || options.linkDir !== undefined ? await link(options.linkDir) : null;
   const registration = await (await setupContext(locations)).registration();
   for (const line of describeInstall(await registration.install())) out(line);
-  if (options.link || options.linkDir !== undefined) return link(options.linkDir);
+  if (linked !== null) return linked;
   const script = cliScripts()['openrouter-delegate'];
   if (!(await whereOnPath('openrouter-delegate', process.env, script)).runsThis) {
     out(
