@@ -68,7 +68,9 @@ function header(view: JobView, tokens = false): string[] {
   const j = view.job;
   const queued = view.queuePosition ? ` (#${view.queuePosition} in queue)` : '';
   const turn = j.turn > 1 ? `, turn ${j.turn}` : '';
-  const calls = `${j.toolCalls} tool call${j.toolCalls === 1 ? '' : 's'}`;
+  // A success that ran no tool: its answer was checked against no file or command, said where the count is.
+  const unchecked = view.unverified && j.state === 'succeeded' ? ': unverified' : '';
+  const calls = `${j.toolCalls} tool call${j.toolCalls === 1 ? '' : 's'}${unchecked}`;
   const lines = [`Job ${j.id}: ${STATE_WORDS[j.state]}${queued} — ${j.model}${turn}`, `${formatDuration(view.elapsedSeconds)}, ${calls}; ${formatJobCost(j)}`];
   // Why "best" picked the model: said while the first turn starts and runs, not on every later read.
   if (j.modelChoice && (j.state === 'queued' || j.state === 'running')) lines.push(`Model "${BEST_MODEL}": ${j.modelChoice}`);
@@ -76,7 +78,6 @@ function header(view: JobView, tokens = false): string[] {
   const requests = requestsLine(j);
   if (requests) lines.push(requests);
   if (j.endReason) lines.push(j.endReason);
-  if (view.unverified && j.state === 'succeeded') lines.push('Unverified: no tool calls, so nothing was checked against a file or command.');
   if (view.waitTimedOut) lines.push('Still running when the wait ended.');
   return lines;
 }
@@ -99,7 +100,9 @@ export function renderJobBrief(view: JobView, tailLimit = BRIEF_TAIL, answered: 
 /** delegate_result: the job, the answer between the bridge's own lines, the next call; within the cap (answer-size.ts). */
 export function renderResultBrief(result: JobResult): string {
   const before = header(result, true);
-  const programs = sandboxLine(result.job.sandbox);
+  // The default (its box, no network) goes unsaid on every result; a box with domains, or none, is always said.
+  const sandbox = result.job.sandbox;
+  const programs = sandbox?.programs === 'sandboxed' && (sandbox.domains ?? []).length === 0 ? null : sandboxLine(sandbox);
   const after = [
     ...verifyLines(result.job),
     ...renderChanges(result),

@@ -92,7 +92,7 @@ export function nextLines(view: JobView, answered: Answered, answerShown: boolea
   if (isActive(state)) {
     const wait = toolCall(DELEGATE_RESULT_TOOL, { job_id: id, wait_seconds: 120 });
     if (answered.tool === DELEGATE_STATUS_TOOL) return [`Next: ${wait} for the answer, or ${toolCall(DELEGATE_CANCEL_TOOL, { job_id: id })} to stop it.`];
-    return [`Next: ${wait} (or delegate_status / delegate_cancel, same job_id)`];
+    return [`Next: ${wait} (or delegate_status / delegate_cancel)`];
   }
   const lines: string[] = [];
   if (answered.alreadyEnded) lines.push(`Nothing to cancel: it had already ended (${STATE_WORDS[state]}).`);

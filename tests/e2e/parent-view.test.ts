@@ -129,6 +129,9 @@ it('the parent model reads no more than from the server it replaces, call by cal
   // The twin did the work too: its answers are in what it returned.
   expect(theirs[2]).toContain(ANSWERS[0]);
   expect(theirs[4]).toContain(ANSWERS[1]);
+  // The five calls together: at most 0.7× the twin's characters (issue 38's goal).
+  const total = (texts: string[]) => texts.reduce((sum, text) => sum + text.length, 0);
+  expect(total(mine), mine.join('\n---\n')).toBeLessThanOrEqual(0.7 * total(theirs));
   mine.forEach((text, i) => {
     const call = `${i + 1}. ${PLAN[i]}`;
     expect(text.length, `${call}:\n${text}\n--- twin ---\n${theirs[i]}`).toBeLessThanOrEqual(theirs[i]?.length ?? 0);
