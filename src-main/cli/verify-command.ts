@@ -15,6 +15,7 @@ import { suggestVerifyCommands } from '../core/verify/suggest.js';
 export { repositoryOf } from '../core/verify/saved.js';
 import type { VerifySuggestion } from '../core/verify/suggest.js';
 import { UsageError } from './command-support.js';
+import { shellWord } from '../common/shell-word.js';
 
 /** What was asked: to see the saved and suggested commands, to save these, or to forget the saved ones. */
 export type VerifyRequest = { json: boolean } & ({ action: 'show' } | { action: 'save'; commands: string[] } | { action: 'forget' });
@@ -22,15 +23,12 @@ export type VerifyRequest = { json: boolean } & ({ action: 'show' } | { action: 
 /** The flags `verify` takes; another command's flag given to it is refused in one line. */
 const VERIFY_FLAGS: ReadonlySet<string> = new Set(['save', 'forget', 'json']);
 
-/** A command as a POSIX shell reads it back: as it is when it holds only safe characters, else in single quotes. */
-export function shellQuote(text: string): string {
-  if (/^[\w@%+=:,./-]+$/.test(text)) return text;
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
+/** A command as a POSIX shell reads it back (common/shell-word.ts). */
+export { shellWord as shellQuote } from '../common/shell-word.js';
 
 /** The command line that saves `commands` for the repository it runs in, each quoted for the shell. */
 export function saveCommandLine(commands: readonly string[]): string {
-  return ['openrouter-delegate verify', ...commands.map((command) => `--save ${shellQuote(command)}`)].join(' ');
+  return ['openrouter-delegate verify', ...commands.map((command) => `--save ${shellWord(command)}`)].join(' ');
 }
 
 /** Why the commands given to --save cannot be saved, in the user's words; null when they can. */

@@ -3,6 +3,7 @@
  * and what a take did. Written once, for the CLI (`openrouter-delegate take`) and the Jobs page alike. Pure.
  */
 import type { CodeRunningFile, TakePlan, TakeResult, TakeWay } from '../contract/take.js';
+import { shellWord } from './shell-word.js';
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 const short = (commit: string) => commit.slice(0, 12);
@@ -67,11 +68,6 @@ export function runsCodeList(files: readonly CodeRunningFile[], max = Number.POS
 /** The line each surface shows where its reader sees the branch's changes; null when nothing runs code. */
 export function runsCodeLine(files: readonly CodeRunningFile[], max = 10): string | null {
   return files.length === 0 ? null : `Runs code when taken: ${runsCodeList(files, max)} — review before taking.`;
-}
-
-/** A word as a POSIX shell reads it back unchanged: quoted only when it needs to be. */
-function shellWord(word: string): string {
-  return /^[\w.,/=@%+:-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The take that names every file that runs code: `openrouter-delegate take <job> [--squash|--rebase] --yes=a,b`. */

@@ -179,27 +179,40 @@ describe('verify commands', { timeout: 240_000 }, () => {
   });
 });
 
+/**
+ * What the real `claude -p`, as the MCP client, hands its model after one delegate_start with `input`: the outer model
+ * (scripted as `script`) makes that one call, then reads its result.
+ */
+async function parentReads(script: string, input: Record<string, unknown>, asked: string): Promise<string> {
+  let read = '';
+  world.model.script(script, [
+    { toolUse: { name: 'mcp__openrouter__delegate_start', input } },
+    {
+      dynamic: (request) => {
+        read = toolResults(request).at(-1)?.text ?? '';
+        return { text: 'Read it.' };
+      },
+    },
+  ]);
+  const outer = await runOuterClaudeIn(world, {
+    serverName: 'openrouter',
+    server: { command: process.execPath, args: [BRIDGE] },
+    tools: ['delegate_start'],
+    input: `${m(script)} ${asked}`,
+  });
+  expect(outer.code, outer.stderr).toBe(0);
+  return read;
+}
+
 describe('what the parent model reads of them', { timeout: 240_000 }, () => {
   it('through the real claude -p: model "best" with no record here says which model it took, and why, while the job runs', async () => {
     await startWithRepo(world, PROJECT);
     world.model.script('picked', [{ text: 'done' }]);
-    let read = '';
-    world.model.script('asks-best', [
-      { toolUse: { name: 'mcp__openrouter__delegate_start', input: { prompt: `${m('picked')} look around`, model: 'best', wait_seconds: 0 } } },
-      {
-        dynamic: (request) => {
-          read = toolResults(request).at(-1)?.text ?? '';
-          return { text: 'Read it.' };
-        },
-      },
-    ]);
-    const outer = await runOuterClaudeIn(world, {
-      serverName: 'openrouter',
-      server: { command: process.execPath, args: [BRIDGE] },
-      tools: ['delegate_start'],
-      input: `${m('asks-best')} Delegate it to the best model here.`,
-    });
-    expect(outer.code, outer.stderr).toBe(0);
+    const read = await parentReads(
+      'asks-best',
+      { prompt: `${m('picked')} look around`, model: 'best', wait_seconds: 0 },
+      'Delegate it to the best model here.',
+    );
     expect(read).toMatch(new RegExp(`^Job job_\\w+: (queued|running).* — ${PASSES.replace(/[./]/g, '\\$&')}$`, 'm'));
     expect(read).toMatch(/^Model "best": the default model; none has 5\+ verified delegations here, 80%\+ passed yet\.$/m);
   });
@@ -207,28 +220,11 @@ describe('what the parent model reads of them', { timeout: 240_000 }, () => {
   it('through the real claude -p as the MCP client: one line per command, the failure quoted, the fix round to wait for', async () => {
     await startWithRepo(world, PROJECT);
     world.model.script('inner', [{ dynamic: (request) => write(request, 'value.js', 'module.exports = 43;\n') }, { text: 'done' }]);
-    let read = '';
-    world.model.script('outer', [
-      {
-        toolUse: {
-          name: 'mcp__openrouter__delegate_start',
-          input: { prompt: `${m('inner')} make npm test pass`, verify: ['npm test'], fix_rounds: 0, allowed_tools: ['Write'], wait_seconds: 120 },
-        },
-      },
-      {
-        dynamic: (request) => {
-          read = toolResults(request).at(-1)?.text ?? '';
-          return { text: 'Read it.' };
-        },
-      },
-    ]);
-    const outer = await runOuterClaudeIn(world, {
-      serverName: 'openrouter',
-      server: { command: process.execPath, args: [BRIDGE] },
-      tools: ['delegate_start'],
-      input: `${m('outer')} Delegate it with npm test as the judge.`,
-    });
-    expect(outer.code, outer.stderr).toBe(0);
+    const read = await parentReads(
+      'outer',
+      { prompt: `${m('inner')} make npm test pass`, verify: ['npm test'], fix_rounds: 0, allowed_tools: ['Write'], wait_seconds: 120 },
+      'Delegate it with npm test as the judge.',
+    );
     expect(read).toMatch(/^Verify ✗ npm test \(exit 1, [\d.]+ s\): “expected 42, got 43”$/m);
     expect(read.split('\n').filter((line) => line.startsWith('Verify'))).toHaveLength(1);
     expect(read).toMatch(

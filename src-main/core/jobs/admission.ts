@@ -9,7 +9,7 @@ import type { JobFallback, JobRecord, ParsedRequestOf, ScoreFact, Settings } fro
 import type { CatalogModel, CatalogPricing } from '../catalog/parse.js';
 import { pickBest } from './best-model.js';
 import type { BestPick } from './best-model.js';
-import { git } from './git.js';
+import { repositoryTop } from './git.js';
 import { holdsSecret, scrubSecrets } from '../secrets/redact.js';
 import { checkBudget } from './budget.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
@@ -165,11 +165,10 @@ export function namedDefault(settings: Settings): string {
 /** `model: "best"`: the scoreboard of the repository holding `cwd` picks (best-model.ts), among the models allowed now. */
 async function pickBestModel(deps: AdmissionDeps, cwd: string, models: CatalogModel[], settings: Settings): Promise<BestPick> {
   const facts = (await deps.scoreFacts?.()) ?? [];
-  // The repository as git names it (its real path), the key the facts use; a nested one is its own.
-  const top = await git(['rev-parse', '--show-toplevel'], { cwd, okCodes: [0, 128] }).catch(() => null);
   return pickBest({
     facts,
-    repo: top?.code === 0 && top.stdout.trim() !== '' ? top.stdout.trim() : null,
+    // The repository as git names it, the key the facts use; a nested one is its own.
+    repo: await repositoryTop(cwd),
     fallback: namedDefault(settings),
     contenders: [namedDefault(settings), ...settings.fallbackModels],
     allowed: (id) => allowedNow(id, models, settings),

@@ -41,6 +41,16 @@ export interface GitOptions {
   vars?: Readonly<Record<`GIT_${string}`, string>>;
 }
 
+/**
+ * The top folder of the repository holding `folder`, as git names it (its real path: the key the scoreboard's facts
+ * and the saved verify commands use); null outside one, or where git cannot tell.
+ */
+export async function repositoryTop(folder: string): Promise<string | null> {
+  const found = await git(['rev-parse', '--show-toplevel'], { cwd: folder, okCodes: [0, 128], timeoutMs: 30_000 }).catch(() => null);
+  const top = found?.code === 0 ? found.stdout.trim() : '';
+  return top === '' ? null : top;
+}
+
 /** Runs `git <args>` in `cwd`; resolves with its stdout and exit code, rejects with a GitError naming the command. */
 export function git(args: readonly string[], options: GitOptions): Promise<{ stdout: string; code: number }> {
   const okCodes = options.okCodes ?? [0];

@@ -14,6 +14,8 @@ export const SCORE_ARCHIVE_LIMIT = 20_000;
 export class ScoreArchive {
   /** Writes one after another, so two prunes never interleave. */
   private writing: Promise<void> = Promise.resolve();
+  /** The file as last read or written: only `keep` changes it, so every scoreboard and `best` pick need not read it again. */
+  private cached: Promise<{ facts: ScoreFact[]; unreadable: number }> | null = null;
 
   constructor(
     readonly file: string,
@@ -21,7 +23,14 @@ export class ScoreArchive {
   ) {}
 
   /** The facts kept, and how many lines could not be read. A missing file holds none. */
-  async read(): Promise<{ facts: ScoreFact[]; unreadable: number }> {
+  read(): Promise<{ facts: ScoreFact[]; unreadable: number }> {
+    this.cached ??= this.readFile();
+    // A read that failed (a disk error) is tried again next time.
+    this.cached.catch(() => (this.cached = null));
+    return this.cached;
+  }
+
+  private async readFile(): Promise<{ facts: ScoreFact[]; unreadable: number }> {
     const text = (await readFileIfExists(this.file)) ?? '';
     const facts: ScoreFact[] = [];
     let unreadable = 0;
@@ -41,7 +50,9 @@ export class ScoreArchive {
       const bySession = new Map((await this.read()).facts.map((fact) => [fact.sessionId, fact]));
       for (const fact of facts) bySession.set(fact.sessionId, fact);
       const kept = [...bySession.values()].sort((a, b) => a.createdAt.localeCompare(b.createdAt)).slice(-this.limit);
+      this.cached = null;
       await writeFileAtomic(this.file, kept.map((fact) => JSON.stringify(fact)).join('\n') + '\n');
+      this.cached = Promise.resolve({ facts: kept, unreadable: 0 });
     });
     this.writing = next.catch(() => undefined);
     return next;

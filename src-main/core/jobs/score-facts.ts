@@ -5,10 +5,8 @@
  */
 import { isActive } from '../../contract/index.js';
 import type { JobRecord, ScoreFact, ScoreRepo, ScoreRow, Scoreboard } from '../../contract/index.js';
+import { roundUsd } from '../catalog/cost-estimate.js';
 import { jobCostUsd } from './budget.js';
-
-/** Sums of many small floats, kept to a billionth of a dollar (as spend.ts keeps them). */
-const money = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 /** The middle value (the mean of the two middle ones for an even count); null for none. */
 export function median(values: readonly number[]): number | null {
@@ -57,7 +55,7 @@ export function scoreFacts(records: Iterable<JobRecord>): ScoreFact[] {
       ended: !turns.some((t) => isActive(t.state)),
       verified: lastVerdict(turns),
       fate: turns.findLast((t) => t.fate)?.fate?.fate ?? 'kept',
-      costUsd: money(turns.reduce((sum, t) => sum + jobCostUsd(t), 0)),
+      costUsd: roundUsd(turns.reduce((sum, t) => sum + jobCostUsd(t), 0)),
       ms: turns.reduce((sum, t) => sum + turnMs(t), 0),
       picked: first.modelChoice !== undefined,
     });
@@ -87,7 +85,7 @@ function scoreRow(model: string, facts: readonly ScoreFact[]): ScoreRow {
     passRate: verified.length > 0 ? passes.length / verified.length : null,
     taken,
     takenRate: ended.length > 0 ? taken / ended.length : null,
-    medianPassCostUsd: passCost === null ? null : money(passCost),
+    medianPassCostUsd: passCost === null ? null : roundUsd(passCost),
     medianMs: median(ended.map((f) => f.ms)),
   };
 }

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { JobFate, ScoreFact, Scoreboard } from '../../contract/index.js';
 import { isInside } from '../fs/paths.js';
-import { git } from './git.js';
+import { repositoryTop } from './git.js';
 import type { JobRegistry, LiveJob } from './job-registry.js';
 import { ScoreArchive } from './score-archive.js';
 import { mergeFacts, scoreFacts, scoreboardOf } from './score-facts.js';
@@ -67,8 +67,7 @@ export class JobScoreboard {
   async report(folder?: string): Promise<Scoreboard> {
     const facts = await this.facts();
     if (folder === undefined) return scoreboardOf(facts);
-    const top = await git(['rev-parse', '--show-toplevel'], { cwd: folder, okCodes: [0, 128] }).catch(() => null);
-    const repo = top?.code === 0 && top.stdout.trim() !== '' ? top.stdout.trim() : repoOf(facts, path.resolve(folder));
+    const repo = (await repositoryTop(folder)) ?? repoOf(facts, path.resolve(folder));
     return scoreboardOf(facts, repo ?? path.resolve(folder));
   }
 }
