@@ -99,7 +99,7 @@ export async function bestOfGroup(client: IpcClient, groupId: string, err: (line
   const list = await client.call('jobs.list', { limit: 500 });
   const member = list.conversations.find((c) => c.groupId === groupId)?.jobs[0];
   if (!member) {
-    err(`No fan-out ${groupId} among the last 500 jobs: \`openrouter-delegate status\` lists them.`);
+    err(`No fan-out ${groupId} among the last 500 jobs: the Jobs page (\`openrouter-delegate ui\`) lists the fan-outs there are.`);
     return null;
   }
   const group = (await client.call('jobs.result', { jobId: member.id, waitSeconds: 0, maxChars: 100 })).group;
