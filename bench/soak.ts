@@ -8,11 +8,11 @@
  *  - the service's open file descriptors at the start, after warm-up and at the end, and what differs;
  *  - its timers and loop-keeping handles (a probe loaded into it, bench/lib/service-probe.mjs, counts them),
  *    and that it exits promptly on SIGTERM once idle (nothing left holding its event loop);
- *  - its RSS (after a full GC) at the start, after warm-up, and at the end: flat.
+ *  - its RSS (after a full GC, and after SOAK_IDLE_SECONDS idle) at the start, after warm-up, and at the end: flat.
  * Exits non-zero when anything leaked or a job ended in a state it should not have.
  *
  * SOAK_JOBS (default 200), SOAK_PARALLEL (8; also the service's concurrency setting), SOAK_CANCEL_EVERY
- * (10: every 10th job is cancelled while its Bash tool runs `sh -c "sleep 30"`), SOAK_RSS_SLACK_MB (20);
+ * (10: every 10th job is cancelled while its Bash tool runs `sh -c "sleep 30"`), SOAK_RSS_SLACK_MB (20), SOAK_IDLE_SECONDS (40);
  * SOAK_HEAP_SNAPSHOT_DIR=<folder> also writes a heap snapshot of the service at start, warm-up and end.
  * `SOAK_JOBS=16 npm run bench:soak` is a quick smoke test.
  */
@@ -45,6 +45,12 @@ const JOBS = positive('SOAK_JOBS', 200);
 const PARALLEL = Math.min(32, positive('SOAK_PARALLEL', 8));
 const CANCEL_EVERY = positive('SOAK_CANCEL_EVERY', 10);
 const RSS_SLACK_MB = positive('SOAK_RSS_SLACK_MB', 20);
+/**
+ * How long the service sits idle before the warm-up and end figures are read. Under eight streams at once V8 grows its
+ * young generation towards 16 MB a semi-space, and no forced GC gives that back; V8's memory reducer does, after about
+ * 30 s of little allocation (docs/PERFORMANCE.md "Soak"). The figures are the service as it sits between jobs.
+ */
+const IDLE_SECONDS = Number(process.env.SOAK_IDLE_SECONDS ?? 40);
 /** Jobs run before the warm-up snapshot: caches filled, code paths compiled, pools grown. */
 const WARMUP = Math.min(JOBS, Math.max(2 * PARALLEL, Math.round(JOBS / 10)));
 const EXIT_LIMIT_MS = 5000;
@@ -76,6 +82,8 @@ interface Outcome {
 interface Snapshot {
   rss: number;
   heapUsed: number;
+  /** The V8 heap's committed size (its young generation included), which RSS counts whatever is in use. */
+  heapTotal: number;
   /** Memory outside the V8 heap that V8 knows of: Buffers and other ArrayBuffers (part of it). */
   external: number;
   arrayBuffers: number;
@@ -167,6 +175,7 @@ class Soak {
     return {
       rss: await rssBytes(this.servicePid),
       heapUsed: probe.memory.heapUsed,
+      heapTotal: probe.memory.heapTotal,
       external: probe.memory.external,
       arrayBuffers: probe.memory.arrayBuffers,
       fds: await openFds(this.servicePid),
@@ -380,11 +389,14 @@ async function main(): Promise<number> {
     const jobs0 = performance.now();
     await soak.run(0, WARMUP);
     await soak.settle();
+    await sleep(IDLE_SECONDS * 1000);
     const atWarm = await soak.snapshot();
     log(`after warm-up (${WARMUP} jobs): RSS ${mb(atWarm.rss)}, heap ${mb(atWarm.heapUsed)}, ${atWarm.fds.length} fds`);
     await soak.run(WARMUP, JOBS);
-    const jobsMs = performance.now() - jobs0;
+    // The jobs' own time: the quiet before the warm-up figures is not theirs.
+    const jobsMs = performance.now() - jobs0 - IDLE_SECONDS * 1000;
     await soak.settle();
+    await sleep(IDLE_SECONDS * 1000);
     const atEnd = await soak.snapshot();
     log(`end: RSS ${mb(atEnd.rss)}, heap ${mb(atEnd.heapUsed)}, ${atEnd.fds.length} fds`);
     const leftBeforeStop = await soak.leftovers();
@@ -463,7 +475,9 @@ async function main(): Promise<number> {
     console.log(
       `  start ${mb(atStart.rss)} · after warm-up ${mb(atWarm.rss)} · end ${mb(atEnd.rss)} (${growth >= 0 ? '+' : ''}${mb(growth)} since warm-up; peak while running ${mb(soak.peakRss)})`,
     );
-    console.log(`  V8 heap used: start ${mb(atStart.heapUsed)} · after warm-up ${mb(atWarm.heapUsed)} · end ${mb(atEnd.heapUsed)}`);
+    console.log(
+      `  V8 heap used (committed): start ${mb(atStart.heapUsed)} (${mb(atStart.heapTotal)}) · after warm-up ${mb(atWarm.heapUsed)} (${mb(atWarm.heapTotal)}) · end ${mb(atEnd.heapUsed)} (${mb(atEnd.heapTotal)})`,
+    );
     console.log(
       `  outside the heap, known to V8 (external; of it ArrayBuffers): start ${mb(atStart.external)}; ${mb(atStart.arrayBuffers)} · after warm-up ${mb(atWarm.external)}; ${mb(atWarm.arrayBuffers)} · end ${mb(atEnd.external)}; ${mb(atEnd.arrayBuffers)}`,
     );
