@@ -1,14 +1,15 @@
 /**
  * Issue 12: characters the parent model reads per tool call, through the real `claude -p`, on the same plan
  * (start, status, result, follow-up, result), ours against claude-ollama-delegate-mcp@1.0.1 with its Ollama
- * faked on loopback. The plan runs in tests/e2e/parent-view.test.ts (which also checks the content); this
+ * faked on loopback; and (issue 38) the same task in the two calls our answers lead to, a start and a follow-up that
+ * each wait and bring the answer. The plan runs in tests/e2e/parent-view.test.ts (which also checks the content); this
  * runs that test with PARENT_VIEW_REPORT and turns what it measured into one budget row per call.
  */
 import { runTestForReport } from './lib/test-report.js';
 import type { BudgetRow } from './lib/stats.js';
 
 export async function parentViewBench(): Promise<BudgetRow[]> {
-  const { report: measured, passed } = await runTestForReport<{ plan: string[]; ours: string[]; twin: string[] }>(
+  const { report: measured, passed } = await runTestForReport<{ plan: string[]; ours: string[]; twin: string[]; waitingPlan: string[]; waiting: string[] }>(
     'tests/e2e/parent-view.test.ts',
     'PARENT_VIEW_REPORT',
   );
@@ -35,6 +36,16 @@ export async function parentViewBench(): Promise<BudgetRow[]> {
     // A failed content check (job id, state, money, next call, no path or null) fails the budget too.
     value: passed ? ours / twin : Infinity,
     limit: 1,
+  });
+  // The same task in the calls our answers lead to (issue 38): each wait brings its answer, so no delegate_result.
+  const waiting = sum(measured.waiting);
+  rows.push({
+    budget: `parent-visible characters, the same task in the calls our answers lead to (${measured.waitingPlan.join(', ')}, each waiting) ≤ 0.5× the twin's ${measured.plan.length} calls`,
+    measured: `${waiting} chars in ${measured.waiting.length} calls`,
+    baseline: `claude-ollama-delegate-mcp@1.0.1 ${twin} chars in ${measured.twin.length} calls`,
+    ratio: waiting / twin,
+    value: passed ? waiting / twin : Infinity,
+    limit: 0.5,
   });
   return rows;
 }

@@ -59,12 +59,12 @@ export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
     // The instructions ride in the system prompt of every parent request, tool search or not (instructions.ts).
     { capabilities: { tools: { listChanged: true } }, instructions: serverInstructions(settings.mode), jsonSchemaValidator: noElicitationValidator },
   );
-  const tools = registerTools(server, { service }, settings.mode);
+  const tools = registerTools(server, { service, inlineAnswerChars: () => settings.inlineAnswerChars }, settings.mode);
 
   const applySettings = (next: Settings) => {
-    if (next.mode === settings.mode) return;
+    const modeChanged = next.mode !== settings.mode;
     settings = next;
-    tools.applyMode(next.mode);
+    if (modeChanged) tools.applyMode(next.mode);
   };
   service.on('settings.changed', applySettings);
   service.onConnected(() => {

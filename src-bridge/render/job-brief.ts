@@ -4,7 +4,7 @@
  * No paths, no nulls, no settings it did not ask for; `detail: true` adds the whole record (render/jobs.ts).
  * Pure functions of contract data.
  */
-import { formatDuration, formatUsage, formatUsd, promptTokens, truncateEnd } from '../../src-main/common/format.js';
+import { formatCount, formatDuration, formatUsage, formatUsd, promptTokens, truncateEnd } from '../../src-main/common/format.js';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../src-main/contract/jobs.js';
 import { isActive, sandboxLine } from '../../src-main/contract/jobs.js';
 import { BEST_MODEL } from '../../src-main/contract/scoreboard.js';
@@ -97,8 +97,13 @@ export function renderJobBrief(view: JobView, tailLimit = BRIEF_TAIL, answered: 
   return lines.join('\n');
 }
 
-/** delegate_result: the job, the answer between the bridge's own lines, the next call; within the cap (answer-size.ts). */
-export function renderResultBrief(result: JobResult): string {
+/**
+ * delegate_result, or another call that found its job ended (`answered`; issue 38): the job, the answer between the
+ * bridge's own lines, the next call; within the cap (answer-size.ts). Another call's answer was cut at the user's
+ * inlineAnswerChars by the service: it says so, and its next call is delegate_result for the whole.
+ */
+export function renderResultBrief(result: JobResult, answered: Answered = { tool: DELEGATE_RESULT_TOOL }): string {
+  const inlineCut = answered.tool !== DELEGATE_RESULT_TOOL && result.resultText !== null && result.truncatedAt !== null;
   const before = header(result, true);
   // The default (its box, no network) goes unsaid on every result; a box with domains, or none, is always said.
   const sandbox = result.job.sandbox;
@@ -108,10 +113,14 @@ export function renderResultBrief(result: JobResult): string {
     ...renderChanges(result),
     ...(programs ? [programs] : []),
     ...renderGroup(result),
-    ...nextLines(result, { tool: DELEGATE_RESULT_TOOL }, result.resultText !== null),
+    ...nextLines(result, answered, result.resultText !== null && !inlineCut),
   ];
   const middle: string[] = [];
-  if (result.resultText !== null) {
+  if (inlineCut) {
+    const shown = result.resultText?.slice(0, result.truncatedAt ?? undefined) ?? '';
+    const total = formatCount(result.resultChars ?? shown.length);
+    middle.push(ANSWER_OPENS, ...quote(shown), ANSWER_CLOSES, `(The answer is ${total} characters; shown are its first ${formatCount(shown.length)}.)`);
+  } else if (result.resultText !== null) {
     const room = joinedLength([...before, ANSWER_OPENS, ANSWER_CLOSES, ...after]) + 1;
     const answer = answerLines({ ...result, resultText: result.resultText }, room, quote);
     middle.push(ANSWER_OPENS, ...answer.lines, ANSWER_CLOSES, ...(answer.cut === null ? [] : [answer.cut]));

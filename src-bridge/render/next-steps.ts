@@ -92,7 +92,7 @@ export function nextLines(view: JobView, answered: Answered, answerShown: boolea
   if (isActive(state)) {
     const wait = toolCall(DELEGATE_RESULT_TOOL, { job_id: id, wait_seconds: 120 });
     if (answered.tool === DELEGATE_STATUS_TOOL) return [`Next: ${wait} for the answer, or ${toolCall(DELEGATE_CANCEL_TOOL, { job_id: id })} to stop it.`];
-    return [`Next: ${wait} (or delegate_status / delegate_cancel)`];
+    return [`Next: ${wait}`];
   }
   const lines: string[] = [];
   if (answered.alreadyEnded) lines.push(`Nothing to cancel: it had already ended (${STATE_WORDS[state]}).`);
@@ -101,7 +101,9 @@ export function nextLines(view: JobView, answered: Answered, answerShown: boolea
   if (said) lines.push(said);
   const steps: Step[] = [];
   // Not read yet: the answer first. A success's answer decides what follows; any other end is worth continuing at once.
-  if (!seen) steps.push({ call: toolCall(DELEGATE_RESULT_TOOL, { job_id: id }), why: state === 'succeeded' ? 'for the answer' : 'for what it did' });
+  // An answer shown in part (its start, inline) is read whole there too.
+  const part = answered.tool !== DELEGATE_RESULT_TOOL && !answerShown && 'resultText' in view && view.resultText !== null;
+  if (!seen) steps.push({ call: toolCall(DELEGATE_RESULT_TOOL, { job_id: id }), why: part ? 'for the whole answer' : state === 'succeeded' ? 'for the answer' : 'for what it did' });
   // A job this very call cancelled was stopped on purpose: what it did is worth a look, going on is not the next step.
   const justCancelled = answered.tool === DELEGATE_CANCEL_TOOL && !answered.alreadyEnded;
   // A success its verify commands failed is no success: what fixes it is worth naming before its answer is read.

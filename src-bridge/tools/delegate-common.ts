@@ -79,6 +79,19 @@ export async function statusAfterWait(deps: ToolDeps, jobId: string, seconds: nu
 }
 
 /**
+ * What a call that finds its job ended answers with (issue 38): the answer itself, up to the user's inlineAnswerChars
+ * (cut there, delegate_result named for the rest), so that the parent needs no delegate_result call for it; the status
+ * while the job runs, or when the setting is 0.
+ */
+export async function withAnswerIfEnded(deps: ToolDeps, view: JobView): Promise<JobView> {
+  const limit = deps.inlineAnswerChars();
+  if (isActive(view.job.state) || limit <= 0) return view;
+  // The schema's floor is 100 characters: a smaller setting shows that many.
+  const result = await deps.service.call('jobs.result', { jobId: view.job.id, waitSeconds: 0, maxChars: Math.max(100, limit) });
+  return isActive(result.job.state) ? view : result;
+}
+
+/**
  * With `detail`, the structured record carries the next step too, and the answer's framing (SECURITY.md §5):
  * fields just before and after resultText that say what it is. Inside JSON the answer cannot fake them unescaped.
  */
@@ -109,7 +122,7 @@ export function jobAnswer(
   detail: boolean | undefined,
   tailLimit?: number,
 ): { content: Array<{ type: 'text'; text: string }>; structuredContent?: Framed<JobView> } {
-  if (!detail) return { content: [{ type: 'text', text: isResult(view) ? renderResultBrief(view) : renderJobBrief(view, tailLimit, answered) }] };
+  if (!detail) return { content: [{ type: 'text', text: isResult(view) ? renderResultBrief(view, answered) : renderJobBrief(view, tailLimit, answered) }] };
   const text = isResult(view) ? renderJobResult(view) : renderJobView(view, answered);
   return withRecord(text, framed(view, answered), 'a smaller progress_limit, or the files the record names');
 }

@@ -2,7 +2,7 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { FollowupRequestSchema } from '../../src-main/contract/index.js';
 import { DELEGATE_FOLLOWUP_TOOL } from '../mcp-names.js';
-import { COSTS_MONEY, caller, jobAnswer, statusAfterWait } from './delegate-common.js';
+import { COSTS_MONEY, caller, jobAnswer, statusAfterWait, withAnswerIfEnded } from './delegate-common.js';
 import { PERMISSION_WORDS, WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
@@ -47,7 +47,7 @@ export function registerDelegateFollowupTool(server: McpServer, deps: ToolDeps):
           waitSeconds: 0,
           caller: caller(),
         });
-        const view = args.wait_seconds ? await statusAfterWait(deps, started.job.id, args.wait_seconds, extra) : started;
+        const view = args.wait_seconds ? await withAnswerIfEnded(deps, await statusAfterWait(deps, started.job.id, args.wait_seconds, extra)) : started;
         return jobAnswer(view, { tool: DELEGATE_FOLLOWUP_TOOL }, args.detail);
       } catch (error) {
         return toolError(error);

@@ -3,7 +3,7 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import { BEST_MODEL, DELEGATE_PROFILES, PROFILE_TOOLS, StartJobRequestSchema } from '../../src-main/contract/index.js';
 import type { DelegationMode } from '../../src-main/contract/index.js';
 import { DELEGATE_RESULT_TOOL, DELEGATE_START_TOOL } from '../mcp-names.js';
-import { caller, describeDelegateTool, jobAnswer, statusAfterWait } from './delegate-common.js';
+import { caller, describeDelegateTool, jobAnswer, statusAfterWait, withAnswerIfEnded } from './delegate-common.js';
 import { PERMISSION_WORDS, PROMPT_WORDS, WAIT_WORDS, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
@@ -69,13 +69,14 @@ export function registerDelegateStartTool(server: McpServer, deps: ToolDeps, mod
           waitSeconds: 0,
           caller: caller(),
         });
-        // A fan-out's answer keeps its comparison after a wait, as it is then (the status view has none).
-        const waited = args.wait_seconds ? await statusAfterWait(deps, started.job.id, args.wait_seconds, extra) : null;
+        // An ended job's answer (with its comparison), else a fan-out's status keeps its comparison as it is then (the
+        // status view has none).
+        const waited = args.wait_seconds ? await withAnswerIfEnded(deps, await statusAfterWait(deps, started.job.id, args.wait_seconds, extra)) : null;
         const group =
-          waited && started.group
+          waited && !('resultText' in waited) && started.group
             ? ((await deps.service.call('jobs.result', { jobId: started.job.id, waitSeconds: 0 })).group ?? started.group)
             : started.group;
-        const view = waited ? { ...waited, ...(group ? { group } : {}) } : started;
+        const view = waited ? { ...waited, ...(group && !waited.group ? { group } : {}) } : started;
         return jobAnswer(view, { tool: DELEGATE_START_TOOL }, args.detail);
       } catch (error) {
         return toolError(error);

@@ -2,7 +2,7 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StatusRequestSchema } from '../../src-main/contract/index.js';
 import { DELEGATE_STATUS_TOOL } from '../mcp-names.js';
-import { jobAnswer, statusAfterWait } from './delegate-common.js';
+import { jobAnswer, statusAfterWait, withAnswerIfEnded } from './delegate-common.js';
 import { WAIT_WORDS, contractDefault, deriveInput, withDetail } from './inputs.js';
 import { toolError } from './tool-error.js';
 import type { ToolDeps } from './tool-deps.js';
@@ -31,7 +31,9 @@ export function registerDelegateStatusTool(server: McpServer, deps: ToolDeps): R
     },
     async (args, extra) => {
       try {
-        const view = await statusAfterWait(deps, args.job_id, args.wait_seconds, extra, args.progress_limit);
+        const status = await statusAfterWait(deps, args.job_id, args.wait_seconds, extra, args.progress_limit);
+        // Asked for its steps (progress_limit), an ended job shows them; else its answer, when short enough.
+        const view = args.progress_limit === undefined ? await withAnswerIfEnded(deps, status) : status;
         return jobAnswer(view, { tool: DELEGATE_STATUS_TOOL }, args.detail, args.progress_limit);
       } catch (error) {
         return toolError(error);

@@ -76,6 +76,7 @@ const VALUE_NAMES: Record<SettingUnit, string> = {
   days: 'DAYS',
   commands: 'N',
   rounds: 'N',
+  characters: 'N',
 };
 
 /** A flag for a number setting: how it is read and its placeholder follow from the unit and whether it may be none. */
@@ -126,6 +127,7 @@ export const SCALAR_SETTINGS: readonly ScalarSetting[] = [
   numberFlag('verifyConcurrency', '--verify-concurrency'),
   numberFlag('fixRounds', '--fix-rounds'),
   numberFlag('delegateMaxRetries', '--max-retries'),
+  numberFlag('inlineAnswerChars', '--inline-answer'),
   numberFlag('modelsCacheTtlMinutes', '--models-cache-ttl'),
   otherFlag('claudePath', '--claude-path', 'PATH', 'pathOrNone'),
   otherFlag('provider.dataCollection', '--data-collection', DATA_COLLECTION.join('|'), 'choice', DATA_COLLECTION),

@@ -40,7 +40,7 @@ export function withSettingPatch(patch: SettingsPatch, path: SettingPath, value:
 }
 
 /** What a number counts; each surface words it its own way (a "$" prefix, MINUTES, "in minutes"). */
-export type SettingUnit = 'usd' | 'usdPerMTokens' | 'tokens' | 'jobs' | 'minutes' | 'days' | 'retries' | 'models' | 'commands' | 'rounds';
+export type SettingUnit = 'usd' | 'usdPerMTokens' | 'tokens' | 'jobs' | 'minutes' | 'days' | 'retries' | 'models' | 'commands' | 'rounds' | 'characters';
 
 /**
  * What a person reads about one setting, the same on every surface (CLI and settings page).
@@ -134,6 +134,12 @@ const SETTING_TEXTS: Record<SettingPath, Omit<SettingMeta, 'default'>> = {
     help: 'how long finished jobs are kept (a conversation goes whole, after its last turn)',
     unit: 'days',
     bounds: SETTING_BOUNDS.retentionDays,
+  },
+  inlineAnswerChars: {
+    label: 'Answers shown at once',
+    help: 'the longest answer a status or a wait shows itself, with no delegate_result call (0: always by delegate_result)',
+    unit: 'characters',
+    bounds: SETTING_BOUNDS.inlineAnswerChars,
   },
   fanOutLimit: {
     label: 'Fan-out limit',

@@ -22,6 +22,7 @@ export const SETTING_BOUNDS = {
   verifyTimeoutMinutes: { min: 1, max: 240 },
   verifyConcurrency: { min: 1, max: 16 },
   fixRounds: { min: 0, max: 3 },
+  inlineAnswerChars: { min: 0, max: 20_000 },
 } as const satisfies Record<string, SettingBounds>;
 
 /** Inclusive; no `max` means no upper bound. */

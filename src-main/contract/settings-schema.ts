@@ -115,6 +115,11 @@ const settingsShape = {
    * Claude Code's own default, 10, can keep a job waiting three minutes on a dead key or a rate limit.
    */
   delegateMaxRetries: wholeIn(SETTING_BOUNDS.delegateMaxRetries).default(3),
+  /**
+   * The longest answer a call that finds its job ended (delegate_status, delegate_start and delegate_followup with a wait)
+   * shows itself, so that no delegate_result call is needed for it; a longer one shows its start. 0: never.
+   */
+  inlineAnswerChars: wholeIn(SETTING_BOUNDS.inlineAnswerChars).default(4_000),
 };
 
 export const SettingsSchema = z

@@ -154,6 +154,7 @@ const UNIT_AFFIXES: Record<SettingUnit, { prefix?: string; suffix?: string }> = 
   models: { suffix: 'models' },
   commands: { suffix: 'at once' },
   rounds: { suffix: 'rounds' },
+  characters: { suffix: 'characters' },
 };
 
 /** How a number setting's field reads and shows its text, from the contract's SETTING_META. */

@@ -236,6 +236,7 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
   },
   '--fix-rounds': { calls: [['--fix-rounds', '0']], expected: { fixRounds: 0 } },
   '--max-retries': { calls: [['--max-retries', '0']], expected: { delegateMaxRetries: 0 } },
+  '--inline-answer': { calls: [['--inline-answer', '0']], expected: { inlineAnswerChars: 0 } },
   '--models-cache-ttl': { calls: [['--models-cache-ttl', '15']], expected: { modelsCacheTtlMinutes: 15 } },
   // A path that is no executable file is refused (below): this checkout's pinned `claude` is one.
   '--claude-path': { calls: [['--claude-path', CLAUDE_CLI]], expected: { claudePath: CLAUDE_CLI } },

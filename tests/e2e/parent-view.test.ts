@@ -92,6 +92,25 @@ function runOuter(
 type Plan = { script: (model: ScriptedModel) => () => string[]; tools: readonly string[] };
 const MAIN_PLAN: Plan = { script: scriptPlan, tools: PLAN };
 
+/**
+ * The same task in the calls our answers lead to (issue 38): a start and a follow-up that each wait, and each answer
+ * carries the delegate's answer, so no delegate_result call is made.
+ */
+export const WAITING_PLAN = ['delegate_start', 'delegate_followup'] as const;
+const waitingPlan: Plan = {
+  script: (model) => {
+    model.script(
+      'inner',
+      ANSWERS.map((text) => ({ text })),
+    );
+    return scriptCalls(model, [
+      ['delegate_start', () => ({ prompt: `${ScriptedModel.marker('inner')} Count the files.`, wait_seconds: 60 })],
+      ['delegate_followup', (job_id) => ({ job_id, prompt: 'And the directories?', wait_seconds: 60 })],
+    ]);
+  },
+  tools: WAITING_PLAN,
+};
+
 async function ours(plan: Plan = MAIN_PLAN): Promise<string[]> {
   const world = new DelegationWorld({ prefix: 'ord-view-' });
   stops.push(() => world.stop());
@@ -123,9 +142,13 @@ async function twin(plan: Plan = MAIN_PLAN): Promise<string[]> {
 it('the parent model reads no more than from the server it replaces, call by call, and still gets job id, state, money and the next call', async () => {
   const theirs = await twin();
   const mine = await ours();
+  const waiting = await ours(waitingPlan);
   expect(theirs).toHaveLength(PLAN.length);
   expect(mine).toHaveLength(PLAN.length);
-  if (process.env.PARENT_VIEW_REPORT) await writeFile(process.env.PARENT_VIEW_REPORT, JSON.stringify({ plan: PLAN, ours: mine, twin: theirs }, null, 2));
+  expect(waiting).toHaveLength(WAITING_PLAN.length);
+  if (process.env.PARENT_VIEW_REPORT) {
+    await writeFile(process.env.PARENT_VIEW_REPORT, JSON.stringify({ plan: PLAN, ours: mine, twin: theirs, waitingPlan: WAITING_PLAN, waiting }, null, 2));
+  }
   // The twin did the work too: its answers are in what it returned.
   expect(theirs[2]).toContain(ANSWERS[0]);
   expect(theirs[4]).toContain(ANSWERS[1]);
@@ -148,7 +171,21 @@ it('the parent model reads no more than from the server it replaces, call by cal
   expect(mine[4]).toContain(`> ${ANSWERS[1]}\nEnd of answer.`);
   // The follow-up call names the job just read, the one that follows it.
   expect(mine[2]).toContain(`delegate_followup {"job_id":"${jobIdIn(mine[0] ?? '')}","prompt":"…"}`);
-}, 240_000);
+  // A status that waited until the job ended carries its answer (issue 38), and goes on from it.
+  expect(mine[1]).toContain(`> ${ANSWERS[0]}\nEnd of answer.`);
+  expect(mine[1]).not.toContain('delegate_result');
+
+  // The calls our answers lead to: each wait brings its answer, two calls in all, and no delegate_result named.
+  expect(waiting[0]).toMatch(/^Job job_\d{8}T\d{6}Z_[a-z0-9]+: succeeded — /);
+  expect(waiting[0]).toContain(`> ${ANSWERS[0]}\nEnd of answer.`);
+  expect(waiting[1]).toContain(`> ${ANSWERS[1]}\nEnd of answer.`);
+  for (const text of waiting) {
+    expect(text).not.toContain('delegate_result');
+    expect(text).toMatch(/^Next, to continue: delegate_followup \{"job_id":"job_[^"]+","prompt":"…"\}$/m);
+  }
+  console.log(`parent view: the five calls ${total(mine)} characters (twin ${total(theirs)}); the two waiting calls ${total(waiting)}`);
+  expect(total(waiting)).toBeLessThanOrEqual(0.5 * total(theirs));
+}, 300_000);
 
 /** A job that is still running when it is cancelled: its model answers only after two minutes. */
 function slowJob(model: ScriptedModel): PlanCall {

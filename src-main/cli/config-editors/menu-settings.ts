@@ -22,7 +22,7 @@ export const MENU_SETTINGS = {
   isolation: ['isolation', 'fanOutLimit', 'verifyTimeoutMinutes', 'verifyConcurrency', 'fixRounds', 'verifyCommands'],
   sandbox: ['sandbox.programs', 'sandbox.use', 'sandbox.allowedDomains', 'sandbox.denyRead'],
   limits: ['maxPriceInputPerM', 'maxPriceOutputPerM', 'minContext', 'concurrency', 'jobTimeoutMinutes'],
-  other: ['retentionDays', 'delegateMaxRetries', 'modelsCacheTtlMinutes', 'claudePath'],
+  other: ['retentionDays', 'inlineAnswerChars', 'delegateMaxRetries', 'modelsCacheTtlMinutes', 'claudePath'],
 } as const satisfies Record<string, readonly (SettingPath | ListField)[]>;
 
 /** A menu entry that edits settings (every entry but the key, save and quit). */

@@ -44,6 +44,7 @@ const UNIT_WORDS: Partial<Record<SettingUnit, string>> = {
   tokens: 'in tokens',
   minutes: 'in minutes',
   days: 'in days',
+  characters: 'in characters',
 };
 
 /** "Budget per job in $: one job's spending cap (its default and its ceiling)". */

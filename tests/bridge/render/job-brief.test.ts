@@ -120,6 +120,27 @@ describe('renderResultBrief', () => {
   });
 });
 
+describe('renderResultBrief for a call that found its job ended (issue 38: the answer inline)', () => {
+  it('an answer shown whole: the next call goes on, and never asks delegate_result for it again', () => {
+    const text = renderResultBrief(result('Seven files.'), { tool: 'delegate_status' });
+    expect(text).toContain(`${ANSWER_OPENS}\n${QUOTE}Seven files.\n${ANSWER_CLOSES}`);
+    expect(text.split('\n').at(-1)).toBe('Next, to continue: delegate_followup {"job_id":"job_20261130T120000Z_abc123","prompt":"…"}');
+    expect(text).not.toContain('delegate_result');
+  });
+
+  it('an answer cut at the setting: its start, its size, and delegate_result for the whole, no file path', () => {
+    const long = `${'a'.repeat(150)}\n${'b'.repeat(150)}`;
+    const text = renderResultBrief({ ...result(long.slice(0, 200), 200), resultChars: long.length }, { tool: 'delegate_start' });
+    expect(text).toContain(`${QUOTE}${'a'.repeat(150)}\n${QUOTE}${'b'.repeat(49)}\n${ANSWER_CLOSES}\n(The answer is 301 characters; shown are its first 200.)`);
+    expect(text.split('\n').at(-1)).toBe('Next: delegate_result {"job_id":"job_20261130T120000Z_abc123"} for the whole answer');
+    expect(text).not.toMatch(/\/home/);
+  });
+
+  it('delegate_result itself still names the file of an answer the service cut', () => {
+    expect(renderResultBrief({ ...result('Seven', 5), resultChars: 90_000 }, { tool: 'delegate_result' })).toContain('The whole answer is in /home/user/.jobs/j/result.txt');
+  });
+});
+
 describe('renderResultBrief: a worktree job', () => {
   const isolation: JobIsolation = {
     mode: 'worktree',

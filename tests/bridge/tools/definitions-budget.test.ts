@@ -28,7 +28,7 @@ afterEach(async () => {
 
 async function listed(mode: DelegationMode) {
   const server = new McpServer({ name: 'bridge-under-test', version: '0.0.0' }, { capabilities: { tools: { listChanged: true } } });
-  registerTools(server, { service: { call: () => Promise.reject(new Error('no service in this test')) } }, mode);
+  registerTools(server, { service: { call: () => Promise.reject(new Error('no service in this test')) }, inlineAnswerChars: () => 4_000 }, mode);
   const client = new Client({ name: 'budget-test', version: '0.0.0' });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);

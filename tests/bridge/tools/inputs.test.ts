@@ -30,7 +30,7 @@ async function bridge(): Promise<{ client: Client; calls: Array<{ method: string
     calls.push({ method, params: params as Record<string, unknown> });
     return Promise.reject(new Error('recorded'));
   };
-  registerTools(server, { service: { call } as ToolDeps['service'] }, 'auto');
+  registerTools(server, { service: { call } as ToolDeps['service'], inlineAnswerChars: () => 4_000 }, 'auto');
   const client = new Client({ name: 'inputs-test', version: '0.0.0' });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
