@@ -13,6 +13,7 @@ import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import { makeTempHome } from '../support/temp-home.js';
 import { makeRepo } from '../support/git-repo.js';
+import { CLOSED_REGISTRY, runPrintedCommands } from '../support/printed-commands.js';
 import { CHECK_IDS } from '../../src-main/core/setup/doctor.js';
 
 const KEY = 'sk-or-v1-setup-e2e-0123456789abcdef';
@@ -206,7 +207,7 @@ describe('openrouter-delegate install --link', () => {
     const world = await newWorld({ OPENROUTER_API_KEY: KEY });
     const bin = path.join(world.env.HOME ?? '', '.local', 'bin');
     // What a parent model's Bash or the user's shell has: this checkout is on no folder of it, and npx would ask a registry that does not answer.
-    const env = { ...world.env, PATH: `${bin}:${path.dirname(process.execPath)}:/usr/bin:/bin`, npm_config_registry: 'http://127.0.0.1:9/' };
+    const env = { ...world.env, PATH: `${bin}:${path.dirname(process.execPath)}:/usr/bin:/bin`, npm_config_registry: CLOSED_REGISTRY };
     const before = await runCli(['install'], env);
     expect(before.stdout).toMatch(
       /need this installation's `openrouter-delegate` on your PATH: `'.*' '.*openrouter-delegate\.js' install --link` puts it there\./,
@@ -219,24 +220,7 @@ describe('openrouter-delegate install --link', () => {
     expect(linked.stdout).toContain(`Linked: ${path.join(bin, 'openrouter-delegate')} runs this installation's openrouter-delegate.`);
     const project = path.join(world.env.HOME ?? '', 'project');
     await makeRepo(project, { 'README.md': 'x\n' });
-    const shell = (line: string) => runProcess('sh', ['-c', line], { env, cwd: project });
-    const printed = [
-      'openrouter-delegate doctor',
-      'openrouter-delegate worktrees',
-      'openrouter-delegate stats',
-      'openrouter-delegate verify',
-      'openrouter-delegate ui --print',
-      'openrouter-mcp-config --show',
-    ];
-    for (const line of printed) {
-      const result = await shell(line);
-      expect(result.code, `${line}: ${result.stdout}${result.stderr}`).toBe(0);
-      expect(result.stderr, line).not.toMatch(/registry|npm error|ECONNREFUSED/);
-    }
-    // A take of a job that is not there reaches this installation's service, which says so.
-    const take = await shell('openrouter-delegate take job_20261130T091500Z_k3m9qz');
-    expect([take.code, take.stderr]).toEqual([1, expect.stringContaining('No job "job_20261130T091500Z_k3m9qz"')]);
-    const doctor = (await shell('openrouter-delegate doctor')).stdout;
+    const doctor = await runPrintedCommands(env, project);
     expect(doctorLine(doctor, 'Commands on your PATH')).toMatch(/^✓ Commands on your PATH: `openrouter-delegate` runs this installation/);
     // Run in the project, the doctor speaks of its verify commands: none saved, none its top folder suggests.
     expect(doctorLine(doctor, 'Verify commands here')).toMatch(/^✓ Verify commands here: none saved for .*project, and its top folder suggests none\.$/);

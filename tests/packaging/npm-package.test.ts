@@ -20,6 +20,8 @@ import { DelegationWorld } from '../support/delegation.js';
 import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import { runOuterClaudeIn } from '../support/outer-claude.js';
+import { makeRepo } from '../support/git-repo.js';
+import { CLOSED_REGISTRY, runPrintedCommands } from '../support/printed-commands.js';
 import { CHECK_IDS } from '../../src-main/core/setup/doctor.js';
 
 const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
@@ -196,6 +198,15 @@ describe('the npm package', () => {
     expect(get.stdout).toContain(`Args: ${bridge}`);
     expect(get.stdout).toMatch(/Status: .*Connected/);
   }, 60_000);
+
+  it('the commands the product prints run verbatim from a project folder, from the installed package, asking no registry', async () => {
+    // The user's project, elsewhere; the prefix's bin on the PATH as npm's global install leaves it; no registry answers.
+    const project = path.join(root, 'project');
+    await makeRepo(project, { 'README.md': 'x\n' });
+    const doctor = await runPrintedCommands({ ...env, npm_config_registry: CLOSED_REGISTRY }, project);
+    expect(doctor).toMatch(/^✓ Commands on your PATH: `openrouter-delegate` runs this installation/m);
+    expect(doctor).toMatch(/^✓ Claude Code CLI: /m);
+  }, 120_000);
 
   it('serve --ui serves the packaged settings page', async () => {
     await installedCommand('openrouter-delegate', ['stop']);
