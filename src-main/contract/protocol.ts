@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'invalid_params',
   'internal',
   'unavailable',
+  /** This process may not open a Unix socket (a sandbox around it, such as Claude Code's Bash sandbox): the service is there, out of reach. */
+  'socket_blocked',
   // domain
   'no_key',
   'keychain_unavailable',

@@ -18,6 +18,19 @@ import { describeIssues, errorCode } from '../common/errors.js';
 const PIPE_PREFIX = '\\\\.\\pipe\\';
 const START_HINT = 'Start the OpenRouter Delegate app, or run `openrouter-delegate serve`.';
 
+/**
+ * A connect refused with EPERM: the OS let this process make no Unix socket, which a sandbox does (Claude Code's Bash
+ * sandbox on Linux and macOS); the service may well be running. What lets the command through (docs/ISOLATION.md,
+ * "Taking the work").
+ */
+export function socketBlockedMessage(endpoint: string): string {
+  return (
+    `This command may not open a Unix socket here (operation not permitted), and the OpenRouter Delegate service answers on one (${endpoint}): ` +
+    "it runs inside a sandbox, as Claude Code's Bash sandbox does. Run it in your own terminal, or let Claude Code run it outside its sandbox: " +
+    '"excludedCommands": ["openrouter-delegate:*"] in the "sandbox" of ~/.claude/settings.json, and an allow rule for it, such as "Bash(openrouter-delegate take:*)".'
+  );
+}
+
 export interface IpcClientOptions {
   locations: Pick<Locations, 'socketPath' | 'tokenFile'>;
   /** Who is calling, e.g. "bridge/0.1.0"; the service shows it in its status. */
@@ -111,7 +124,9 @@ export class IpcClient {
         const reason =
           code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'ENOTSOCK'
             ? new ServiceError('unavailable', `The OpenRouter Delegate service is not running (nothing answers at ${endpoint}). ${START_HINT}`)
-            : new ServiceError('unavailable', `Lost the connection to the OpenRouter Delegate service: ${error.message}`);
+            : code === 'EPERM'
+              ? new ServiceError('socket_blocked', socketBlockedMessage(endpoint))
+              : new ServiceError('unavailable', `Lost the connection to the OpenRouter Delegate service: ${error.message}`);
         if (client.handshakeDone) client.handshakeDone(reason);
         else client.closeReason ??= reason;
       });

@@ -22,6 +22,8 @@ export interface OuterClaude {
   /** The server's tools the run may call without asking. */
   tools: readonly string[];
   input: string;
+  /** More variables for the run (and so for its Bash commands), over the ones it is given here. */
+  env?: Record<string, string>;
 }
 
 export async function runOuterClaude(run: OuterClaude): Promise<RunResult> {
@@ -42,6 +44,7 @@ export async function runOuterClaude(run: OuterClaude): Promise<RunResult> {
     CLAUDE_CODE_MAX_RETRIES: '0',
     DISABLE_TELEMETRY: '1',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    ...run.env,
   };
   const mcpConfig = JSON.stringify({ mcpServers: { [run.serverName]: { type: 'stdio', ...run.server } } });
   const allowed = [...new Set(run.tools)].map((tool) => `--allowedTools=mcp__${run.serverName}__${tool}`);
