@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -90,10 +90,16 @@ async function turn(fake: FakeOpenRouter, model: ScriptedModel, dir: string, box
     await writeFile(settingsFile, settings);
     command = boxCommand(boxRuntime(), settingsFile, command);
   }
+  // The prompt from a file, as a job reads it (spawn-detached.ts): a pipe is a socket to Node, and Debian's bash, which
+  // the runtime starts inside the box, reads ~/.bashrc when its stdin is a socket (as if run by sshd), so a pipe would
+  // time the user's shell start-up files, not the box.
+  const promptFile = path.join(dir, `${name}.prompt`);
+  await writeFile(promptFile, `${ScriptedModel.marker(name)} go`);
+  const prompt = await open(promptFile, 'r');
   const spawnedAt = performance.now();
-  const child = spawn(command.command, command.args, { cwd, env: command.env, stdio: ['pipe', 'ignore', 'ignore'] });
-  child.stdin.end(`${ScriptedModel.marker(name)} go`);
+  const child = spawn(command.command, command.args, { cwd, env: command.env, stdio: [prompt.fd, 'ignore', 'ignore'] });
   await new Promise((resolve) => child.once('close', resolve));
+  await prompt.close();
   if (arrivals.length !== CALLS + 1) throw new Error(`sandbox bench: ${arrivals.length - 1} of ${CALLS} Bash calls came back (boxed: ${boxed})`);
   return {
     times: arrivals.slice(1).map((at, i) => at - (arrivals[i] ?? at)),
