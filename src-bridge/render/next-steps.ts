@@ -103,7 +103,11 @@ export function nextLines(view: JobView, answered: Answered, answerShown: boolea
   // Not read yet: the answer first. A success's answer decides what follows; any other end is worth continuing at once.
   // An answer shown in part (its start, inline) is read whole there too.
   const part = answered.tool !== DELEGATE_RESULT_TOOL && !answerShown && 'resultText' in view && view.resultText !== null;
-  if (!seen) steps.push({ call: toolCall(DELEGATE_RESULT_TOOL, { job_id: id }), why: part ? 'for the whole answer' : state === 'succeeded' ? 'for the answer' : 'for what it did' });
+  if (!seen)
+    steps.push({
+      call: toolCall(DELEGATE_RESULT_TOOL, { job_id: id }),
+      why: part ? 'for the whole answer' : state === 'succeeded' ? 'for the answer' : 'for what it did',
+    });
   // A job this very call cancelled was stopped on purpose: what it did is worth a look, going on is not the next step.
   const justCancelled = answered.tool === DELEGATE_CANCEL_TOOL && !answered.alreadyEnded;
   // A success its verify commands failed is no success: what fixes it is worth naming before its answer is read.

@@ -34,7 +34,11 @@ async function finishedJob(): Promise<string> {
   await gitIn(world.project, ['config', 'user.name', 'Parent User']);
   await gitIn(world.project, ['config', 'user.email', 'parent@example.invalid']);
   world.model.script('work', [
-    { dynamic: (request) => ({ toolUse: { name: 'Write', input: { file_path: path.join(delegateCwd(request), 'new.txt'), content: 'made by the delegate\n' } } }) },
+    {
+      dynamic: (request) => ({
+        toolUse: { name: 'Write', input: { file_path: path.join(delegateCwd(request), 'new.txt'), content: 'made by the delegate\n' } },
+      }),
+    },
     { text: 'ok' },
   ]);
   const started = await client.call('jobs.start', { prompt: `${m('work')} write it`, caller: { cwd: world.project } });
@@ -54,7 +58,10 @@ async function parentRuns(line: string, sandbox: Record<string, unknown>, allow:
   await symlink(CLI, path.join(bin, 'openrouter-delegate')).catch(() => undefined);
   const config = path.join(home, 'outer-claude-config');
   await mkdir(config, { recursive: true });
-  await writeFile(path.join(config, 'settings.json'), JSON.stringify({ sandbox: { enabled: true, autoAllowBashIfSandboxed: true, ...sandbox }, permissions: { allow } }));
+  await writeFile(
+    path.join(config, 'settings.json'),
+    JSON.stringify({ sandbox: { enabled: true, autoAllowBashIfSandboxed: true, ...sandbox }, permissions: { allow } }),
+  );
   let seen = '';
   world.model.script('parent', [
     { toolUse: { name: 'Bash', input: { command: line, description: 'Take the delegated work' } } },

@@ -137,7 +137,9 @@ describe('renderResultBrief for a call that found its job ended (issue 38: the a
   });
 
   it('delegate_result itself still names the file of an answer the service cut', () => {
-    expect(renderResultBrief({ ...result('Seven', 5), resultChars: 90_000 }, { tool: 'delegate_result' })).toContain('The whole answer is in /home/user/.jobs/j/result.txt');
+    expect(renderResultBrief({ ...result('Seven', 5), resultChars: 90_000 }, { tool: 'delegate_result' })).toContain(
+      'The whole answer is in /home/user/.jobs/j/result.txt',
+    );
   });
 });
 

@@ -19,7 +19,11 @@ afterEach(async () => {
 async function connected(): Promise<{ client: Client; tools: ToolSet; announcements: () => number }> {
   const server = new McpServer({ name: 'bridge-under-test', version: '0.0.0' }, { capabilities: { tools: { listChanged: true } } });
   // The handlers are never called here: only the list of tools is looked at.
-  const tools = registerTools(server, { service: { call: () => Promise.reject(new Error('no service in this test')) }, inlineAnswerChars: () => 4_000 }, 'ondemand');
+  const tools = registerTools(
+    server,
+    { service: { call: () => Promise.reject(new Error('no service in this test')) }, inlineAnswerChars: () => 4_000 },
+    'ondemand',
+  );
   const client = new Client({ name: 'registry-test', version: '0.0.0' });
   let count = 0;
   client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
