@@ -1,6 +1,6 @@
 /**
  * What the box adds (issue 36; docs/ISOLATION.md "The box"): the real `claude -p` runs a script of Bash calls (`true`)
- * against the scripted model, once whole inside the box a sandboxed job gets (core/jobs/box.ts: the Anthropic sandbox
+ * against the scripted model, once whole inside the box a sandboxed job gets (core/jobs/process/box.ts: the Anthropic sandbox
  * runtime around `claude`, its network only the model's port) and once without it (Bash pre-approved), interleaved.
  * A call's time is the time between the model's request that asked for it and the one that carries its result back;
  * the start is the time from the spawn to the first request. The same model and the same Claude Code on both sides,
@@ -13,9 +13,9 @@ import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { boxCommand, boxRuntime, boxSettings, ripgrep } from '../src-main/core/jobs/box.js';
-import { buildChildEnv } from '../src-main/core/jobs/child-env.js';
-import { presentSecretStores } from '../src-main/core/jobs/sandbox.js';
+import { boxCommand, boxRuntime, boxSettings, ripgrep } from '../src-main/core/jobs/process/box.js';
+import { buildChildEnv } from '../src-main/core/jobs/process/child-env.js';
+import { presentSecretStores } from '../src-main/core/jobs/process/sandbox.js';
 import { probeSandbox } from '../src-main/platform/sandbox-probe.js';
 import { CLAUDE_CLI, ScriptedModel } from '../tests/support/fake-anthropic.js';
 import type { ScriptStep } from '../tests/support/fake-anthropic.js';

@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { StreamParser } from '../src-main/core/jobs/stream-parser.js';
-import { readStreamFile, StreamTail } from '../src-main/core/jobs/stream-tail.js';
+import { StreamParser } from '../src-main/core/jobs/stream/stream-parser.js';
+import { readStreamFile, StreamTail } from '../src-main/core/jobs/stream/stream-tail.js';
 import { median, ms, printTable } from './lib/stats.js';
 import type { BudgetRow } from './lib/stats.js';
 

@@ -1,6 +1,6 @@
 /**
  * A verify command's run in words (docs/VERIFY.md), the same for the parent model (src-bridge/render/verify-lines.ts),
- * the Jobs page (src-renderer/lib/verify.ts) and a fix round's prompt (core/jobs/verify-link.ts).
+ * the Jobs page (src-renderer/lib/verify.ts) and a fix round's prompt (core/jobs/supervisor/verify-link.ts).
  */
 import { formatDuration } from './format.js';
 import type { VerifyRun } from '../contract/jobs-record.js';

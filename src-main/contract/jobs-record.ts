@@ -119,7 +119,7 @@ export const JobIsolationSchema = z.object({
 export type JobIsolation = z.infer<typeof JobIsolationSchema>;
 
 /**
- * How the job's programs ran (core/jobs/sandbox.ts): `sandboxed`, the whole delegate in its box (core/jobs/box.ts); `unsandboxed`, as the
+ * How the job's programs ran (core/jobs/process/sandbox.ts): `sandboxed`, the whole delegate in its box (core/jobs/process/box.ts); `unsandboxed`, as the
  * user, and `note` says why (no sandbox on this machine, or the sandbox off); `none`, the delegate could run none.
  */
 export const JobSandboxSchema = z.object({
@@ -206,7 +206,7 @@ export const JobRecordSchema = z.object({
    * conversation's). Absent when there are none, and on jobs from before fallbacks.
    */
   fallbacks: z.array(JobFallbackSchema).optional(),
-  /** Why `model: "best"` picked `model` (core/jobs/best-model.ts); absent when the caller or the default named it. */
+  /** Why `model: "best"` picked `model` (core/jobs/score/best-model.ts); absent when the caller or the default named it. */
   modelChoice: z.string().optional(),
   /** First line of the prompt, for lists (the whole prompt is in prompt.txt). */
   promptPreview: z.string(),

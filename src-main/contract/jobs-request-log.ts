@@ -42,6 +42,6 @@ export type GatewayRequest = z.infer<typeof GatewayRequestSchema>;
 
 /**
  * What the metering gateway tells a delegate when OpenRouter itself cannot be reached (refused, not found, timed out):
- * how a job's end tells that apart from a provider's own 502 (core/jobs/job-outcome.ts).
+ * how a job's end tells that apart from a provider's own 502 (core/jobs/supervisor/job-outcome.ts).
  */
 export const OPENROUTER_UNREACHABLE = 'OpenRouter could not be reached from OpenRouter Delegate';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 
-/** `model: "best"` (an argument, or the default model setting): the scoreboard picks (core/jobs/best-model.ts). */
+/** `model: "best"` (an argument, or the default model setting): the scoreboard picks (core/jobs/score/best-model.ts). */
 export const BEST_MODEL = 'best';
 /** The rule `best` picks by: at least this many verified delegations in the repository … */
 export const BEST_MIN_VERIFIED = 5;

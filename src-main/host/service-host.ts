@@ -7,7 +7,7 @@
 import { APP_VERSION, ENV } from '../contract/index.js';
 import type { EventName, JobRecord } from '../contract/index.js';
 import { spawnDetached } from '../platform/detached.js';
-import { isAlive } from '../core/jobs/process-table.js';
+import { isAlive } from '../core/jobs/process/process-table.js';
 import { watchdogWatches } from './watchdog.js';
 import { GatewayServer } from '../ipc/gateway-server.js';
 import { IpcServer } from '../ipc/server.js';

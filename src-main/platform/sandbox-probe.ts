@@ -1,5 +1,5 @@
 /**
- * Whether a delegate's box (the sandbox runtime, core/jobs/box.ts) can run on this machine (docs/ISOLATION.md "The box"):
+ * Whether a delegate's box (the sandbox runtime, core/jobs/process/box.ts) can run on this machine (docs/ISOLATION.md "The box"):
  * bubblewrap and socat on Linux, with user namespaces the kernel lets bubblewrap make; Seatbelt on macOS. Asked by
  * running bubblewrap the way the sandbox does (its own network and process namespaces), not by looking for files
  * only: a kernel without user namespaces, WSL 1 or an AppArmor rule against them all fail here, where the user can

@@ -54,7 +54,7 @@ describe('path mentions', () => {
 
   it('catch a file that is not there, from the top and from src-main', () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'ord-mentions-')), 'note.md');
-    writeFileSync(file, 'See src-main/core/jobs/box.ts, core/jobs/box.ts, src-main/core/jobs/no-such.ts and core/jobs/gone.ts.\n');
+    writeFileSync(file, 'See src-main/core/jobs/process/box.ts, core/jobs/process/box.ts, src-main/core/jobs/no-such.ts and core/jobs/gone.ts.\n');
     try {
       expect(broken(file).map((line) => line.split(': ')[1])).toEqual(['src-main/core/jobs/no-such.ts', 'src-main/core/jobs/gone.ts']);
     } finally {

@@ -133,7 +133,7 @@ describe('core layers', () => {
     });
 
     it('refuses the gateway importing the jobs, which import the gateway', { timeout: 120_000 }, async () => {
-      const probe = "import { fetchBilledCost } from '../jobs/billed-cost.js';\nexport const billed = fetchBilledCost;\n";
+      const probe = "import { fetchBilledCost } from '../jobs/money/billed-cost.js';\nexport const billed = fetchBilledCost;\n";
       const [result] = await eslint.lintText(probe, { filePath: path.join(ROOT, 'src-main/core/gateway/layers-probe.ts') });
       expect(result?.messages).toMatchObject([{ ruleId: RULE, line: 1, message: expect.stringContaining('core/gateway may not import core/jobs') }]);
     });

@@ -4,8 +4,8 @@
  */
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
-import { JobStore } from '../../src-main/core/jobs/job-store.js';
+import { newJobRecord } from '../../src-main/core/jobs/record/job-record.js';
+import { JobStore } from '../../src-main/core/jobs/record/job-store.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
 import { runCli } from '../support/built.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

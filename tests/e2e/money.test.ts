@@ -8,7 +8,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { addUsage, ZERO_USAGE } from '../../src-main/contract/index.js';
 import type { GatewayRequest, JobList, JobRecord, Usage } from '../../src-main/contract/index.js';
 import { formatTokens, formatUsage, formatUsd, promptTokens } from '../../src-main/common/format.js';
-import { jobCostUsd, jobSpendUsd } from '../../src-main/core/jobs/budget.js';
+import { jobCostUsd, jobSpendUsd } from '../../src-main/core/jobs/money/budget.js';
 import { presentTray } from '../../src-main/electron/present/tray.js';
 import { billedCostText, memberCostText, memberTokensText } from '../../src-renderer/lib/jobs.js';
 import { call, callOk } from '../support/delegation.js';

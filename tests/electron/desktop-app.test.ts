@@ -9,8 +9,8 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventName, JobRecord } from '../../src-main/contract/index.js';
 import { trayIconFile } from '../../src-main/electron/present/tray.js';
-import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
-import { JobStore } from '../../src-main/core/jobs/job-store.js';
+import { newJobRecord } from '../../src-main/core/jobs/record/job-record.js';
+import { JobStore } from '../../src-main/core/jobs/record/job-store.js';
 import { ServiceHost } from '../../src-main/host/service-host.js';
 import { IpcClient } from '../../src-main/ipc/client.js';
 import { KEY, MODEL, alive, processesRunning } from '../support/delegation.js';

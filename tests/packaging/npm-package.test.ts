@@ -152,7 +152,7 @@ describe('the npm package', () => {
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(PKG.scripts).not.toHaveProperty(hook);
     expect(PKG.scripts.prestart).toContain('node scripts/electron-runtime.mjs');
     // Everything else is bundled into dist/ (scripts/build.mjs); the keychain is native code and loads at run time,
-    // and the sandbox runtime runs as a program of its own (the box around each delegate, core/jobs/box.ts).
+    // and the sandbox runtime runs as a program of its own (the box around each delegate, core/jobs/process/box.ts).
     expect(Object.keys(PKG.dependencies)).toEqual(['@anthropic-ai/sandbox-runtime', '@napi-rs/keyring']);
   });
 

@@ -9,8 +9,8 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { GatewayRequest, JobRecord, JobView, StartJobRequest } from '../../src-main/contract/index.js';
-import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
-import { JobStore } from '../../src-main/core/jobs/job-store.js';
+import { newJobRecord } from '../../src-main/core/jobs/record/job-record.js';
+import { JobStore } from '../../src-main/core/jobs/record/job-store.js';
 import { resolveLocations } from '../../src-main/platform/locations.js';
 import { formatMs, formatTime, formatUsd } from '../../src-renderer/lib/format.js';
 import {

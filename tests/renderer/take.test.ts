@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { JobView, StartJobRequest } from '../../src-main/contract/index.js';
-import { taskLine } from '../../src-main/core/jobs/take.js';
+import { taskLine } from '../../src-main/core/jobs/supervisor/take.js';
 import { ScriptedModel, delegateCwd } from '../support/fake-anthropic.js';
 import { MODEL } from '../support/delegation.js';
 import { UiWorlds, useBrowser, openPage, screenshotOf } from '../support/ui.js';

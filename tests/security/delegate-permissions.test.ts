@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelRequest, ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings } from '../../src-main/contract/settings.js';
-import { resolvePermission, resolveTimeout } from '../../src-main/core/jobs/job-request.js';
+import { resolvePermission, resolveTimeout } from '../../src-main/core/jobs/record/job-request.js';
 import { ScriptedModel, messageText, toolResults } from '../support/fake-anthropic.js';
 import { makeRepo } from '../support/git-repo.js';
 import { FaultWorld } from '../support/faults.js';

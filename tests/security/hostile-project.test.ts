@@ -12,9 +12,9 @@ import { access, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildChildEnv } from '../../src-main/core/jobs/child-env.js';
-import { claudeArgs } from '../../src-main/core/jobs/claude-args.js';
-import { locateClaude } from '../../src-main/core/jobs/claude-locator.js';
+import { buildChildEnv } from '../../src-main/core/jobs/process/child-env.js';
+import { claudeArgs } from '../../src-main/core/jobs/process/claude-args.js';
+import { locateClaude } from '../../src-main/core/jobs/process/claude-locator.js';
 import { KEY, MODEL } from '../support/delegation.js';
 import type { ModelRequest } from '../support/fake-anthropic.js';
 import { CLAUDE_CLI, ScriptedModel, messageText, toolResults } from '../support/fake-anthropic.js';

@@ -10,7 +10,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENV } from '../../src-main/contract/index.js';
-import { processesWithEnv } from '../../src-main/core/jobs/process-table.js';
+import { processesWithEnv } from '../../src-main/core/jobs/process/process-table.js';
 import { KEY } from '../support/delegation.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildChildEnv } from '../../src-main/core/jobs/child-env.js';
+import { buildChildEnv } from '../../src-main/core/jobs/process/child-env.js';
 import { CLAUDE_CLI, DEFAULT_USAGE, FINAL_TEXT, NO_RETRY_ENV, ScriptedModel, SIDE_TEXT, locateScript, messageText, toolResults } from './fake-anthropic.js';
 import type { AnthropicMessage } from './fake-anthropic.js';
 import { FakeOpenRouter } from './fake-openrouter.js';

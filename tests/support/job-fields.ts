@@ -2,7 +2,7 @@
  * The request fields of a job's first turn, for tests that need a job record without running one: a
  * test names only the fields it is about.
  */
-import type { JobRequestFields } from '../../src-main/core/jobs/job-record.js';
+import type { JobRequestFields } from '../../src-main/core/jobs/record/job-record.js';
 
 export function jobFields(overrides: Partial<JobRequestFields> = {}): JobRequestFields {
   return {

@@ -7,10 +7,10 @@ import { mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/pro
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { killTree, listDescendants } from '../../src-main/core/jobs/kill-tree.js';
-import { isSameProcess, parseProcStat } from '../../src-main/core/jobs/process-table.js';
-import { spawnDetached } from '../../src-main/core/jobs/spawn-detached.js';
-import type { DetachedProcess } from '../../src-main/core/jobs/spawn-detached.js';
+import { killTree, listDescendants } from '../../src-main/core/jobs/process/kill-tree.js';
+import { isSameProcess, parseProcStat } from '../../src-main/core/jobs/process/process-table.js';
+import { spawnDetached } from '../../src-main/core/jobs/process/spawn-detached.js';
+import type { DetachedProcess } from '../../src-main/core/jobs/process/spawn-detached.js';
 
 export const linux = process.platform === 'linux';
 

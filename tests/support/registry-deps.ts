@@ -6,8 +6,8 @@
 import path from 'node:path';
 import { defaultSettings } from '../../src-main/contract/index.js';
 import type { Balance, JobIsolation } from '../../src-main/contract/index.js';
-import type { SupervisorDeps } from '../../src-main/core/jobs/job-registry.js';
-import type { JobStore } from '../../src-main/core/jobs/job-store.js';
+import type { SupervisorDeps } from '../../src-main/core/jobs/supervisor/job-registry.js';
+import type { JobStore } from '../../src-main/core/jobs/record/job-store.js';
 
 export function registryDeps(store: JobStore, now: () => number, extra: Partial<SupervisorDeps> = {}): SupervisorDeps {
   return {

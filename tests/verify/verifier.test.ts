@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxPolicySchema } from '../../src-main/contract/index.js';
 import type { JobRecord } from '../../src-main/contract/index.js';
-import { newJobRecord } from '../../src-main/core/jobs/job-record.js';
+import { newJobRecord } from '../../src-main/core/jobs/record/job-record.js';
 import { BoxedVerifier } from '../../src-main/core/verify/verifier.js';
 import type { VerifierDeps } from '../../src-main/core/verify/verifier.js';
 import { cachedSandboxProbe } from '../../src-main/platform/sandbox-probe.js';

@@ -1,7 +1,7 @@
 /**
  * What token usage costs at a model's OpenRouter list prices (docs/ARCHITECTURE.md §4): the live estimate of a
  * job from its stream, and the gateway's price of one request. Pure pricing, so both the jobs and the gateway
- * take it from the catalog; what OpenRouter actually billed is `core/jobs/billed-cost.ts`.
+ * take it from the catalog; what OpenRouter actually billed is `core/jobs/money/billed-cost.ts`.
  * Claude Code's own `total_cost_usd` uses Anthropic's price list and is never used here.
  */
 import type { Usage } from '../../contract/jobs.js';

@@ -1,6 +1,6 @@
 /**
  * The jobs as the metering gateway sees them (docs/ARCHITECTURE.md §11): the live job a delegate's token belongs
- * to, and what the gateway asks of the supervisor (core/jobs/gateway-link.ts answers it).
+ * to, and what the gateway asks of the supervisor (core/jobs/supervisor/gateway-link.ts answers it).
  */
 import type { GatewayRequest } from '../../contract/index.js';
 import type { CatalogPricing } from '../catalog/parse.js';

@@ -5,7 +5,7 @@
  */
 import type { EnvEntry, MethodName, ModelsReport, PolicySummary, SecretsStatus, Settings } from '../../contract/index.js';
 import { queryModels } from '../catalog/query.js';
-import type { Supervisor } from '../jobs/supervisor.js';
+import type { Supervisor } from '../jobs/supervisor/supervisor.js';
 import type { ModelsCache } from '../openrouter/models-cache.js';
 import { settingsChecks } from '../settings/checks.js';
 import type { SettingsStore } from '../settings/store.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Locations } from '../../platform/locations.js';
 import { probeSandbox } from '../../platform/sandbox-probe.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
-import { locateClaude } from '../jobs/claude-locator.js';
+import { locateClaude } from '../jobs/process/claude-locator.js';
 import { OpenRouterClient } from '../openrouter/client.js';
 import { ATTRIBUTION, baseUrlFrom } from '../openrouter/endpoint.js';
 import { SecretStore } from '../secrets/secret-store.js';

@@ -22,7 +22,7 @@ import type { ClaudeRunner, RegistrationState, StdioCommand } from './claude-reg
 import { errorMessage } from '../../common/errors.js';
 import { formatBytes, formatMs, formatUsd } from '../../common/format.js';
 import { KEY_CAP_FIX, keyCapWarning, limitResetText } from '../../common/key-cap.js';
-import { folderSize } from '../jobs/worktree-cleanup.js';
+import { folderSize } from '../jobs/git/worktree-cleanup.js';
 
 /** The calls the doctor makes on a running service. */
 export interface ServiceLink {

@@ -6,7 +6,7 @@
  */
 import { access, readFile, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { git } from '../jobs/git.js';
+import { git } from '../jobs/git/git.js';
 
 /** Folders of installed dependencies, at the repository's top, that a checkout uses from the user's (read-only in the box). */
 export const DEPENDENCY_FOLDERS: readonly string[] = ['node_modules', '.venv', 'venv'];

@@ -9,7 +9,7 @@
  * The diff it reads is bounded by the sizes of the blobs behind it, smallest first (MAX_DIFF_BYTES).
  */
 import path from 'node:path';
-import { git } from '../jobs/git.js';
+import { git } from '../jobs/git/git.js';
 import { clip, plain, quoted, shown } from './flag-words.js';
 
 export interface RewrittenChecksInput {

@@ -5,9 +5,9 @@
  */
 import { open, readFile } from 'node:fs/promises';
 import type { VerifyRun } from '../../contract/index.js';
-import { killTree } from '../jobs/kill-tree.js';
-import { spawnDetached } from '../jobs/spawn-detached.js';
-import type { BoxedCommand } from '../jobs/box.js';
+import { killTree } from '../jobs/process/kill-tree.js';
+import { spawnDetached } from '../jobs/process/spawn-detached.js';
+import type { BoxedCommand } from '../jobs/process/box.js';
 import { testCount } from './test-counts.js';
 
 /** The end of a command's output kept on the job's record and shown to the parent and to a fix round. */

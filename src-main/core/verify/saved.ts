@@ -8,7 +8,7 @@ import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ServiceError } from '../../contract/index.js';
 import type { Settings, VerifyCommandsReport } from '../../contract/index.js';
-import { GitError, git } from '../jobs/git.js';
+import { GitError, git } from '../jobs/git/git.js';
 import { suggestVerifyCommands } from './suggest.js';
 
 /**

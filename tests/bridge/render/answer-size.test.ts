@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { JobList, JobRecord, JobResult, JobView, TailEntry } from '../../../src-main/contract/jobs.js';
 import type { ModelRow, ModelsReport } from '../../../src-main/contract/methods.js';
 import { defaultSettings } from '../../../src-main/contract/settings.js';
-import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { newJobRecord } from '../../../src-main/core/jobs/record/job-record.js';
 import { policySummary } from '../../../src-main/core/service/service-handlers.js';
 import { MAX_ANSWER_CHARS, withRecord } from '../../../src-bridge/render/answer-size.js';
 import { renderJobBrief, renderListBrief, renderResultBrief } from '../../../src-bridge/render/job-brief.js';

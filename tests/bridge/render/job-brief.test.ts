@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobIsolation, JobRecord, JobResult, JobView } from '../../../src-main/contract/jobs.js';
 import type { JobList } from '../../../src-main/contract/jobs.js';
-import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { newJobRecord } from '../../../src-main/core/jobs/record/job-record.js';
 import { jobFields } from '../../support/job-fields.js';
 import { ANSWER_CLOSES, ANSWER_OPENS, QUOTE, renderJobBrief, renderListBrief, renderResultBrief } from '../../../src-bridge/render/job-brief.js';
 import { renderGroup, renderJobList } from '../../../src-bridge/render/jobs.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BudgetStop, JobRecord, JobResult, JobState, JobView } from '../../../src-main/contract/jobs.js';
-import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { newJobRecord } from '../../../src-main/core/jobs/record/job-record.js';
 import { renderJobBrief, renderResultBrief } from '../../../src-bridge/render/job-brief.js';
 import { renderJobResult, renderJobView } from '../../../src-bridge/render/jobs.js';
 import type { Answered, JobTool } from '../../../src-bridge/render/next-steps.js';

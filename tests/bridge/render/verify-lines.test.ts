@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { JobRecord, JobVerify, VerifyRun } from '../../../src-main/contract/index.js';
-import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { newJobRecord } from '../../../src-main/core/jobs/record/job-record.js';
 import { verifyLines, verifyMark } from '../../../src-bridge/render/verify-lines.js';
 import { jobFields } from '../../support/job-fields.js';
 

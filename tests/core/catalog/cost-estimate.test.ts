@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { estimateCostUsd } from '../../../src-main/core/catalog/cost-estimate.js';
 import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
 import type { CatalogPricing } from '../../../src-main/core/catalog/parse.js';
-import { StreamParser } from '../../../src-main/core/jobs/stream-parser.js';
+import { StreamParser } from '../../../src-main/core/jobs/stream/stream-parser.js';
 import { readJsonFixture } from '../../support/fake-openrouter.js';
 import { usage } from '../../support/usage.js';
 

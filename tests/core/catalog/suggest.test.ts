@@ -4,7 +4,7 @@ import { ServiceError, SettingsSchema } from '../../../src-main/contract/index.j
 import { parseModelsBody } from '../../../src-main/core/catalog/parse.js';
 import { queryModels } from '../../../src-main/core/catalog/query.js';
 import { closestModels } from '../../../src-main/core/catalog/suggest.js';
-import { resolveModel } from '../../../src-main/core/jobs/job-request.js';
+import { resolveModel } from '../../../src-main/core/jobs/record/job-request.js';
 import { readJsonFixture } from '../../support/fake-openrouter.js';
 
 const catalog = parseModelsBody(readJsonFixture('models-2026-08.json'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobIsolation, JobRecord, JobState } from '../../../src-main/contract/jobs.js';
-import { newJobRecord } from '../../../src-main/core/jobs/job-record.js';
+import { newJobRecord } from '../../../src-main/core/jobs/record/job-record.js';
 import type { AlertMemory } from '../../../src-main/electron/present/desktop-types.js';
 import type { BalanceAlertInput } from '../../../src-main/electron/present/notifications.js';
 import { MAX_NOTIFICATION_BODY_CHARS, NO_ALERTS_SHOWN, balanceAlerts, presentJobEnded } from '../../../src-main/electron/present/notifications.js';

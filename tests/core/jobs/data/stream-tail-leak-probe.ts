@@ -5,7 +5,7 @@
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { StreamTail } from '../../../../src-main/core/jobs/stream-tail.js';
+import { StreamTail } from '../../../../src-main/core/jobs/stream/stream-tail.js';
 
 const [dir, ...modes] = process.argv.slice(2);
 if (dir === undefined || modes.length === 0 || modes.some((mode) => mode !== 'existing' && mode !== 'missing'))
