@@ -21,6 +21,10 @@ import { coreLayerZones } from './scripts/lint/core-layers.mjs';
 // The folders of src-main/core, lowest first: each imports only the folders before it, so no two import each other
 // (no-cycle sees files, not folders). A folder not listed here fails the lint until it is placed (docs/ARCHITECTURE.md §9).
 const CORE_LAYERS = ['fs', 'secrets', 'catalog', 'openrouter', 'settings', 'gateway', 'jobs', 'verify', 'setup', 'service'];
+// core/jobs is rooms, one per reason to change, layered the same way (each room's README.md says what it owns and what
+// it may import): a delegate's stream, its processes and box, money, the job's records, git (worktrees and taking work),
+// the scoreboard, and the supervisor that puts them together.
+const JOBS_LAYERS = ['stream', 'process', 'money', 'record', 'git', 'score', 'supervisor'];
 
 const layer = (files, patterns) => ({
   files,
@@ -107,10 +111,21 @@ export default tseslint.config(
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
-    // Between core's folders, one direction only: the order of CORE_LAYERS (resolved by the settings above).
+    // Between core's folders, and between core/jobs's rooms, one direction only: the order of CORE_LAYERS and of
+    // JOBS_LAYERS (resolved by the settings above).
     files: ['src-main/core/**/*.ts'],
     plugins: { 'import-x': importX },
-    rules: { 'import-x/no-restricted-paths': ['error', { zones: coreLayerZones(fileURLToPath(new URL('src-main/core', import.meta.url)), CORE_LAYERS) }] },
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            ...coreLayerZones(fileURLToPath(new URL('src-main/core', import.meta.url)), CORE_LAYERS),
+            ...coreLayerZones(fileURLToPath(new URL('src-main/core/jobs', import.meta.url)), JOBS_LAYERS, 'JOBS_LAYERS in eslint.config.js'),
+          ],
+        },
+      ],
+    },
   },
   {
     // Pieces a newcomer can read whole (issue 25): a product file says one thing in at most 450 lines, a function in 80.

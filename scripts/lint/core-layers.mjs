@@ -1,5 +1,5 @@
 /**
- * The folders of src-main/core in layers (docs/ARCHITECTURE.md §9). import-x/no-cycle sees files: two folders can
+ * The folders of src-main/core in layers, and the rooms of core/jobs in layers of their own (docs/ARCHITECTURE.md §9). import-x/no-cycle sees files: two folders can
  * import each other through files that form no cycle (gateway/gateway.ts → jobs/cost.ts, jobs/lifecycle.ts →
  * gateway/ceiling.ts). So eslint.config.js declares core's folders in an order, and each folder may import only the
  * folders before it: then no two import each other, through any number of others. This turns the order into
@@ -9,7 +9,6 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 
 const SEE = 'docs/ARCHITECTURE.md §9';
-const WHERE = 'CORE_LAYERS in eslint.config.js';
 
 /**
  * One zone per pair of folders: a folder may not import any folder after it in `layers`. Throws, naming it, when
@@ -17,9 +16,11 @@ const WHERE = 'CORE_LAYERS in eslint.config.js';
  * outside every folder, or when `layers` lists a folder that is not there.
  * @param {string} coreDir absolute path of the folder whose subfolders are layered
  * @param {readonly string[]} layers its subfolders, lowest first
+ * @param {string} [where] where the list is declared, for the messages
  * @returns {{ target: string; from: string; message: string }[]}
  */
-export function coreLayerZones(coreDir, layers) {
+export function coreLayerZones(coreDir, layers, where = 'CORE_LAYERS in eslint.config.js') {
+  const WHERE = where;
   const name = path.basename(coreDir);
   const entries = readdirSync(coreDir, { withFileTypes: true });
   const folders = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);

@@ -1,6 +1,7 @@
 /**
- * core's folders in layers (docs/ARCHITECTURE.md §9): the zones eslint.config.js builds from CORE_LAYERS refuse an
- * import up the order, so no two folders of core import each other — what import-x/no-cycle, which sees files, misses.
+ * core's folders in layers, and core/jobs's rooms in layers of their own (docs/ARCHITECTURE.md §9): the zones
+ * eslint.config.js builds from CORE_LAYERS and JOBS_LAYERS refuse an import up the order, so no two folders import each
+ * other — what import-x/no-cycle, which sees files, misses.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -95,7 +96,8 @@ describe('core layers', () => {
     async function crossFolderModules(): Promise<Array<{ file: string; text: string }>> {
       const core = path.join(ROOT, 'src-main/core');
       const files = (await readdir(core, { recursive: true })).filter((file) => file.endsWith('.ts')).map((file) => path.join(core, file));
-      const crossing = /['"]\.\.\/(?!\.\.\/)|['"](?:\.\.\/)+core\//;
+      // Any import that leaves its own folder: a room of core/jobs reaches the others in one step up, core's folders in two.
+      const crossing = /['"]\.\.\//;
       const texts = await Promise.all(files.map((file) => readFile(file, 'utf8')));
       return files.map((file, i) => ({ file, text: texts[i] as string })).filter(({ text }) => crossing.test(text));
     }
@@ -118,7 +120,7 @@ describe('core layers', () => {
     /** What a module imports, as TypeScript's scanner finds it (static, type, dynamic and require): the same in both. */
     const specifiers = (text: string) => ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName);
 
-    it('holds for every import between the folders of src-main/core', { timeout: 120_000 }, async () => {
+    it('holds for every import between the folders of src-main/core, and between the rooms of core/jobs', { timeout: 120_000 }, async () => {
       const modules = await crossFolderModules();
       expect(modules.length).toBeGreaterThan(10);
       const messages: string[] = [];
@@ -136,6 +138,12 @@ describe('core layers', () => {
       const probe = "import { fetchBilledCost } from '../jobs/money/billed-cost.js';\nexport const billed = fetchBilledCost;\n";
       const [result] = await eslint.lintText(probe, { filePath: path.join(ROOT, 'src-main/core/gateway/layers-probe.ts') });
       expect(result?.messages).toMatchObject([{ ruleId: RULE, line: 1, message: expect.stringContaining('core/gateway may not import core/jobs') }]);
+    });
+
+    it("refuses a room of core/jobs importing one above it: the stream, the supervisor's registry (a type import too)", { timeout: 120_000 }, async () => {
+      const probe = "import type { JobRegistry } from '../supervisor/job-registry.js';\nexport type Registry = JobRegistry;\n";
+      const [result] = await eslint.lintText(probe, { filePath: path.join(ROOT, 'src-main/core/jobs/stream/layers-probe.ts') });
+      expect(result?.messages).toMatchObject([{ ruleId: RULE, line: 1, message: expect.stringContaining('jobs/stream may not import jobs/supervisor') }]);
     });
   });
 });
