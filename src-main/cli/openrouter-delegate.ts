@@ -13,20 +13,20 @@ import type { TakeWay } from '../contract/index.js';
 import { resolveLocations } from '../platform/locations.js';
 import type { Locations } from '../platform/locations.js';
 import { runWatchdog } from '../host/watchdog.js';
-import { UsageError, askYes, connectOrStart, err, out } from './command-support.js';
-import { discardCommand } from './discard-command.js';
-import { doctorCommand } from './doctor-command.js';
-import { installCommand, uninstallCommand } from './install-command.js';
-import { delegateKeyCommand, isDelegateKeyAction, keyCommand } from './key-command.js';
-import { serveCommand } from './serve-command.js';
-import { startCommand } from './start-command.js';
-import { statsCommand } from './stats-command.js';
-import { statusCommand } from './status-command.js';
-import { stopCommand } from './stop-command.js';
-import { BARE_YES, bestOfGroup, takeCommand, takeOutYesList } from './take-command.js';
-import { uiCommand } from './ui-command.js';
-import { parseVerifyArgs, repositoryOf, verifyCommand } from './verify-command.js';
-import { worktreesCommand } from './worktrees-command.js';
+import { UsageError, askYes, connectOrStart, err, out } from './support/command-support.js';
+import { discardCommand } from './commands/discard-command.js';
+import { doctorCommand } from './commands/doctor-command.js';
+import { installCommand, uninstallCommand } from './commands/install-command.js';
+import { delegateKeyCommand, isDelegateKeyAction, keyCommand } from './commands/key-command.js';
+import { serveCommand } from './commands/serve-command.js';
+import { startCommand } from './commands/start-command.js';
+import { statsCommand } from './commands/stats-command.js';
+import { statusCommand } from './commands/status-command.js';
+import { stopCommand } from './commands/stop-command.js';
+import { BARE_YES, bestOfGroup, takeCommand, takeOutYesList } from './commands/take-command.js';
+import { uiCommand } from './commands/ui-command.js';
+import { parseVerifyArgs, repositoryOf, verifyCommand } from './commands/verify-command.js';
+import { worktreesCommand } from './commands/worktrees-command.js';
 
 const USAGE = `openrouter-delegate ${APP_VERSION}
 

@@ -5,7 +5,7 @@
  * prints the same words: one duration style ("1 h 4 min") and one age style ("20 min ago") everywhere.
  */
 import { describe, expect, it } from 'vitest';
-import { formatSetting } from '../../src-main/cli/config-fields.js';
+import { formatSetting } from '../../src-main/cli/config/config-fields.js';
 import type { JobRecord, JobView } from '../../src-main/contract/jobs.js';
 import type { ModelRow } from '../../src-main/contract/methods.js';
 import { SettingsSchema } from '../../src-main/contract/settings.js';

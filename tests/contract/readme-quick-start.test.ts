@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseConfigArgs } from '../../src-main/cli/config-args.js';
+import { parseConfigArgs } from '../../src-main/cli/config/config-args.js';
 import { README, quickStart, words } from '../support/readme.js';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');

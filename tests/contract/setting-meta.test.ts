@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { SETTING_GROUPS, SETTING_META, SettingsPatchSchema, defaultSettings, settingValue } from '../../src-main/contract/settings.js';
 import type { SettingPath } from '../../src-main/contract/settings.js';
-import { withSetting } from '../../src-main/cli/config-fields.js';
+import { withSetting } from '../../src-main/cli/config/config-fields.js';
 import { formatBounds } from '../../src-main/common/format.js';
 import { settingHelpLine, settingHelpSentences } from '../../src-main/common/setting-help.js';
 

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LIST_SETTINGS, SCALAR_SETTINGS } from '../../src-main/cli/config-fields.js';
+import { LIST_SETTINGS, SCALAR_SETTINGS } from '../../src-main/cli/config/config-fields.js';
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings, settingValue } from '../../src-main/contract/index.js';
 import type { SecretsStatus, Settings } from '../../src-main/contract/index.js';
 import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
@@ -296,7 +296,7 @@ const ROUND_TRIPS: Record<string, RoundTrip> = {
     ],
     expected: provider({ allowFallbacks: true }),
   },
-  // Every sandbox flag in two cases (the unit test, tests/cli/config-sandbox-flags.test.ts, takes each apart).
+  // Every sandbox flag in two cases (the unit test, tests/cli/config/config-sandbox-flags.test.ts, takes each apart).
   '--programs, --sandbox, --allow-domain, --deny-read, --clear-deny-read, --clear-allowed-domains': {
     calls: [
       ['--programs', 'ask-approval', '--sandbox', 'preferred', '--allow-domain', 'registry.npmjs.org', '--deny-read', '~/old'],
@@ -396,7 +396,7 @@ const SPACE = ' ';
 const CTRL_C = '\x03';
 /** Leaves a list's editor: Add, Remove, Empty, Done. */
 const LIST_DONE = DOWN.repeat(3) + ENTER;
-/** The main menu, in order (src-main/cli/config-interactive.ts). */
+/** The main menu, in order (src-main/cli/config/config-interactive.ts). */
 const MENU = [
   'key',
   'mode',

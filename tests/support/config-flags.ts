@@ -1,5 +1,5 @@
 /** What the `openrouter-mcp-config` flag tests share: a command line's effect on the settings, and its refusals. */
-import { InvalidValuesError, buildPatch, parseConfigArgs, previewPatch } from '../../src-main/cli/config-args.js';
+import { InvalidValuesError, buildPatch, parseConfigArgs, previewPatch } from '../../src-main/cli/config/config-args.js';
 import { defaultSettings } from '../../src-main/contract/settings.js';
 import type { Settings } from '../../src-main/contract/settings.js';
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SCALAR_SETTINGS } from '../../../src-main/cli/config-fields.js';
+import { SCALAR_SETTINGS } from '../../../src-main/cli/config/config-fields.js';
 import { SETTING_META } from '../../../src-main/contract/settings.js';
 import { FIELD_LIMITS, REWRITTEN_FIELDS, checkRequest } from '../../../src-main/core/gateway/request-fields.js';
 import type { RequestFieldOptions } from '../../../src-main/core/gateway/request-fields.js';
