@@ -25,6 +25,9 @@ const CORE_LAYERS = ['fs', 'secrets', 'catalog', 'openrouter', 'settings', 'gate
 // it may import): a delegate's stream, its processes and box, money, the job's records, git (worktrees and taking work),
 // the scoreboard, and the supervisor that puts them together.
 const JOBS_LAYERS = ['stream', 'process', 'money', 'record', 'git', 'score', 'supervisor'];
+// src-main/cli is two programs over shared support: openrouter-delegate's commands, and openrouter-mcp-config (config/,
+// which shows the service's status as the status command does); their entry points lie beside the folders.
+const CLI_LAYERS = ['support', 'commands', 'config'];
 
 const layer = (files, patterns) => ({
   files,
@@ -111,9 +114,9 @@ export default tseslint.config(
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
-    // Between core's folders, and between core/jobs's rooms, one direction only: the order of CORE_LAYERS and of
-    // JOBS_LAYERS (resolved by the settings above).
-    files: ['src-main/core/**/*.ts'],
+    // Between core's folders, between core/jobs's rooms and between cli's, one direction only: the order of CORE_LAYERS,
+    // JOBS_LAYERS and CLI_LAYERS (resolved by the settings above).
+    files: ['src-main/core/**/*.ts', 'src-main/cli/**/*.ts'],
     plugins: { 'import-x': importX },
     rules: {
       'import-x/no-restricted-paths': [
@@ -122,6 +125,7 @@ export default tseslint.config(
           zones: [
             ...coreLayerZones(fileURLToPath(new URL('src-main/core', import.meta.url)), CORE_LAYERS),
             ...coreLayerZones(fileURLToPath(new URL('src-main/core/jobs', import.meta.url)), JOBS_LAYERS, 'JOBS_LAYERS in eslint.config.js'),
+            ...coreLayerZones(fileURLToPath(new URL('src-main/cli', import.meta.url)), CLI_LAYERS, 'CLI_LAYERS in eslint.config.js', { rootFiles: true }),
           ],
         },
       ],

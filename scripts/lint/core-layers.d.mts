@@ -7,4 +7,4 @@ export interface CoreLayerZone {
   message: string;
 }
 
-export function coreLayerZones(coreDir: string, layers: readonly string[], where?: string): CoreLayerZone[];
+export function coreLayerZones(coreDir: string, layers: readonly string[], where?: string, options?: { rootFiles?: boolean }): CoreLayerZone[];

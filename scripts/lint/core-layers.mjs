@@ -17,9 +17,11 @@ const SEE = 'docs/ARCHITECTURE.md §9';
  * @param {string} coreDir absolute path of the folder whose subfolders are layered
  * @param {readonly string[]} layers its subfolders, lowest first
  * @param {string} [where] where the list is declared, for the messages
+ * @param {{ rootFiles?: boolean }} [options] rootFiles: modules may lie beside the folders (src-main/cli's entry points,
+ *   which import every folder and which none imports)
  * @returns {{ target: string; from: string; message: string }[]}
  */
-export function coreLayerZones(coreDir, layers, where = 'CORE_LAYERS in eslint.config.js') {
+export function coreLayerZones(coreDir, layers, where = 'CORE_LAYERS in eslint.config.js', options = {}) {
   const WHERE = where;
   const name = path.basename(coreDir);
   const entries = readdirSync(coreDir, { withFileTypes: true });
@@ -29,7 +31,7 @@ export function coreLayerZones(coreDir, layers, where = 'CORE_LAYERS in eslint.c
       .filter((folder) => !layers.includes(folder))
       .map((folder) => `${name}/${folder} is in no layer: add it to ${WHERE}, after every folder it imports and before every folder that imports it.`),
     ...entries
-      .filter((entry) => !entry.isDirectory() && /\.[cm]?[jt]s$/.test(entry.name))
+      .filter((entry) => !options.rootFiles && !entry.isDirectory() && /\.[cm]?[jt]s$/.test(entry.name))
       .map((entry) => `${name}/${entry.name} lies outside ${name}'s folders: every module of ${name} lives in one of them (${WHERE}).`),
     ...layers.filter((folder) => !folders.includes(folder)).map((folder) => `${WHERE} lists ${name}/${folder}, which is not there: take it out.`),
     ...layers.filter((folder, i) => layers.indexOf(folder) !== i).map((folder) => `${WHERE} lists ${name}/${folder} twice.`),

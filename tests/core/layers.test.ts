@@ -145,5 +145,11 @@ describe('core layers', () => {
       const [result] = await eslint.lintText(probe, { filePath: path.join(ROOT, 'src-main/core/jobs/stream/layers-probe.ts') });
       expect(result?.messages).toMatchObject([{ ruleId: RULE, line: 1, message: expect.stringContaining('jobs/stream may not import jobs/supervisor') }]);
     });
+
+    it("refuses cli's support importing a command, which imports the support", { timeout: 120_000 }, async () => {
+      const probe = "import { statusCommand } from '../commands/status-command.js';\nexport const status = statusCommand;\n";
+      const [result] = await eslint.lintText(probe, { filePath: path.join(ROOT, 'src-main/cli/support/layers-probe.ts') });
+      expect(result?.messages).toMatchObject([{ ruleId: RULE, line: 1, message: expect.stringContaining('cli/support may not import cli/commands') }]);
+    });
   });
 });
