@@ -914,6 +914,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       await t.answer('Job timeout in minutes', `90${ENTER}`);
       await t.answer('Limits: prices, context, concurrency 8, timeout 1 h 30 min (changed)', move('limits', 'other') + ENTER);
       await t.answer('Job history kept in days', `7${ENTER}`);
+      await t.answer('Answers shown at once in characters', `2000${ENTER}`);
       await t.answer('Delegate retries: how often', `0${ENTER}`);
       await t.answer('Model list cache in minutes', `15${ENTER}`);
       await t.answer('claude executable: the claude CLI', `${CLAUDE_CLI}${ENTER}`);
@@ -951,6 +952,7 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
         concurrency: 8,
         jobTimeoutMinutes: 90,
         retentionDays: 7,
+        inlineAnswerChars: 2000,
         delegateMaxRetries: 0,
         modelsCacheTtlMinutes: 15,
         claudePath: CLAUDE_CLI,
