@@ -1,5 +1,5 @@
 /**
- * The model picker's pure helpers (components/ModelPicker.svelte, ModelResults.svelte): the orders the catalog can
+ * The model picker's pure helpers (components/delegation/ModelPicker.svelte, ModelResults.svelte): the orders the catalog can
  * be listed in, the line that says what the list shows, a model's facts in one line, and where the arrow keys move.
  */
 import type { ModelRow, ModelSort, ModelsReport } from '../../src-main/contract/methods.js';

@@ -6,7 +6,7 @@
  * Create it while a component initialises (it follows `saved` with an effect).
  */
 import { untrack } from 'svelte';
-import type { SaveState } from '../components/DelegationSaveStatus.svelte';
+import type { SaveState } from '../components/delegation/DelegationSaveStatus.svelte';
 
 export class SavedChoice<T> {
   draft = $state() as T;
