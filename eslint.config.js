@@ -28,6 +28,8 @@ const JOBS_LAYERS = ['stream', 'process', 'money', 'record', 'git', 'score', 'su
 // src-main/cli is two programs over shared support: openrouter-delegate's commands, and openrouter-mcp-config (config/,
 // which shows the service's status as the status command does); their entry points lie beside the folders.
 const CLI_LAYERS = ['support', 'commands', 'config'];
+// core/gateway: the measure of a request, what it may carry, the wire; the listener and a request in flight lie beside.
+const GATEWAY_LAYERS = ['measure', 'request', 'http'];
 
 const layer = (files, patterns) => ({
   files,
@@ -115,7 +117,7 @@ export default tseslint.config(
   },
   {
     // Between core's folders, between core/jobs's rooms and between cli's, one direction only: the order of CORE_LAYERS,
-    // JOBS_LAYERS and CLI_LAYERS (resolved by the settings above).
+    // JOBS_LAYERS, CLI_LAYERS and GATEWAY_LAYERS (resolved by the settings above).
     files: ['src-main/core/**/*.ts', 'src-main/cli/**/*.ts'],
     plugins: { 'import-x': importX },
     rules: {
@@ -126,6 +128,9 @@ export default tseslint.config(
             ...coreLayerZones(fileURLToPath(new URL('src-main/core', import.meta.url)), CORE_LAYERS),
             ...coreLayerZones(fileURLToPath(new URL('src-main/core/jobs', import.meta.url)), JOBS_LAYERS, 'JOBS_LAYERS in eslint.config.js'),
             ...coreLayerZones(fileURLToPath(new URL('src-main/cli', import.meta.url)), CLI_LAYERS, 'CLI_LAYERS in eslint.config.js', { rootFiles: true }),
+            ...coreLayerZones(fileURLToPath(new URL('src-main/core/gateway', import.meta.url)), GATEWAY_LAYERS, 'GATEWAY_LAYERS in eslint.config.js', {
+              rootFiles: true,
+            }),
           ],
         },
       ],

@@ -13,15 +13,15 @@
  * body (`messages[].content[type=tool_use].id`). No prompt, key or id is kept.
  *
  * The headers are recorded at the gateway's door, not at the fake: the fake sees what the gateway forwards, and once
- * the gateway passes only an allowlist (src-main/core/gateway/gateway-headers.ts), that is the allowlist, not what
+ * the gateway passes only an allowlist (src-main/core/gateway/http/gateway-headers.ts), that is the allowlist, not what
  * Claude Code sent. So the service runs a launcher (scripts/live/claude-door.ts) that points each delegate's
  * ANTHROPIC_BASE_URL at a recording door in front of the gateway, which passes every request on unchanged. The bodies'
  * lengths come from the door too; the shapes, as before, from what reached the fake (the same bytes: with no
  * provider policy or fallback model the gateway forwards the body it was sent).
  *
- * src-main/core/gateway/request-fields.ts lets through what this file shows, and tests/core/gateway/request-fields.test.ts
+ * src-main/core/gateway/request/request-fields.ts lets through what this file shows, and tests/core/gateway/request/request-fields.test.ts
  * holds it to every shape in it; gateway-headers.ts lets through the headers and beta values it shows, and
- * tests/core/gateway/gateway-headers.test.ts holds the two together. Nothing in CI runs this: run it by hand when the
+ * tests/core/gateway/http/gateway-headers.test.ts holds the two together. Nothing in CI runs this: run it by hand when the
  * Claude Code pin moves, look at what changed (git diff), and widen an allowlist only for what the new CLI really sends.
  *
  *   npm run build && npx tsx scripts/capture-claude-requests.ts [--out FILE] [--raw DIR] [--only plain,web,…]

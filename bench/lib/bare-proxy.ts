@@ -1,7 +1,7 @@
 /**
  * The gateway bench's control (bench/gateway.ts): a proxy that does nothing but copy. It reads the request,
  * sends it on to the fake OpenRouter with the same upstream client the gateway uses
- * (src-main/core/gateway/upstream.ts) and pipes the answer back; no token, no price, no log, no meter. What it
+ * (src-main/core/gateway/http/upstream.ts) and pipes the answer back; no token, no price, no log, no meter. What it
  * costs is what any proxy in Node costs on this machine, so the gateway's rows can say how much of their
  * distance from direct is the gateway's own work and how much is being a proxy at all.
  *
@@ -10,7 +10,7 @@
  */
 import http from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { postUpstream } from '../../src-main/core/gateway/upstream.js';
+import { postUpstream } from '../../src-main/core/gateway/http/upstream.js';
 
 const upstream = process.argv[2];
 if (!upstream) throw new Error('usage: bare-proxy.ts <upstream origin>');

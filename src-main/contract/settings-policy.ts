@@ -86,7 +86,7 @@ export type ProviderPolicy = z.infer<typeof ProviderPolicySchema>;
 
 /**
  * What the metering gateway lets a delegate's request carry beyond what Claude Code sends for its own tools
- * (src-main/core/gateway/request-fields.ts). Off: only what the job's cap can price.
+ * (src-main/core/gateway/request/request-fields.ts). Off: only what the job's cap can price.
  */
 const gatewayShape = {
   /**

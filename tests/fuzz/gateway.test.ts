@@ -36,14 +36,14 @@ import { isRecord } from '../../src-main/common/errors.js';
 import { GatewayRequestSchema } from '../../src-main/contract/jobs.js';
 import type { GatewayRequest, Usage } from '../../src-main/contract/jobs.js';
 import type { CatalogPricing } from '../../src-main/core/catalog/parse.js';
-import { MIN_USEFUL_OUTPUT_TOKENS, decide, withMaxTokens } from '../../src-main/core/gateway/ceiling.js';
-import type { Prices } from '../../src-main/core/gateway/ceiling.js';
+import { MIN_USEFUL_OUTPUT_TOKENS, decide, withMaxTokens } from '../../src-main/core/gateway/measure/ceiling.js';
+import type { Prices } from '../../src-main/core/gateway/measure/ceiling.js';
 import { MAX_BODY_BYTES, MeteringGateway } from '../../src-main/core/gateway/gateway.js';
 import type { GatewayJob, GatewayJobs } from '../../src-main/core/gateway/gateway.js';
 import { newJobToken, tokenHash } from '../../src-main/core/gateway/job-token.js';
-import { checkRequest } from '../../src-main/core/gateway/request-fields.js';
-import { UsageMeter } from '../../src-main/core/gateway/usage-meter.js';
-import type { MeteredAnswer } from '../../src-main/core/gateway/usage-meter.js';
+import { checkRequest } from '../../src-main/core/gateway/request/request-fields.js';
+import { UsageMeter } from '../../src-main/core/gateway/measure/usage-meter.js';
+import type { MeteredAnswer } from '../../src-main/core/gateway/measure/usage-meter.js';
 import { GatewayServer } from '../../src-main/ipc/gateway-server.js';
 import { FakeOpenRouter } from '../support/fake-openrouter.js';
 import type { RecordedRequest } from '../support/fake-openrouter.js';
@@ -350,7 +350,7 @@ function verdictOf(c: Case, port: number, jobs: FuzzJobs): Verdict {
   if (pathname === '/v1/messages' && isRecord(thinking) && Object.hasOwn(thinking, 'budget_tokens')) {
     if (!(Number.isSafeInteger(thinking.budget_tokens) && (thinking.budget_tokens as number) >= 1)) return refuse(400);
   }
-  // Only what Claude Code sends (request-fields.ts, tested on its own in tests/core/gateway/request-fields.test.ts).
+  // Only what Claude Code sends (request-fields.ts, tested on its own in tests/core/gateway/request/request-fields.test.ts).
   if (checkRequest(parsed, { counting: pathname !== '/v1/messages', allow: { serverTools: false, urlSources: false } })) return refuse(400);
   return { kind: 'forward', job, pathname, maxTokens: parsed.max_tokens };
 }

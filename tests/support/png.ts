@@ -1,6 +1,6 @@
 /**
  * A real PNG of `width` × `height` pixels, 1 bit per pixel, all black: signature, IHDR, IDAT and IEND, each chunk with
- * its CRC, so a strict reader (src-main/core/gateway/image-header.ts) and a decoder take it as the image it is. `rows`
+ * its CRC, so a strict reader (src-main/core/gateway/measure/image-header.ts) and a decoder take it as the image it is. `rows`
  * false leaves out the pixel rows (a header for a huge image, with a token IDAT): what a header reader sees is the same.
  */
 import { crc32, deflateSync } from 'node:zlib';

@@ -6,12 +6,12 @@ import { randomBytes } from 'node:crypto';
 import type { GatewayRequest } from '../../contract/index.js';
 import type { CatalogPricing } from '../catalog/parse.js';
 import { estimateCostUsd } from '../catalog/cost-estimate.js';
-import { ceilingPrices, dearestPricing, withMaxTokens } from './ceiling.js';
-import type { Prices } from './ceiling.js';
+import { ceilingPrices, dearestPricing, withMaxTokens } from './measure/ceiling.js';
+import type { Prices } from './measure/ceiling.js';
 import type { GatewayJob } from './gateway-jobs.js';
-import { measurePrompt } from './prompt-measure.js';
-import type { PromptMeasure } from './prompt-measure.js';
-import type { MeteredAnswer } from './usage-meter.js';
+import { measurePrompt } from './measure/prompt-measure.js';
+import type { PromptMeasure } from './measure/prompt-measure.js';
+import type { MeteredAnswer } from './measure/usage-meter.js';
 
 export interface Flight {
   /** Its key in the ledger. */

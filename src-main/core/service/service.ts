@@ -10,7 +10,7 @@ import type { Balance, EnvEntry, EventName, EventOf, KeySource, ServiceStatus, S
 import type { Locations } from '../../platform/locations.js';
 import { buildChildEnv, describeChildEnv } from '../jobs/process/child-env.js';
 import { MeteringGateway } from '../gateway/gateway.js';
-import { providerPreferences } from '../gateway/provider-preferences.js';
+import { providerPreferences } from '../gateway/request/provider-preferences.js';
 import { cachedSandboxProbe } from '../../platform/sandbox-probe.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import { locateClaude } from '../jobs/process/claude-locator.js';

@@ -1,11 +1,11 @@
 /**
- * Requests generated from the gateway's allowlist itself (ALLOWLIST, src-main/core/gateway/request-fields.ts): every
+ * Requests generated from the gateway's allowlist itself (ALLOWLIST, src-main/core/gateway/request/request-fields.ts): every
  * top-level field, every block type where it may sit and every key of it, at sizes from nothing to megabytes. A key
  * the allowlist gains without a generator here throws (`valueFor`), so the fuzz cannot fall behind the list it tests.
  * Values are what a delegate may send (types the gateway accepts); their sizes and characters are the attack: dense
  * ASCII, whitespace, characters a template escapes (é, 中, emoji, <>&'), JSON nested a few levels.
  */
-import { ALLOWLIST } from '../../../src-main/core/gateway/request-fields.js';
+import { ALLOWLIST } from '../../../src-main/core/gateway/request/request-fields.js';
 import type { Rng } from '../../fuzz/support/prng.js';
 import { png } from '../../support/png.js';
 

@@ -20,7 +20,7 @@ import { resolveModel } from '../record/job-request.js';
 import { killTree } from '../process/kill-tree.js';
 import { processesByEnv } from '../process/process-table.js';
 import { spawnDetached } from '../process/spawn-detached.js';
-import { cheapestPricing } from '../../gateway/ceiling.js';
+import { cheapestPricing } from '../../gateway/measure/ceiling.js';
 import { newJobToken, tokenHash } from '../../gateway/job-token.js';
 import { streamParserFor } from '../stream/stream-parser.js';
 import type { StreamParser } from '../stream/stream-parser.js';

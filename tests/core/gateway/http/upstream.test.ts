@@ -1,11 +1,11 @@
 /**
- * The gateway's request to OpenRouter (src-main/core/gateway/upstream.ts) on a kept-alive socket the other end has
+ * The gateway's request to OpenRouter (src-main/core/gateway/http/upstream.ts) on a kept-alive socket the other end has
  * closed: the soak met it as a job ended on a 502 its delegate did not cause. A raw server stands in: it answers a
  * request, keeps the socket, and resets it when the next request comes on it.
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postUpstream } from '../../../src-main/core/gateway/upstream.js';
+import { postUpstream } from '../../../../src-main/core/gateway/http/upstream.js';
 
 let server: net.Server | null = null;
 const sockets = new Set<net.Socket>();

@@ -14,7 +14,7 @@
  *   is named below as carrying no cost of its own (a block's `type`, `cache_control`; the body's `model`,
  *   `max_tokens`, `stream`). So what a list forgets is counted in full, never skipped.
  */
-import { isRecord } from '../../common/errors.js';
+import { isRecord } from '../../../common/errors.js';
 import { IMAGE_TOKENS_BOUND, imageTokensBound } from './image-pixels.js';
 import { renderingGrowth } from './json-rendering.js';
 

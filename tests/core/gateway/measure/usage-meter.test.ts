@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UsageMeter } from '../../../src-main/core/gateway/usage-meter.js';
+import { UsageMeter } from '../../../../src-main/core/gateway/measure/usage-meter.js';
 
 const encoder = new TextEncoder();
 const stream = [

@@ -14,8 +14,8 @@
  * lowered to what it can pay for; when it cannot pay for a useful answer, it is refused and the job ends
  * `budget_exceeded`.
  */
-import { formatCount, formatUsdPrecise } from '../../common/format.js';
-import type { CatalogPricing } from '../catalog/parse.js';
+import { formatCount, formatUsdPrecise } from '../../../common/format.js';
+import type { CatalogPricing } from '../../catalog/parse.js';
 import type { PromptMeasure } from './prompt-measure.js';
 
 /** Tokens per byte of text before OpenRouter has reported on any of the job's requests. */

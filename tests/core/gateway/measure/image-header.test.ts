@@ -1,5 +1,5 @@
 /**
- * The gateway's image reader (src-main/core/gateway/image-header.ts): real images (tests/fixtures/images, made by
+ * The gateway's image reader (src-main/core/gateway/measure/image-header.ts): real images (tests/fixtures/images, made by
  * Pillow) read as what they are, at the size a decoder decodes; what only looks like an image, as the third review
  * built it to pass a header sniffer, is not one (its bytes then count).
  */
@@ -7,10 +7,10 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { imagePixels } from '../../../src-main/core/gateway/image-header.js';
-import { IMAGE_TOKENS_BOUND, imageTokensBound } from '../../../src-main/core/gateway/image-pixels.js';
+import { imagePixels } from '../../../../src-main/core/gateway/measure/image-header.js';
+import { IMAGE_TOKENS_BOUND, imageTokensBound } from '../../../../src-main/core/gateway/measure/image-pixels.js';
 
-const FIXTURES = path.join(import.meta.dirname, '../../fixtures/images');
+const FIXTURES = path.join(import.meta.dirname, '../../../fixtures/images');
 const fixture = (name: string): Buffer => readFileSync(path.join(FIXTURES, name));
 const u16be = (n: number) => [n >> 8, n & 0xff];
 const u32be = (n: number) => [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];

@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { promptTokensBound, promptTokensExpected } from '../../../src-main/core/gateway/ceiling.js';
-import { writeBody } from '../../../src-main/core/gateway/flight.js';
-import { IMAGE_TOKENS_BOUND, imageTokensBound } from '../../../src-main/core/gateway/image-pixels.js';
-import { renderingGrowth } from '../../../src-main/core/gateway/json-rendering.js';
-import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
-import type { PromptMeasure } from '../../../src-main/core/gateway/prompt-measure.js';
-import { Rng } from '../../fuzz/support/prng.js';
-import { png } from '../../support/png.js';
+import { promptTokensBound, promptTokensExpected } from '../../../../src-main/core/gateway/measure/ceiling.js';
+import { writeBody } from '../../../../src-main/core/gateway/flight.js';
+import { IMAGE_TOKENS_BOUND, imageTokensBound } from '../../../../src-main/core/gateway/measure/image-pixels.js';
+import { renderingGrowth } from '../../../../src-main/core/gateway/measure/json-rendering.js';
+import { measurePrompt } from '../../../../src-main/core/gateway/measure/prompt-measure.js';
+import type { PromptMeasure } from '../../../../src-main/core/gateway/measure/prompt-measure.js';
+import { Rng } from '../../../fuzz/support/prng.js';
+import { png } from '../../../support/png.js';
 
 /** A body measured as the gateway measures what it forwards: on the JSON it writes. */
 const measure = (body: Record<string, unknown>): PromptMeasure => measurePrompt(body, Buffer.byteLength(JSON.stringify(body)));
@@ -77,7 +77,7 @@ describe('the bound a request is held at: every byte the gateway forwards', () =
 
   it('counts every byte of an image whose data is not the image it claims to be, or of a type the API does not take', () => {
     const junk = Buffer.from(new Rng('prompt-measure').bytes(30_000)).toString('base64');
-    const gif = readFileSync(new URL('../../fixtures/images/gif.gif', import.meta.url)).toString('base64');
+    const gif = readFileSync(new URL('../../../fixtures/images/gif.gif', import.meta.url)).toString('base64');
     const cases = [
       { media_type: 'image/png', data: junk },
       { media_type: 'image/png', data: gif },

@@ -6,12 +6,12 @@
  * platform/refused-body.ts, which the listener uses too.
  */
 import type http from 'node:http';
-import { errorCode, errorMessage, isRecord } from '../../common/errors.js';
-import { truncateEnd } from '../../common/format.js';
+import { errorCode, errorMessage, isRecord } from '../../../common/errors.js';
+import { truncateEnd } from '../../../common/format.js';
 import { anthropicError, anthropicErrorEvent } from './anthropic-error.js';
 import type { AnthropicErrorType } from './anthropic-error.js';
 import type { UpstreamAnswer } from './upstream.js';
-import type { UsageMeter } from './usage-meter.js';
+import type { UsageMeter } from '../measure/usage-meter.js';
 
 /** An error answer from OpenRouter is read whole (to scrub it) up to this; the rest is dropped. */
 const MAX_ERROR_BYTES = 1024 * 1024;

@@ -1,15 +1,15 @@
 /**
- * What a delegate's request may carry upstream (src-main/core/gateway/request-fields.ts): every shape the pinned
+ * What a delegate's request may carry upstream (src-main/core/gateway/request/request-fields.ts): every shape the pinned
  * Claude Code was seen sending passes (OUR capture, tests/fixtures/claude/request-shapes-<version>.json, made by
  * scripts/capture-claude-requests.ts); what it never sends is refused by name, wherever in the body it hides; server
  * tools and URL sources pass only when the user allows them.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { SCALAR_SETTINGS } from '../../../src-main/cli/config/config-fields.js';
-import { SETTING_META } from '../../../src-main/contract/settings.js';
-import { FIELD_LIMITS, REWRITTEN_FIELDS, checkRequest } from '../../../src-main/core/gateway/request-fields.js';
-import type { RequestFieldOptions } from '../../../src-main/core/gateway/request-fields.js';
+import { SCALAR_SETTINGS } from '../../../../src-main/cli/config/config-fields.js';
+import { SETTING_META } from '../../../../src-main/contract/settings.js';
+import { FIELD_LIMITS, REWRITTEN_FIELDS, checkRequest } from '../../../../src-main/core/gateway/request/request-fields.js';
+import type { RequestFieldOptions } from '../../../../src-main/core/gateway/request/request-fields.js';
 
 type Body = Record<string, unknown>;
 interface Shape {
@@ -17,9 +17,9 @@ interface Shape {
   body: Body;
 }
 
-const pinned = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { devDependencies: Record<string, string> })
+const pinned = (JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { devDependencies: Record<string, string> })
   .devDependencies['@anthropic-ai/claude-code'];
-const FIXTURE = new URL('../../fixtures/claude/request-shapes-2.1.332.json', import.meta.url);
+const FIXTURE = new URL('../../../fixtures/claude/request-shapes-2.1.332.json', import.meta.url);
 const captured = JSON.parse(readFileSync(FIXTURE, 'utf8')) as { cli: string; shapes: Record<string, Shape[]> };
 const SHAPES = captured.shapes['/v1/messages'] ?? [];
 
@@ -48,7 +48,7 @@ const toolResult = (...content: Body[]) => ({ type: 'tool_result', tool_use_id: 
 describe('the capture', () => {
   it('is of the Claude Code version package.json pins (when the pin moves, run scripts/capture-claude-requests.ts)', () => {
     expect(captured.cli).toBe(pinned);
-    expect(existsSync(new URL(`../../fixtures/claude/request-shapes-${pinned}.json`, import.meta.url))).toBe(true);
+    expect(existsSync(new URL(`../../../fixtures/claude/request-shapes-${pinned}.json`, import.meta.url))).toBe(true);
   });
 
   it('holds requests with tools, tool results, images, documents and thinking, and the one server tool WebSearch uses', () => {

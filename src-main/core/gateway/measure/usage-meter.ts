@@ -7,8 +7,8 @@
  * Usage in a stream is cumulative (each `message_delta` carries the totals so far), so the last figure of
  * each field wins; a field an event leaves out keeps what the earlier event said.
  */
-import type { Usage } from '../../contract/index.js';
-import { ZERO_USAGE } from '../../contract/index.js';
+import type { Usage } from '../../../contract/index.js';
+import { ZERO_USAGE } from '../../../contract/index.js';
 
 /** A single SSE event's data may be large (a long text block); beyond this many bytes the meter stops reading it. */
 const MAX_EVENT_BYTES = 4 * 1024 * 1024;

@@ -4,11 +4,11 @@
  * the pinned Claude Code was seen sending (OUR capture, tests/fixtures/claude/request-shapes-<version>.json, made by
  * scripts/capture-claude-requests.ts) that OpenRouter has a use for, each only with values Claude Code was seen
  * sending; then the gateway's own (the key above all). Nothing is refused for a header: what may not go is dropped.
- * tests/core/gateway/gateway-headers.test.ts holds these lists to the capture, so the two cannot drift apart.
+ * tests/core/gateway/http/gateway-headers.test.ts holds these lists to the capture, so the two cannot drift apart.
  * OpenRouter's headers go back to the delegate without those of its connection, and scrubbed of the key.
  */
 import type http from 'node:http';
-import { scrubSecrets } from '../secrets/redact.js';
+import { scrubSecrets } from '../../secrets/redact.js';
 
 /** What the gateway itself tells OpenRouter on every request. */
 export interface OwnHeaders {

@@ -10,7 +10,7 @@
  * The allowlist is what tests/fixtures/claude/request-shapes-<version>.json shows: OUR capture of the pinned CLI
  * (scripts/capture-claude-requests.ts), in every scenario a delegate goes through. Nothing in CI re-captures it: when
  * the Claude Code pin moves, run the script by hand, read the diff, and widen these sets only for what the new CLI
- * really sends (tests/core/gateway/request-fields.test.ts holds every captured shape to this module). Beyond the
+ * really sends (tests/core/gateway/request/request-fields.test.ts holds every captured shape to this module). Beyond the
  * capture this accepts only what has no cost effect: the sampling fields (`temperature`, `top_p`, `top_k`,
  * `stop_sequences`: the answer stays bounded by `max_tokens`), `redacted_thinking` blocks (Claude Code hands back
  * whatever thinking the model returned), and the Messages API's descriptive block fields (`citations`, a document's
@@ -29,9 +29,9 @@
  * OpenRouter with a paid engine when the model reads no files natively (its docs have named mistral-ocr, $2 per 1,000
  * pages, as the default); the gateway would have to pin a free engine to close it.
  */
-import { isRecord } from '../../common/errors.js';
-import { formatCount, truncateEnd } from '../../common/format.js';
-import { SETTING_META } from '../../contract/index.js';
+import { isRecord } from '../../../common/errors.js';
+import { formatCount, truncateEnd } from '../../../common/format.js';
+import { SETTING_META } from '../../../contract/index.js';
 
 export interface RequestFieldOptions {
   /** `/v1/messages/count_tokens` rather than `/v1/messages`. */

@@ -8,9 +8,9 @@ import {
   promptTokensBound,
   promptTokensExpected,
   withMaxTokens,
-} from '../../../src-main/core/gateway/ceiling.js';
-import { measurePrompt } from '../../../src-main/core/gateway/prompt-measure.js';
-import type { PromptMeasure } from '../../../src-main/core/gateway/prompt-measure.js';
+} from '../../../../src-main/core/gateway/measure/ceiling.js';
+import { measurePrompt } from '../../../../src-main/core/gateway/measure/prompt-measure.js';
+import type { PromptMeasure } from '../../../../src-main/core/gateway/measure/prompt-measure.js';
 
 /** A body measured as the gateway measures what it forwards: on the JSON it writes. */
 const measure = (body: Record<string, unknown>): PromptMeasure => measurePrompt(body, Buffer.byteLength(JSON.stringify(body)));

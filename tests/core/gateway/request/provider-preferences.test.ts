@@ -1,8 +1,8 @@
 /** providerPreferences: the user's provider policy as OpenRouter's `provider` object, only what departs from OpenRouter's defaults. */
 import { describe, expect, it } from 'vitest';
-import { ProviderPolicySchema, defaultSettings } from '../../../src-main/contract/settings.js';
-import type { ProviderPolicy } from '../../../src-main/contract/settings.js';
-import { providerPreferences } from '../../../src-main/core/gateway/provider-preferences.js';
+import { ProviderPolicySchema, defaultSettings } from '../../../../src-main/contract/settings.js';
+import type { ProviderPolicy } from '../../../../src-main/contract/settings.js';
+import { providerPreferences } from '../../../../src-main/core/gateway/request/provider-preferences.js';
 
 function policy(change: Partial<ProviderPolicy>): ProviderPolicy {
   return ProviderPolicySchema.parse(change);

@@ -1,5 +1,5 @@
 /**
- * The gateway's request-header allowlist (src-main/core/gateway/gateway-headers.ts) held to OUR capture of what the
+ * The gateway's request-header allowlist (src-main/core/gateway/http/gateway-headers.ts) held to OUR capture of what the
  * pinned Claude Code sends (captured-headers.ts): what it lets through was captured, and every header the capture
  * shows is either let through or dropped with a reason. A capture of a new CLI that sends a new header or beta value
  * fails here until someone decides on it; an allowance nobody was seen needing fails here too. What actually reaches
@@ -14,8 +14,8 @@ import {
   allowedBecause,
   droppedBecause,
   upstreamHeaders,
-} from '../../../src-main/core/gateway/gateway-headers.js';
-import { CAPTURED_NAMES, capturedShapes, capturedValues, exampleValue } from './captured-headers.js';
+} from '../../../../src-main/core/gateway/http/gateway-headers.js';
+import { CAPTURED_NAMES, capturedShapes, capturedValues, exampleValue } from '../captured-headers.js';
 
 const OWN = { key: 'sk-or-v1-test', attribution: { url: 'https://example.org/app', title: 'OpenRouter Delegate' }, sessionId: 'sess-1' };
 

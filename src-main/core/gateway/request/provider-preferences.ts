@@ -4,7 +4,7 @@
  * Only what departs from OpenRouter's own defaults is written, so the default policy sends nothing and a
  * request says exactly what the user chose. Pure.
  */
-import type { Settings } from '../../contract/index.js';
+import type { Settings } from '../../../contract/index.js';
 
 /** OpenRouter's `provider` object for this policy, or null when every field is at OpenRouter's default. */
 export function providerPreferences(p: Settings['provider']): Record<string, unknown> | null {
