@@ -81,14 +81,14 @@ export async function statusAfterWait(deps: ToolDeps, jobId: string, seconds: nu
 /**
  * What a call that finds its job ended answers with (issue 38): the answer itself, up to the user's inlineAnswerChars
  * (cut there, delegate_result named for the rest), so that the parent needs no delegate_result call for it; the status
- * while the job runs, or when the setting is 0.
+ * while the job runs, when it left no answer (its latest steps say more than "no answer"), or when the setting is 0.
  */
 export async function withAnswerIfEnded(deps: ToolDeps, view: JobView): Promise<JobView> {
   const limit = deps.inlineAnswerChars();
   if (isActive(view.job.state) || limit <= 0) return view;
   // The schema's floor is 100 characters: a smaller setting shows that many.
   const result = await deps.service.call('jobs.result', { jobId: view.job.id, waitSeconds: 0, maxChars: Math.max(100, limit) });
-  return isActive(result.job.state) ? view : result;
+  return isActive(result.job.state) || result.resultText === null ? view : result;
 }
 
 /**
