@@ -117,7 +117,8 @@ export function renderResultBrief(result: JobResult, answered: Answered = { tool
   ];
   const middle: string[] = [];
   if (inlineCut) {
-    const shown = result.resultText?.slice(0, result.truncatedAt ?? undefined) ?? '';
+    // The service cut it at the setting already.
+    const shown = result.resultText ?? '';
     const total = formatCount(result.resultChars ?? shown.length);
     middle.push(ANSWER_OPENS, ...quote(shown), ANSWER_CLOSES, `(The answer is ${total} characters; shown are its first ${formatCount(shown.length)}.)`);
   } else if (result.resultText !== null) {

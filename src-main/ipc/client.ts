@@ -23,7 +23,7 @@ const START_HINT = 'Start the OpenRouter Delegate app, or run `openrouter-delega
  * sandbox on Linux and macOS); the service may well be running. What lets the command through (docs/ISOLATION.md,
  * "Taking the work").
  */
-export function socketBlockedMessage(endpoint: string): string {
+function socketBlockedMessage(endpoint: string): string {
   return (
     `This command may not open a Unix socket here (operation not permitted), and the OpenRouter Delegate service answers on one (${endpoint}): ` +
     "it runs inside a sandbox, as Claude Code's Bash sandbox does. Run it in your own terminal, or let Claude Code run it outside its sandbox: " +
