@@ -22,6 +22,16 @@ export const ENTRIES = [
   { name: 'bridge', input: 'src-bridge/main.ts', outDir: 'dist/bridge', fileName: 'bridge.cjs', format: 'cjs', bin: false },
   { name: 'bridge-launcher', input: 'src-bridge/launcher.ts', outDir: 'dist/bridge', fileName: 'openrouter-delegate-mcp.js', format: 'es', bin: true },
   { name: 'electron-main', input: 'src-main/electron/main.ts', outDir: 'dist/electron', fileName: 'main.js', format: 'es', bin: false },
+  // A warm box's root (core/jobs/process/box-spares.ts): the sandbox runtime stays a package, as its vendored helpers sit beside its files.
+  {
+    name: 'box-root',
+    input: 'src-main/cli/box-root.ts',
+    outDir: 'dist/cli',
+    fileName: 'box-root.js',
+    format: 'es',
+    bin: false,
+    external: ['@anthropic-ai/sandbox-runtime'],
+  },
   // A sandboxed preload may require only 'electron': one CommonJS file with everything else inlined.
   { name: 'preload', input: 'src-main/electron/preload.ts', outDir: 'dist/electron', fileName: 'preload.cjs', format: 'cjs', bin: false },
 ];
@@ -70,7 +80,7 @@ async function buildEntry(build, entry) {
     configFile: false,
     logLevel: 'warn',
     define: { __APP_VERSION__: JSON.stringify(version) },
-    ssr: { noExternal: true, external: NATIVE_EXTERNALS, target: 'node' },
+    ssr: { noExternal: true, external: [...NATIVE_EXTERNALS, ...(entry.external ?? [])], target: 'node' },
     build: {
       ssr: entry.input,
       outDir: entry.outDir,
@@ -84,7 +94,7 @@ async function buildEntry(build, entry) {
         onwarn(warning, warn) {
           if (warning.code !== 'INVALID_ANNOTATION') warn(warning);
         },
-        external: (id) => id.startsWith('node:') || NATIVE_EXTERNALS.some((x) => id === x || id.startsWith(`${x}/`)),
+        external: (id) => id.startsWith('node:') || [...NATIVE_EXTERNALS, ...(entry.external ?? [])].some((x) => id === x || id.startsWith(`${x}/`)),
         output: {
           format: entry.format,
           entryFileNames: entry.fileName,

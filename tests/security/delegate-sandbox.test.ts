@@ -139,8 +139,9 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     expect(codes(writes), writes).toEqual(outside.map(() => expect.not.stringMatching(/^0$/)));
     for (const file of outside) expect(await exists(file), file).toBe(false);
     // Inside its worktree and its own temp folder, it writes; the temp folder is gone with the job.
-    // Made fresh by mkdtemp (never a name another user could make first): ord-<uid>/<job id>-<random>.
-    const jobTmp = new RegExp(`tmp=(${serviceTmp}/ord-\\d+/${end.job.id}-[A-Za-z0-9]{6})`).exec(inside ?? '')?.[1] ?? '';
+    // Made fresh by mkdtemp (never a name another user could make first): ord-<uid>/<job id>-<random>, or a warm box's
+    // ord-<uid>/box-<random> (box-spares.ts).
+    const jobTmp = new RegExp(`tmp=(${serviceTmp}/ord-\\d+/(?:${end.job.id}|box)-[A-Za-z0-9]{6})`).exec(inside ?? '')?.[1] ?? '';
     expect(jobTmp, inside ?? '').not.toBe('');
     expect(inside).toContain('in-tmp');
     await expect.poll(() => exists(jobTmp), { timeout: 5000 }).toBe(false);
@@ -307,7 +308,7 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     const client = await world.connect();
     world.model.script('victim', [
       {
-        toolUse: bash('echo VICTIM-WORK-SECRET > secret.txt && echo VICTIM-TMP-SECRET > "$TMPDIR/t.txt" && echo "tmp=$TMPDIR" && sleep 120'),
+        toolUse: bash('echo "$TMPDIR" > tmp.txt && echo VICTIM-TMP-SECRET > "$TMPDIR/t.txt" && echo VICTIM-WORK-SECRET > secret.txt && sleep 120'),
       },
       { text: 'victim done' },
     ]);
@@ -316,8 +317,11 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     const worktree = running.job.isolation?.worktree ?? '';
     await expect.poll(() => readFile(path.join(worktree, 'secret.txt'), 'utf8').catch(() => ''), { timeout: 30_000 }).toContain('VICTIM-WORK-SECRET');
     const victimTmp = path.join(path.dirname(world.env.TMPDIR ?? ''), path.basename(world.env.TMPDIR ?? ''), `ord-${process.getuid?.() ?? 'user'}`);
-    const tmpFolders = (await readdir(victimTmp)).filter((name) => name.startsWith(`${victim.job.id}-`));
-    expect(tmpFolders).toHaveLength(1);
+    // Its own (named by its id, or a warm box's, box-spares.ts): the one its Bash wrote down.
+    const said = new RegExp(`^${victimTmp}/((?:${victim.job.id}|box)-[A-Za-z0-9]{6})\\n$`).exec(await readFile(path.join(worktree, 'tmp.txt'), 'utf8'))?.[1];
+    expect(said).toBeDefined();
+    const tmpFolders = [said ?? ''];
+    expect(await readdir(victimTmp)).toContain(tmpFolders[0]);
     const config = path.join(world.locations.data, 'claude-config', 'sessions', running.job.sessionId);
     expect((await readdir(config)).length).toBeGreaterThan(0);
     const targets = [path.join(worktree, 'secret.txt'), path.join(victimTmp, tmpFolders[0] ?? '', 't.txt'), config];

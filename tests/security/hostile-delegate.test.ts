@@ -22,6 +22,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CatalogPricing } from '../../src-main/core/catalog/parse.js';
 import type { IpcClient } from '../../src-main/ipc/client.js';
+import { ENV } from '../../src-main/contract/index.js';
+import { processesWithEnv } from '../../src-main/core/jobs/process/process-table.js';
 import { KEY, MODEL } from '../support/delegation.js';
 import { ScriptedModel } from '../support/fake-anthropic.js';
 import type { ScriptStep } from '../support/fake-anthropic.js';
@@ -106,7 +108,9 @@ describe.runIf(linux)('a hostile delegate against the real service, with its tok
     const started = await world.startJob(client, { prompt: `${m(name)} go`, allowedTools: ['Bash'], maxCostUsd: options.maxCostUsd ?? JOB_CAP_USD });
     const running = await world.waitForRunning(client, started.job.id);
     await gate.reached();
-    const environ = (await readFile(`/proc/${running.job.pid ?? 0}/environ`, 'utf8')).split('\0');
+    // What any process of the delegate holds (its box's root, a warm one started before the job, holds none of it).
+    const [delegate] = await processesWithEnv(ENV.job, running.job.id);
+    const environ = (await readFile(`/proc/${delegate?.pid ?? 0}/environ`, 'utf8')).split('\0');
     const value = (name: string) => environ.find((v) => v.startsWith(`${name}=`))?.slice(name.length + 1) ?? '';
     const stolen = { jobId: started.job.id, sessionId: running.job.sessionId, token: value('ANTHROPIC_AUTH_TOKEN'), gateway: value('ANTHROPIC_BASE_URL') };
     expect(stolen.token).toMatch(/^ordg-/);

@@ -128,7 +128,23 @@ describe.runIf(linux)("a running delegate's processes", () => {
     const client = await world.connect();
     const started = await world.startJob(client, { prompt: secretPrompt, allowedTools: ['Bash'] });
     const running = await world.waitForRunning(client, started.job.id);
-    const pid = running.job.pid ?? 0;
+    // The job's root (its box's, a warm one's before its job came: box-spares.ts) holds neither the key nor the prompt.
+    const root = running.job.pid ?? 0;
+    for (const file of [`/proc/${root}/cmdline`, `/proc/${root}/environ`]) {
+      const text = await readFile(file, 'utf8');
+      expect(text, file).not.toContain(KEY);
+      expect(text, file).not.toContain('9c41e');
+    }
+    // Claude Code itself: marked with its job, and its command line the job's.
+    const marked = async () => {
+      for (const proc of await processesWithEnv(ENV.job, started.job.id)) {
+        const argv = await readFile(`/proc/${proc.pid}/cmdline`, 'utf8').catch(() => '');
+        if (argv.split('\0').includes('--strict-mcp-config')) return proc.pid;
+      }
+      return 0;
+    };
+    await expect.poll(marked, { timeout: 10_000 }).toBeGreaterThan(0);
+    const pid = await marked();
 
     const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0');
     expect(cmdline.join(' ')).not.toContain(KEY);

@@ -5,6 +5,7 @@
  * (docs/ARCHITECTURE.md §1, §2).
  */
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { APP_VERSION, PROTOCOL_VERSION, ServiceError } from '../../contract/index.js';
 import type { Balance, EnvEntry, EventName, EventOf, KeySource, ServiceStatus, Settings, SettingsPage } from '../../contract/index.js';
 import type { Locations } from '../../platform/locations.js';
@@ -14,6 +15,7 @@ import { providerPreferences } from '../gateway/request/provider-preferences.js'
 import { cachedSandboxProbe } from '../../platform/sandbox-probe.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import { locateClaude } from '../jobs/process/claude-locator.js';
+import { locateBoxRoot } from '../jobs/process/box-spares.js';
 import { JobStore } from '../jobs/record/job-store.js';
 import { Supervisor } from '../jobs/supervisor/supervisor.js';
 import { namedDefault } from '../jobs/supervisor/admission.js';
@@ -167,6 +169,8 @@ export class Service {
       childEnv: (model, token, callerPath) => this.childEnv(model, token, callerPath),
       locateClaude: (callerPath) => locateClaude({ env, setting: this.settings.current.claudePath, callerPath }),
       sandbox: this.sandbox,
+      // Beside this bundle when the service runs from one (dist/cli, dist/electron); from the sources there is none.
+      boxRoot: locateBoxRoot(path.dirname(fileURLToPath(import.meta.url))),
       verifier: new BoxedVerifier({
         settings: () => this.settings.current,
         sandbox: this.sandbox,

@@ -37,10 +37,12 @@ export interface BoxRuntime {
 }
 
 export function boxRuntime(env: NodeJS.ProcessEnv = process.env): BoxRuntime {
-  return {
-    node: process.versions.electron ? (env[ENV.node] ?? 'node') : process.execPath,
-    cli: boxRuntimeCli(),
-  };
+  return { node: boxNode(env), cli: boxRuntimeCli() };
+}
+
+/** The Node a box's root runs on (boxRuntime's; a warm box's too): found without the runtime, which may be missing. */
+export function boxNode(env: NodeJS.ProcessEnv = process.env): string {
+  return process.versions.electron ? (env[ENV.node] ?? 'node') : process.execPath;
 }
 
 export interface BoxSettingsInput {
@@ -134,13 +136,15 @@ export interface BoxedCommand {
  * runtime sets its own), and sets git's config.
  */
 export function boxCommand(runtime: BoxRuntime, settingsFile: string, inner: BoxedCommand): BoxedCommand {
+  const boxed = boxedInner(inner);
+  return { command: runtime.node, args: [runtime.cli, '--settings', settingsFile, '--', boxed.command, ...boxed.args], env: inner.env };
+}
+
+/** What runs inside the box, whether its runtime is the CLI (boxCommand) or a warm box (box-spares.ts). */
+export function boxedInner(inner: BoxedCommand): BoxedCommand {
   const unset = PROXY_BYPASS.flatMap((name) => ['-u', name]);
   const tmp = inner.env.TMPDIR;
-  return {
-    command: runtime.node,
-    args: [runtime.cli, '--settings', settingsFile, '--', 'env', ...unset, ...(tmp ? [`TMPDIR=${tmp}`] : []), ...gitConfigEnv(), inner.command, ...inner.args],
-    env: inner.env,
-  };
+  return { command: 'env', args: [...unset, ...(tmp ? [`TMPDIR=${tmp}`] : []), ...gitConfigEnv(), inner.command, ...inner.args], env: inner.env };
 }
 
 /**

@@ -66,6 +66,8 @@ export interface SupervisorDeps {
   spawn?: typeof spawnDetached;
   /** How the box's runtime is run (box.ts); default: this process's Node and the bundled runtime. */
   boxRuntime?: BoxRuntime;
+  /** The warm box's root program (box-spares.ts locateBoxRoot); none: every box starts cold. */
+  boxRoot?: string | null;
   /** The service's own folders (runtime, data, config, cache, logs): no prompt_file is read from them, and every delegate is denied its file tools there. */
   serviceDirs?: readonly string[];
   /**
@@ -89,6 +91,8 @@ export interface LiveJob {
   callerPath: string | undefined;
   /** Taken off the queue and being spawned: it holds a slot while its record still says queued. */
   launching: boolean;
+  /** Its temp folder this launch (job-temp.ts, or its warm box's), removed when it ends. */
+  tmp?: string;
   /** The folder its box shares with other in-place boxes (shared-folders.ts), while it runs. */
   sharedFolder?: string;
   terminating: Termination | null;

@@ -4,45 +4,29 @@
  * killed, and the end settled from the stream. One class, because every step hands the job to the next
  * and each may be cut short by a cancel arriving at any point in between.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { ENV, isActive } from '../../../contract/index.js';
-import type { JobRecord, JobState } from '../../../contract/index.js';
-import { requireKey } from './admission.js';
+import type { JobState } from '../../../contract/index.js';
 import type { JobBilling } from './billing.js';
-import { claudeArgs } from '../process/claude-args.js';
 import { estimateCostUsd } from '../../catalog/cost-estimate.js';
 import { jobOutcome } from './job-outcome.js';
-import { makeJobTempDir, removeJobTempDirs } from '../process/job-temp.js';
+import { removeJobTempDirs } from '../process/job-temp.js';
 import { SharedFolders } from '../process/shared-folders.js';
 import type { ProcessEnd } from './job-outcome.js';
 import type { JobRegistry, LiveJob, SupervisorDeps, Termination } from './job-registry.js';
-import { resolveModel } from '../record/job-request.js';
 import { killTree } from '../process/kill-tree.js';
 import { processesByEnv } from '../process/process-table.js';
-import { spawnDetached } from '../process/spawn-detached.js';
+import { JobLauncher } from './job-launcher.js';
 import { cheapestPricing } from '../../gateway/measure/ceiling.js';
-import { newJobToken, tokenHash } from '../../gateway/job-token.js';
 import { streamParserFor } from '../stream/stream-parser.js';
 import type { StreamParser } from '../stream/stream-parser.js';
 import type { TurnFigures } from '../money/turn-meter.js';
 import { StreamTail } from '../stream/stream-tail.js';
 import { toVerify, verifyTurn } from './verify-turn.js';
-import { serviceFoldersToDeny } from '../git/worktrees.js';
-import { boxCommand, boxRuntime, boxSettings, jobBox, sessionConfigDir } from '../process/box.js';
-import type { BoxSettingsInput } from '../process/box.js';
-import type { ProgramsArgs } from '../process/claude-args.js';
 import { errorMessage } from '../../../common/errors.js';
 import { formatMinutes, formatUsd } from '../../../common/format.js';
-import { allOrFirstError } from '../../../common/promises.js';
 
 const PROGRESS_PERSIST_THROTTLE_MS = 2000;
-
-/** What a job's tools may not reach (the service's folders), and the box that holds it to that. */
-interface Confinement {
-  denied: { dirs: readonly string[]; files: readonly string[] };
-  box: BoxSettingsInput | null;
-  programs: ProgramsArgs;
-}
 
 /** Processes by the job their environment marks them with (ENV.job): what processesByEnv finds. */
 type MarkedProcesses = Awaited<ReturnType<typeof processesByEnv>>;
@@ -57,6 +41,8 @@ export type LifecycleDeps = Pick<
   | 'locateClaude'
   | 'spawn'
   | 'boxRuntime'
+  | 'boxRoot'
+  | 'sandbox'
   | 'serviceDirs'
   | 'serviceSubdirs'
   | 'killGraceMs'
@@ -74,11 +60,14 @@ export class JobLifecycle {
   private lastScan: Promise<unknown> = Promise.resolve();
   /** The folders in-place boxes share, tidied when the last of them ends. */
   private readonly sharedFolders = new SharedFolders();
+  /** What each launch needs before its process runs, and the spawn (job-launcher.ts). */
+  readonly launcher: JobLauncher;
 
   constructor(registry: JobRegistry, deps: LifecycleDeps, billing: JobBilling) {
     this.registry = registry;
     this.deps = deps;
     this.billing = billing;
+    this.launcher = new JobLauncher(registry, deps);
   }
 
   /** Starts queued jobs while there is room under the concurrency limit. */
@@ -94,98 +83,26 @@ export class JobLifecycle {
     }
   }
 
-  /**
-   * What a delegate needs before it can be spawned, the steps that wait on none other at once: where claude is; what
-   * its tools may not reach and the sandbox that holds its programs to that; its temp folder; its gateway token's hash
-   * on disk. Null when the job was cancelled meanwhile; its temp folder goes then, and on a failure.
-   */
-  private async prepare(job: LiveJob): Promise<{ command: string; args: string[]; env: Record<string, string>; claude: string; boxed: boolean } | null> {
-    const { deps } = this;
-    const { store, settings } = this.registry;
-    const record = job.record;
-    // A job re-queued after a restart lost its in-memory key and prices: look them up again.
-    job.apiKey ??= requireKey(deps);
-    job.pricing ??= record.prices ?? resolveModel(record.model, await deps.models(), settings()).pricing;
-    // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
-    // exists, so a service restarted at any moment after knows what the delegate holds. Admission wrote the
-    // hash of the token it made with the job's files; a job re-queued after a restart gets a new one here.
-    const onDisk = job.tokenOnDisk;
-    job.tokenOnDisk = null;
-    const token = onDisk ?? newJobToken();
-    job.tokenHash = tokenHash(token);
-    // A temp folder of its own, made fresh (job-temp.ts): the sandbox lets programs write in it, and in no other job's or the user's.
-    const tmp = await makeJobTempDir(record.id);
-    const env: Record<string, string> = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id, TMPDIR: tmp };
-    const removeTmp = () => rm(tmp, { recursive: true, force: true }).catch(() => undefined);
-    try {
-      // Its session's own Claude Code config folder (transcripts, for --resume): no job reads another's.
-      if (env.CLAUDE_CONFIG_DIR) env.CLAUDE_CONFIG_DIR = await sessionConfigDir(env.CLAUDE_CONFIG_DIR, record);
-      const [claude, denied] = await allOrFirstError<[string, Confinement['denied'], void | undefined]>([
-        deps.locateClaude(job.callerPath),
-        this.denied(record),
-        onDisk === null ? store.writeTokenHash(record.id, job.tokenHash) : undefined,
-      ]);
-      const confined = await this.confinement(claude, record, env, denied);
-      if (job.terminating) {
-        await removeTmp();
-        return null;
-      }
-      const inner = { command: claude, env, args: claudeArgs(record, confined.denied.dirs, confined.denied.files, confined.programs) };
-      if (confined.box === null) return { ...inner, claude, boxed: false };
-      const settingsFile = store.paths(record.id).box;
-      await writeFile(settingsFile, boxSettings(confined.box), { mode: 0o600 });
-      return { ...boxCommand(deps.boxRuntime ?? boxRuntime(), settingsFile, inner), claude, boxed: true };
-    } catch (error) {
-      await removeTmp();
-      throw error;
-    }
-  }
-
-  /** What a job's tools may not reach; refused when its worktree is gone. */
-  private async denied(record: JobRecord): Promise<Confinement['denied']> {
-    const { deps } = this;
-    const isolation = record.isolation;
-    if (isolation?.mode === 'worktree' && !(await this.registry.worktrees.present(isolation))) {
-      throw new Error(`Its worktree ${isolation.worktree ?? ''} is gone (deleted by hand?), so the delegate has nowhere to work. Start a new delegation.`);
-    }
-    // A worktree job's file tools reach its worktree, inside the data folder, and none of the service's folders besides.
-    return isolation?.mode === 'worktree' && isolation.worktree
-      ? await serviceFoldersToDeny(deps.serviceDirs ?? [], deps.serviceSubdirs ?? [], isolation.worktree)
-      : { dirs: deps.serviceDirs ?? [], files: [] };
-  }
-
-  /** The box that holds the job to what it may reach (none when its programs are not sandboxed), and its Bash. */
-  private async confinement(claude: string, record: JobRecord, env: Record<string, string>, denied: Confinement['denied']): Promise<Confinement> {
-    const policy = this.registry.settings().sandbox;
-    const programs = record.sandbox?.programs;
-    return {
-      denied,
-      box: await jobBox(claude, record, policy, env, denied),
-      programs: { denyBash: programs === 'none', allowBash: programs === 'sandboxed' && policy.programs === 'sandboxed' },
-    };
-  }
-
   private async launch(job: LiveJob): Promise<void> {
-    const { registry, deps } = this;
+    const { registry } = this;
     const { store } = registry;
     const record = job.record;
     const paths = store.paths(record.id);
     try {
-      const prepared = await this.prepare(job);
+      const prepared = await this.launcher.prepare(job);
       if (prepared === null) {
         // Cancelled before it was spawned: nothing to kill.
         job.launching = false;
         await this.settleUnstarted(job, job.terminating ?? 'cancelled', job.terminationReason);
         return;
       }
-      const { command, args, env, claude, boxed } = prepared;
+      const { claude, boxed } = prepared;
       if (boxed && record.isolation?.mode !== 'worktree') {
         job.sharedFolder = record.cwd;
         await this.sharedFolders.enter(record.cwd);
       }
       registry.issueToken(job);
-      const spawn = deps.spawn ?? spawnDetached;
-      const child = await spawn({ command, args, cwd: record.cwd, env, stdinFile: paths.prompt, stdoutFile: paths.stream, stderrFile: paths.stderr });
+      const child = await this.launcher.spawn(prepared, { cwd: record.cwd, stdinFile: paths.prompt, stdoutFile: paths.stream, stderrFile: paths.stderr });
       const started = {
         state: 'running' as const,
         startedAt: new Date(registry.now()).toISOString(),
@@ -433,7 +350,7 @@ export class JobLifecycle {
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
       if (!worktree) registry.runInBackground(this.sweep(record.id));
       // Its temp folders go before its verify commands make theirs, under the job's name too.
-      const tidied = removeJobTempDirs(record.id);
+      const tidied = Promise.all([removeJobTempDirs(record.id), job.tmp && rm(job.tmp, { recursive: true, force: true }).catch(() => undefined)]);
       registry.runInBackground(verifying ? tidied.then(() => verifyTurn(registry, this.deps.verifier, job, outcome.state, this.fixRound)) : tidied);
       registry.emit(job);
       if (!verifying) registry.wake(job);

@@ -157,7 +157,8 @@ export function oldestProcess(marked: MarkedProcess[]): { pid: number; startTime
   const known = marked.filter((p): p is { pid: number; startTime: string; ppid?: number } => p.startTime !== null);
   const ticks = (p: { startTime: string }) => Number(p.startTime.split(':').pop());
   // The root: a marked process whose parent carries no marker (its children, started in the same clock tick, tie with
-  // it by start time: a box's root and the shell it starts always can).
+  // it by start time: a box's root and the shell it starts always can). A warm box's root was started before its job
+  // and carries none (box-spares.ts): its command's shell is the root found, and it ends with the box.
   const pids = new Set(known.map((p) => p.pid));
   const roots = known.filter((p) => p.ppid === undefined || !pids.has(p.ppid));
   return (roots.length > 0 ? roots : known).sort((a, b) => ticks(a) - ticks(b))[0] ?? null;

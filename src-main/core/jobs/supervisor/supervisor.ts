@@ -32,6 +32,7 @@ import { JobRegistry } from './job-registry.js';
 import type { LiveJob, SupervisorDeps } from './job-registry.js';
 import { fixRoundPrompt } from './verify-link.js';
 import { JobLifecycle } from './lifecycle.js';
+import { errorMessage } from '../../../common/errors.js';
 import { JobRecovery } from './recovery.js';
 import { noticeMissingWorktrees, removeTakenWorktrees, jobsKeptFromPrune, surveyAll } from './isolation.js';
 import { KeptWorktreeSurvey } from '../git/kept-survey.js';
@@ -117,6 +118,8 @@ export class Supervisor {
     this.pruneTimer = setInterval(() => registry.runInBackground(this.prune()), 12 * 3600_000);
     this.pruneTimer.unref();
     this.lifecycle.startQueued();
+    // A warm box for the next sandboxed job (box-spares.ts); without one the job's box starts cold.
+    registry.runInBackground(this.lifecycle.launcher.warmUp().catch((error: unknown) => registry.log(`jobs: no warm box: ${errorMessage(error)}`)));
   }
 
   private async prune(): Promise<void> {
@@ -151,7 +154,7 @@ export class Supervisor {
       job.persistRetry = null;
       registry.wake(job);
     }
-    await registry.settled(tails);
+    await registry.settled([...tails, this.lifecycle.launcher.spares.stop()]);
     await registry.store.closeRequestLogs();
   }
 

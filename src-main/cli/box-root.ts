@@ -1,0 +1,155 @@
+/**
+ * A warm box (docs/ISOLATION.md "The box", core/jobs/process/box-spares.ts): the root of one delegate's box, started
+ * before its job exists so the job does not wait for it. It loads the sandbox runtime's library
+ * (`@anthropic-ai/sandbox-runtime`, the same one whose CLI runs a cold box) and starts its proxy and socat bridges
+ * with a policy that lets nothing through, then waits on stdin for one claim: the job's settings file (the runtime's
+ * own schema), its command, folder, environment and stdio files. It then does what the runtime's CLI does for
+ * `srt --settings <file> -- <command>`: takes that policy, wraps the command, runs it with the job's stdio, forwards
+ * SIGTERM and SIGINT to it, tidies the runtime's mount points and exits with its code. One claim; a stdin that ends
+ * before it (the service went) ends the box. It removes its temp folder (its TMPDIR, which the job then owns) when
+ * it exits.
+ *
+ * Reports on stdout, one line each: `ready`, then `started <pid>` or `failed <why>`; nothing after. Run as
+ * `node box-root.js '<ripgrep config as JSON>'`, detached, in its own private temp folder (TMPDIR).
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+/** One claim: the job's box and what runs in it (box-spares.ts BoxClaim, as JSON). */
+interface Claim {
+  settingsFile: string;
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdinFile: string;
+  stdoutFile: string;
+  stderrFile: string;
+}
+
+// The runtime's own modules, pinned with this package (package.json): its library, its settings loader, its quoting.
+interface Runtime {
+  SandboxManager: {
+    initialize(config: unknown): Promise<void>;
+    updateConfig(config: unknown): void;
+    wrapWithSandbox(command: string): Promise<string>;
+    cleanupAfterCommand(): void;
+  };
+}
+const RUNTIME = '@anthropic-ai/sandbox-runtime';
+
+const tmp = process.env.TMPDIR ?? '';
+let child: ChildProcess | undefined;
+
+function report(line: string): void {
+  if (process.stdout.writable) process.stdout.write(`${line}\n`);
+}
+process.stdout.on('error', () => undefined);
+
+function removeTmp(): void {
+  if (tmp !== '') rmSync(tmp, { recursive: true, force: true });
+}
+
+function quit(code: number): never {
+  try {
+    removeTmp();
+  } finally {
+    process.exit(code);
+  }
+}
+
+// Before a claim a signal ends the box; after it, it goes to the command, as the runtime's CLI does.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (child === undefined) quit(0);
+    child.kill(signal);
+  });
+}
+
+/** The policy a box holds until its claim: no domain, no write. */
+function idle(ripgrep: unknown): unknown {
+  return {
+    network: { allowedDomains: [], deniedDomains: [], strictAllowlist: true, allowLocalBinding: false, allowAllUnixSockets: false },
+    filesystem: { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [], allowGitConfig: false },
+    ripgrep,
+  };
+}
+
+async function main(): Promise<void> {
+  const ripgrep: unknown = JSON.parse(process.argv[2] ?? '{"command":"rg"}');
+  const [{ SandboxManager }, { loadConfigFromString }, { quote }] = (await Promise.all([
+    import(RUNTIME),
+    import(`${RUNTIME}/dist/utils/config-loader.js`),
+    import(`${RUNTIME}/dist/utils/shell-quote.js`),
+  ])) as [Runtime, { loadConfigFromString(text: string): unknown }, { quote(args: string[]): string }];
+  // Started, and one command wrapped and dropped: what the runtime finds once per process (its probes of bubblewrap,
+  // its helpers' paths) is then found before the claim, not after it.
+  const ready = SandboxManager.initialize(idle(ripgrep))
+    .then(async () => {
+      await SandboxManager.wrapWithSandbox('true');
+      SandboxManager.cleanupAfterCommand();
+    })
+    .then(
+      () => null,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+  void ready.then((failed) => report(failed === null ? 'ready' : `failed ${failed}`));
+
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  const claim = await new Promise<Claim | null>((resolve) => {
+    lines.once('line', (line) => resolve(JSON.parse(line) as Claim));
+    lines.once('close', () => resolve(null));
+  });
+  lines.close();
+  process.stdin.destroy();
+  // The service went before it had a job for this box.
+  if (claim === null) quit(0);
+
+  const failed = await ready;
+  if (failed !== null) return refuse(claim, `the sandbox runtime did not start: ${failed}`);
+  const config = loadConfigFromString(readFileSync(claim.settingsFile, 'utf8'));
+  if (!config) return refuse(claim, `${claim.settingsFile} is not a valid settings file for the sandbox runtime`);
+  SandboxManager.updateConfig(config);
+  process.chdir(claim.cwd);
+  for (const name of Object.keys(process.env)) delete process.env[name];
+  Object.assign(process.env, claim.env);
+  const wrapped = await SandboxManager.wrapWithSandbox(quote(claim.argv));
+  const stdio = [openSync(claim.stdinFile, 'r'), openSync(claim.stdoutFile, 'a', 0o600), openSync(claim.stderrFile, 'a', 0o600)];
+  try {
+    child = spawn(wrapped, { shell: true, stdio });
+  } finally {
+    for (const fd of stdio) closeSync(fd);
+  }
+  child.on('error', (error) => refuse(claim, `cannot run the command: ${error.message}`));
+  child.on('spawn', () => {
+    report(`started ${child?.pid ?? 0}`);
+    process.stdout.end();
+  });
+  child.on('exit', (code, signal) => {
+    SandboxManager.cleanupAfterCommand();
+    // As the runtime's CLI: a command ended by SIGTERM or SIGINT (a cancel) exits 0, by another signal 1.
+    quit(signal ? (signal === 'SIGINT' || signal === 'SIGTERM' ? 0 : 1) : (code ?? 0));
+  });
+}
+
+/** A claim the box cannot run: said to the service and in the job's stderr file, as the runtime's CLI would. */
+function refuse(claim: Claim, why: string): void {
+  try {
+    const fd = openSync(claim.stderrFile, 'a', 0o600);
+    try {
+      writeSync(fd, `Error: ${why}\n`);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // The service says it too.
+  }
+  report(`failed ${why}`);
+  quit(1);
+}
+
+main().catch((error: unknown) => {
+  report(`failed ${error instanceof Error ? error.message : String(error)}`);
+  quit(1);
+});

@@ -1,0 +1,164 @@
+/**
+ * What a job's launch needs before its process runs (docs/ARCHITECTURE.md §4): its key and prices, its gateway token,
+ * its temp and config folders, what its tools may not reach, its box's settings, and the spawn itself, in a warm box
+ * (box-spares.ts) or cold. The lifecycle (lifecycle.ts) calls it and goes on from the process it starts.
+ */
+import { rm, writeFile } from 'node:fs/promises';
+import { ENV } from '../../../contract/index.js';
+import type { JobRecord } from '../../../contract/index.js';
+import { requireKey } from './admission.js';
+import { claudeArgs } from '../process/claude-args.js';
+import type { ProgramsArgs } from '../process/claude-args.js';
+import { makeJobTempDir } from '../process/job-temp.js';
+import type { JobRegistry, LiveJob, SupervisorDeps } from './job-registry.js';
+import { resolveModel } from '../record/job-request.js';
+import { spawnDetached } from '../process/spawn-detached.js';
+import type { DetachedProcess, SpawnDetachedOptions } from '../process/spawn-detached.js';
+import { BoxSpares, sweepBoxTemps } from '../process/box-spares.js';
+import type { WarmBox } from '../process/box-spares.js';
+import { newJobToken, tokenHash } from '../../gateway/job-token.js';
+import { serviceFoldersToDeny } from '../git/worktrees.js';
+import { boxCommand, boxedInner, boxNode, boxRuntime, boxSettings, jobBox, ripgrep, sessionConfigDir } from '../process/box.js';
+import type { BoxedCommand, BoxSettingsInput } from '../process/box.js';
+import { allOrFirstError } from '../../../common/promises.js';
+
+/** What a job's launch uses of the supervisor's dependencies. */
+export type LaunchDeps = Pick<
+  SupervisorDeps,
+  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'boxRuntime' | 'boxRoot' | 'sandbox' | 'serviceDirs' | 'serviceSubdirs'
+>;
+
+/** What a job's tools may not reach (the service's folders), and the box that holds it to that. */
+interface Confinement {
+  denied: { dirs: readonly string[]; files: readonly string[] };
+  box: BoxSettingsInput | null;
+  programs: ProgramsArgs;
+}
+
+/** What a job's launch starts: the command (a cold box's runtime, or claude), or the warm box it took and what runs in it. */
+export interface Prepared {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  claude: string;
+  boxed: boolean;
+  warm: { box: WarmBox; settingsFile: string; inner: BoxedCommand } | null;
+}
+
+export class JobLauncher {
+  private readonly registry: JobRegistry;
+  private readonly deps: LaunchDeps;
+  /** The warm box the next sandboxed job takes (box-spares.ts). */
+  readonly spares: BoxSpares;
+
+  constructor(registry: JobRegistry, deps: LaunchDeps) {
+    this.registry = registry;
+    this.deps = deps;
+    this.spares = new BoxSpares({ node: deps.boxRuntime?.node ?? boxNode(), script: deps.boxRoot ?? null, env: () => process.env, log: registry.log });
+  }
+
+  /**
+   * What a delegate needs before it can be spawned, the steps that wait on none other at once: where claude is; what
+   * its tools may not reach and the sandbox that holds its programs to that; its temp folder; its gateway token's hash
+   * on disk. Null when the job was cancelled meanwhile; its temp folder goes then, and on a failure.
+   */
+  async prepare(job: LiveJob): Promise<Prepared | null> {
+    const { deps } = this;
+    const { store, settings } = this.registry;
+    const record = job.record;
+    // A job re-queued after a restart lost its in-memory key and prices: look them up again.
+    job.apiKey ??= requireKey(deps);
+    job.pricing ??= record.prices ?? resolveModel(record.model, await deps.models(), settings()).pricing;
+    // The delegate gets a token for the gateway, never the key; its hash is on disk before the delegate
+    // exists, so a service restarted at any moment after knows what the delegate holds. Admission wrote the
+    // hash of the token it made with the job's files; a job re-queued after a restart gets a new one here.
+    const onDisk = job.tokenOnDisk;
+    job.tokenOnDisk = null;
+    const token = onDisk ?? newJobToken();
+    job.tokenHash = tokenHash(token);
+    const env: Record<string, string> = { ...deps.childEnv(record.model, token, job.callerPath), [ENV.job]: record.id };
+    // Its session's own Claude Code config folder (transcripts, for --resume): no job reads another's.
+    if (env.CLAUDE_CONFIG_DIR) env.CLAUDE_CONFIG_DIR = await sessionConfigDir(env.CLAUDE_CONFIG_DIR, record);
+    const [claude, denied] = await allOrFirstError<[string, Confinement['denied'], void | undefined]>([
+      deps.locateClaude(job.callerPath),
+      this.denied(record),
+      onDisk === null ? store.writeTokenHash(record.id, job.tokenHash) : undefined,
+    ]);
+    // A sandboxed job takes a warm box if one is up (box-spares.ts); its temp folder is that box's.
+    const warm = record.sandbox?.programs === 'sandboxed' ? await this.spares.take(await ripgrep(claude, env)) : null;
+    // A temp folder of its own, made fresh (job-temp.ts): the sandbox lets programs write in it, and in no other job's or the user's.
+    const tmp = warm?.tmp ?? (await makeJobTempDir(record.id));
+    env.TMPDIR = tmp;
+    job.tmp = tmp;
+    const removeTmp = async () => {
+      warm?.discard();
+      await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
+    };
+    try {
+      const confined = await this.confinement(claude, record, env, denied);
+      if (job.terminating) {
+        await removeTmp();
+        return null;
+      }
+      const inner = { command: claude, env, args: claudeArgs(record, confined.denied.dirs, confined.denied.files, confined.programs) };
+      if (confined.box === null) {
+        warm?.discard();
+        return { ...inner, claude, boxed: false, warm: null };
+      }
+      const settingsFile = store.paths(record.id).box;
+      await writeFile(settingsFile, boxSettings(confined.box), { mode: 0o600 });
+      return { ...boxCommand(deps.boxRuntime ?? boxRuntime(), settingsFile, inner), claude, boxed: true, warm: warm && { box: warm, settingsFile, inner } };
+    } catch (error) {
+      await removeTmp();
+      throw error;
+    }
+  }
+
+  /** Starts the job's process: in its warm box if it took one, else as prepared (a cold box's runtime, or claude itself). */
+  async spawn(prepared: Prepared, stdio: Pick<SpawnDetachedOptions, 'cwd' | 'stdinFile' | 'stdoutFile' | 'stderrFile'>): Promise<DetachedProcess> {
+    const { command, args, env, warm } = prepared;
+    if (warm !== null) {
+      const inner = boxedInner(warm.inner);
+      return await warm.box.claim({ ...stdio, ...inner, settingsFile: warm.settingsFile });
+    }
+    return await (this.deps.spawn ?? spawnDetached)({ command, args, env, ...stdio });
+  }
+
+  /**
+   * A spare box for the next sandboxed job, started when the service starts (and after each claim, by take): the
+   * delegate's Claude Code as a caller with no PATH of its own would find it. Not when delegates run no boxes.
+   */
+  async warmUp(): Promise<void> {
+    const { deps } = this;
+    const policy = this.registry.settings().sandbox;
+    if (!this.spares.enabled) return;
+    await sweepBoxTemps();
+    if (policy.use === 'off' || policy.programs !== 'sandboxed') return;
+    if (!(await deps.sandbox?.().catch(() => null))?.available) return;
+    this.spares.refill(await ripgrep(await deps.locateClaude(undefined), { ...process.env } as Record<string, string>));
+  }
+
+  /** What a job's tools may not reach; refused when its worktree is gone. */
+  private async denied(record: JobRecord): Promise<Confinement['denied']> {
+    const { deps } = this;
+    const isolation = record.isolation;
+    if (isolation?.mode === 'worktree' && !(await this.registry.worktrees.present(isolation))) {
+      throw new Error(`Its worktree ${isolation.worktree ?? ''} is gone (deleted by hand?), so the delegate has nowhere to work. Start a new delegation.`);
+    }
+    // A worktree job's file tools reach its worktree, inside the data folder, and none of the service's folders besides.
+    return isolation?.mode === 'worktree' && isolation.worktree
+      ? await serviceFoldersToDeny(deps.serviceDirs ?? [], deps.serviceSubdirs ?? [], isolation.worktree)
+      : { dirs: deps.serviceDirs ?? [], files: [] };
+  }
+
+  /** The box that holds the job to what it may reach (none when its programs are not sandboxed), and its Bash. */
+  private async confinement(claude: string, record: JobRecord, env: Record<string, string>, denied: Confinement['denied']): Promise<Confinement> {
+    const policy = this.registry.settings().sandbox;
+    const programs = record.sandbox?.programs;
+    return {
+      denied,
+      box: await jobBox(claude, record, policy, env, denied),
+      programs: { denyBash: programs === 'none', allowBash: programs === 'sandboxed' && policy.programs === 'sandboxed' },
+    };
+  }
+}
