@@ -167,6 +167,9 @@ it('the same coding task costs under half the twin’s input tokens; turn 2 on r
   // some 7 kB to each, describing itself to the model).
   sandboxed.bytes.forEach((bytes, i) => expect(bytes, `request ${i + 1}`).toBeLessThanOrEqual(1.05 * (a.bytes[i] ?? 0)));
   expect(sandboxed.costUsd).toBeLessThan(b.costUsd);
+  // Issue 36's goal for the task as a user runs it, in its box: at most a quarter of the twin's cost, in no more turns.
+  expect(sandboxed.bytes).toHaveLength(b.bytes.length);
+  expect(sandboxed.costUsd / b.costUsd).toBeLessThanOrEqual(0.25);
 
   // Sticky routing: every request of ours names its conversation, so turns 2–4 find turn 1's cache; the twin,
   // sending no session, lands on the other endpoint on turn 2 and writes its prompt again.

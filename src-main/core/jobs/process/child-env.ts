@@ -95,6 +95,10 @@ export function buildChildEnv(input: ChildEnvInput): Record<string, string> {
     DISABLE_ERROR_REPORTING: '1',
     DISABLE_BUG_COMMAND: '1',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    // No git instructions (commits, pull requests, `gh`, attribution) and no git status snapshot, on every request:
+    // the service commits a delegate's work, its box keeps the user's .git read-only, and the snapshot would send the
+    // user's git name and recent commits to the model's provider. About 2 kB a request (docs/PERFORMANCE.md).
+    CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS: '1',
     [ENV.depth]: String((Number.isFinite(depth) ? depth : 0) + 1),
   });
   if (input.maxRetries !== undefined) env.CLAUDE_CODE_MAX_RETRIES = String(input.maxRetries);

@@ -58,7 +58,12 @@ describe('the delegate environment', () => {
 
   it('turns telemetry and the updater off, and leaves headers to the gateway', () => {
     const env = buildChildEnv(input);
-    expect(env).toMatchObject({ DISABLE_TELEMETRY: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
+    expect(env).toMatchObject({
+      DISABLE_TELEMETRY: '1',
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS: '1',
+    });
     // Attribution and the session for sticky routing are added by the gateway on the way out.
     expect(env).not.toHaveProperty('ANTHROPIC_CUSTOM_HEADERS');
   });
