@@ -53,6 +53,8 @@ async function turn(fake: FakeOpenRouter, model: ScriptedModel, dir: string, sid
   const step = (index: number): ScriptStep => ({
     dynamic: () => {
       arrivals.push(performance.now());
+      // As the service does once a job's Claude Code has started: the next warm box (job-launcher.ts).
+      if (index === 0 && side === 'warm') spares.refill(rg);
       return index < CALLS ? { toolUse: { name: 'Bash', input: { command: 'true', description: 'Nothing' } } } : { text: 'finished' };
     },
   });

@@ -7,6 +7,7 @@
  * With PARENT_VIEW_REPORT set, the measured characters are written there (bench/parent-view.ts prints them).
  */
 import { writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import { afterEach, expect, it } from 'vitest';
 import { BRIDGE } from '../support/built.js';
 import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
@@ -42,8 +43,10 @@ type PlanCall = [tool: string, input: (jobId: string) => Record<string, unknown>
 function scriptCalls(model: ScriptedModel, calls: readonly PlanCall[]): () => string[] {
   const seen: string[] = [];
   let jobId = '';
+  lastCallTimes = [];
   const step = (index: number) => ({
     dynamic: (request: ModelRequest) => {
+      lastCallTimes.push(performance.now());
       if (index > 0) {
         const last = lastToolResult(request);
         if (/start|followup/.test(calls[index - 1]?.[0] ?? '')) jobId = jobIdIn(last);
@@ -111,12 +114,24 @@ const waitingPlan: Plan = {
   tools: WAITING_PLAN,
 };
 
+/** When the outer model was asked each step of the last plan scripted: each call's time is the gap (bench only). */
+let lastCallTimes: number[] = [];
+const gaps = (times: number[]): number[] => times.slice(1).map((at, i) => Math.round(at - (times[i] ?? at)));
+/** Each call's time, per side (bench/parent-view.ts; never asserted). */
+const callMs: Record<string, number[]> = {};
+
+/** Each side's wall time through the plan, from the outer CLI's spawn to its exit, ms (for bench/parent-view.ts; never asserted). */
+const wallMs: Record<string, number> = {};
+
 async function ours(plan: Plan = MAIN_PLAN): Promise<string[]> {
   const world = new DelegationWorld({ prefix: 'ord-view-' });
   stops.push(() => world.stop());
   await world.start();
   const seen = plan.script(world.model);
   const env = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  // For bench/parent-view.ts only: the service already running, as the tray app keeps it (a call starts it).
+  if (process.env.PARENT_VIEW_SERVICE_UP) await (await world.bridge()).callTool({ name: 'delegate_list', arguments: {} });
+  const began = performance.now();
   const outer = await runOuter(
     world.project,
     world.env.HOME ?? '',
@@ -125,6 +140,8 @@ async function ours(plan: Plan = MAIN_PLAN): Promise<string[]> {
     { command: process.execPath, args: [BRIDGE], env },
     plan.tools,
   );
+  wallMs[plan === MAIN_PLAN ? 'ours' : 'waiting'] = performance.now() - began;
+  callMs[plan === MAIN_PLAN ? 'ours' : 'waiting'] = gaps(lastCallTimes);
   expect(outer.code, outer.stderr).toBe(0);
   return seen();
 }
@@ -134,7 +151,10 @@ async function twin(plan: Plan = MAIN_PLAN): Promise<string[]> {
   const { fake, model, world, env, stop } = await startTwin('ord-view-twin-');
   stops.push(stop);
   const seen = plan.script(model);
+  const began = performance.now();
   const outer = await runOuter(world.project, env.HOME ?? '', env.TMPDIR ?? '', fake.baseUrl, { command: process.execPath, args: [TWIN], env }, plan.tools);
+  wallMs.twin = performance.now() - began;
+  callMs.twin = gaps(lastCallTimes);
   expect(outer.code, outer.stderr).toBe(0);
   return seen();
 }
@@ -147,7 +167,10 @@ it('the parent model reads no more than from the server it replaces, call by cal
   expect(mine).toHaveLength(PLAN.length);
   expect(waiting).toHaveLength(WAITING_PLAN.length);
   if (process.env.PARENT_VIEW_REPORT) {
-    await writeFile(process.env.PARENT_VIEW_REPORT, JSON.stringify({ plan: PLAN, ours: mine, twin: theirs, waitingPlan: WAITING_PLAN, waiting }, null, 2));
+    await writeFile(
+      process.env.PARENT_VIEW_REPORT,
+      JSON.stringify({ plan: PLAN, ours: mine, twin: theirs, waitingPlan: WAITING_PLAN, waiting, wallMs, callMs }, null, 2),
+    );
   }
   // The twin did the work too: its answers are in what it returned.
   expect(theirs[2]).toContain(ANSWERS[0]);

@@ -28,10 +28,13 @@ import { errorMessage } from '../../../common/errors.js';
 const BOX_TEMP = 'box';
 /** In a box's temp folder: its root's pid and start time, for the sweep after a service restart. */
 const ROOT_FILE = '.box-root';
+/**
+ * When a claim's job gives no sign of having started (its first stream line: box-spares' caller calls refill then),
+ * the next spare starts anyway this much later.
+ */
+const REFILL_FALLBACK_MS = 2_000;
 /** How long a spare may take to start its runtime (some 0.4 s on a 2-core machine) before it is given up. */
 const READY_TIMEOUT_MS = 15_000;
-/** A claim starts the next spare after this, not while its job's Claude Code starts on the same cores. */
-const REFILL_DELAY_MS = 2_000;
 
 /**
  * Removes the temp folders of boxes whose root is gone: a box removes its own when it ends, but not when it is killed
@@ -112,14 +115,18 @@ export class BoxSpares {
     return this.options.script !== null && !this.stopped;
   }
 
-  /** A ready-to-claim spare for this ripgrep, if one is up (null: start the box cold); the next one starts at once. */
+  /**
+   * A ready-to-claim spare for this ripgrep, if one is up (null: start the box cold). The next one is the caller's to
+   * start (refill) once the job's Claude Code has started: a spare started beside it, on the same cores, made its start
+   * 80–110 ms slower (`npm run bench`); at the latest it starts 2 s after this.
+   */
   async take(ripgrep: { command: string; argv0?: string }): Promise<WarmBox | null> {
     if (!this.enabled) return null;
     const key = JSON.stringify(ripgrep);
     const pending = this.spare;
     this.spare = null;
     const spare = pending === null ? null : await pending;
-    setTimeout(() => this.refill(ripgrep), REFILL_DELAY_MS).unref();
+    setTimeout(() => this.refill(ripgrep), REFILL_FALLBACK_MS).unref();
     if (spare === null) return null;
     if (spare.key !== key || spare.gone) {
       end(spare);

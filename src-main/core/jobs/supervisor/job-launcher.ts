@@ -85,7 +85,10 @@ export class JobLauncher {
       onDisk === null ? store.writeTokenHash(record.id, job.tokenHash) : undefined,
     ]);
     // A sandboxed job takes a warm box if one is up (box-spares.ts); its temp folder is that box's.
-    const warm = record.sandbox?.programs === 'sandboxed' ? await this.spares.take(await ripgrep(claude, env)) : null;
+    const rg = record.sandbox?.programs === 'sandboxed' ? await ripgrep(claude, env) : null;
+    const warm = rg === null ? null : await this.spares.take(rg);
+    // The next spare once this job's Claude Code has started (its first stream line, lifecycle.ts), not beside its start.
+    if (rg !== null) job.started = () => this.spares.refill(rg);
     // A temp folder of its own, made fresh (job-temp.ts): the sandbox lets programs write in it, and in no other job's or the user's.
     const tmp = warm?.tmp ?? (await makeJobTempDir(record.id));
     env.TMPDIR = tmp;

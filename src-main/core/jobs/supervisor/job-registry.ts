@@ -91,6 +91,8 @@ export interface LiveJob {
   callerPath: string | undefined;
   /** Taken off the queue and being spawned: it holds a slot while its record still says queued. */
   launching: boolean;
+  /** Called at its first stream line (its Claude Code has started): the next warm box starts then (job-launcher.ts). */
+  started?: () => void;
   /** Its temp folder this launch (job-temp.ts, or its warm box's), removed when it ends. */
   tmp?: string;
   /** The folder its box shares with other in-place boxes (shared-folders.ts), while it runs. */

@@ -171,6 +171,8 @@ export class JobLifecycle {
     job.tail = new StreamTail({
       file: registry.store.paths(job.record.id).stream,
       onLine: (line) => {
+        job.started?.();
+        job.started = undefined;
         parser.push(line);
         this.absorb(job);
         // Lines flushed after the process exited belong to a job that is already ending by itself.
