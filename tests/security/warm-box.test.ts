@@ -88,6 +88,56 @@ describe.skipIf(!available)('a warm box (the real runtime, bubblewrap and socat)
     await expect.poll(() => existsSync(box.tmp)).toBe(false);
   });
 
+  it("holds none of the service's environment but an allowlist: not a key the user exported, though the user's proxy", async () => {
+    const key = `sk-or-v1-${'e4'.repeat(32)}`;
+    const withKey = new BoxSpares({
+      node: process.execPath,
+      script: SCRIPT,
+      env: () => ({ ...process.env, OPENROUTER_API_KEY: key, HTTPS_PROXY: 'http://proxy.example:3128' }),
+      log: (line) => logged.push(line),
+    });
+    try {
+      withKey.refill(RG);
+      const box = await withKey.take(RG);
+      if (!box) throw new Error(`no warm box came up: ${logged.join('; ')}`);
+      const started = await claim(box, 'exec sleep 30');
+      const environ = (await readFile(`/proc/${started.pid}/environ`, 'utf8')).split('\0');
+      expect(environ.join('\n')).not.toContain(key);
+      expect(environ).toContain('HTTPS_PROXY=http://proxy.example:3128');
+      expect(
+        environ
+          .filter((entry) => entry !== '')
+          .map((entry) => entry.split('=')[0])
+          .sort(),
+      ).toEqual(
+        [
+          'HOME',
+          'HTTPS_PROXY',
+          'PATH',
+          'TMPDIR',
+          ...[
+            'USER',
+            'LOGNAME',
+            'LANG',
+            'LC_ALL',
+            'LC_CTYPE',
+            'HTTP_PROXY',
+            'http_proxy',
+            'https_proxy',
+            'NO_PROXY',
+            'no_proxy',
+            'ALL_PROXY',
+            'all_proxy',
+          ].filter((name) => process.env[name] !== undefined),
+        ].sort(),
+      );
+      process.kill(started.pid, 'SIGTERM');
+      await started.exited;
+    } finally {
+      await withKey.stop();
+    }
+  });
+
   it("passes a cancel's SIGTERM to its command, which ends as under the runtime's CLI (exit 0)", async () => {
     const box = await warm();
     const started = await claim(box, 'echo up; exec sleep 60');

@@ -25,7 +25,7 @@ import { allOrFirstError } from '../../../common/promises.js';
 /** What a job's launch uses of the supervisor's dependencies. */
 export type LaunchDeps = Pick<
   SupervisorDeps,
-  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'boxRuntime' | 'boxRoot' | 'sandbox' | 'serviceDirs' | 'serviceSubdirs'
+  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'boxRuntime' | 'boxRoot' | 'serviceDirs' | 'serviceSubdirs'
 >;
 
 /** What a job's tools may not reach (the service's folders), and the box that holds it to that. */
@@ -128,17 +128,12 @@ export class JobLauncher {
   }
 
   /**
-   * A spare box for the next sandboxed job, started when the service starts (and after each claim, by take): the
-   * delegate's Claude Code as a caller with no PATH of its own would find it. Not when delegates run no boxes.
+   * At the service's start: the temp folders of boxes killed outright go (box-spares.ts). No spare is started yet: the
+   * first sandboxed job's start does (its first stream line), so a service that delegates nothing keeps no idle box,
+   * and the first job after a start pays a cold box once.
    */
-  async warmUp(): Promise<void> {
-    const { deps } = this;
-    const policy = this.registry.settings().sandbox;
-    if (!this.spares.enabled) return;
-    await sweepBoxTemps();
-    if (policy.use === 'off' || policy.programs !== 'sandboxed') return;
-    if (!(await deps.sandbox?.().catch(() => null))?.available) return;
-    this.spares.refill(await ripgrep(await deps.locateClaude(undefined), { ...process.env } as Record<string, string>));
+  async tidyBoxes(): Promise<void> {
+    if (this.spares.enabled) await sweepBoxTemps();
   }
 
   /** What a job's tools may not reach; refused when its worktree is gone. */

@@ -42,7 +42,6 @@ export type LifecycleDeps = Pick<
   | 'spawn'
   | 'boxRuntime'
   | 'boxRoot'
-  | 'sandbox'
   | 'serviceDirs'
   | 'serviceSubdirs'
   | 'killGraceMs'

@@ -118,8 +118,8 @@ export class Supervisor {
     this.pruneTimer = setInterval(() => registry.runInBackground(this.prune()), 12 * 3600_000);
     this.pruneTimer.unref();
     this.lifecycle.startQueued();
-    // A warm box for the next sandboxed job (box-spares.ts); without one the job's box starts cold.
-    registry.runInBackground(this.lifecycle.launcher.warmUp().catch((error: unknown) => registry.log(`jobs: no warm box: ${errorMessage(error)}`)));
+    // What boxes killed outright left (box-spares.ts); the warm boxes start with the first sandboxed job.
+    registry.runInBackground(this.lifecycle.launcher.tidyBoxes().catch((error: unknown) => registry.log(`jobs: ${errorMessage(error)}`)));
   }
 
   private async prune(): Promise<void> {
