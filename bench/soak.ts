@@ -32,6 +32,7 @@ import { CLAUDE_CLI, ScriptedModel } from '../tests/support/fake-anthropic.js';
 import { FakeOpenRouter } from '../tests/support/fake-openrouter.js';
 import { machineHeader } from './lib/machine.js';
 import { diffFds, openFds, processTable, processesWithEnv, rssBytes, treeOf } from './lib/proc.js';
+import type { ProcEntry } from './lib/proc.js';
 import type { OpenFd } from './lib/proc.js';
 import { median, percentile } from './lib/stats.js';
 
@@ -318,16 +319,28 @@ class Soak {
   }
 
   /** Processes this soak's jobs left behind: anything with our home in its environment, and any child of the service. */
-  async leftovers(): Promise<string[]> {
+  /**
+   * What is left of the jobs: every process carrying the soak's home in its environment, or a child of the service —
+   * but the warm box the service keeps once delegates run (core/jobs/process/box-spares.ts), which is reported apart:
+   * at most one, a child of the service running box-root.js with no job in it (only its socat bridges beneath).
+   */
+  async leftovers(): Promise<{ strays: string[]; warm: string[] }> {
     const table = await processTable();
-    const found = new Map<number, string>();
-    for (const p of await processesWithEnv(`=${this.home}/`, table))
-      if (p.pid !== this.servicePid) found.set(p.pid, `${p.pid} ${p.argv.join(' ').slice(0, 120)}`);
+    const warmPids = new Set<number>();
     for (const p of table.values()) {
-      if (p.ppid !== this.servicePid || p.pid === this.servicePid) continue;
-      found.set(p.pid, `${p.pid} ${p.state === 'Z' ? '(zombie, not reaped) ' : ''}${p.argv.join(' ').slice(0, 120)}`);
+      if (p.ppid !== this.servicePid || !p.argv.some((arg) => arg.endsWith('box-root.js'))) continue;
+      const tree = treeOf(p.pid, table);
+      if (tree.every((q) => q.pid === p.pid || (q.argv[0] ?? '').endsWith('socat'))) for (const q of tree) warmPids.add(q.pid);
     }
-    return [...found.values()];
+    const found = new Map<number, string>();
+    const line = (p: ProcEntry) => `${p.pid} ${p.state === 'Z' ? '(zombie, not reaped) ' : ''}${p.argv.join(' ').slice(0, 120)}`;
+    for (const p of await processesWithEnv(`=${this.home}/`, table)) if (p.pid !== this.servicePid) found.set(p.pid, line(p));
+    for (const p of table.values()) if (p.ppid === this.servicePid && p.pid !== this.servicePid) found.set(p.pid, line(p));
+    const all = [...found.keys()];
+    return {
+      strays: all.filter((pid) => !warmPids.has(pid)).map((pid) => found.get(pid) ?? ''),
+      warm: all.filter((pid) => warmPids.has(pid)).map((pid) => found.get(pid) ?? ''),
+    };
   }
 
   /** SIGTERM with no job running: the service must exit by itself (process.exitCode, no process.exit). */
@@ -440,18 +453,30 @@ async function main(): Promise<number> {
     console.log(`  ${JOBS} jobs in ${seconds(jobsMs)} (${(JOBS / (jobsMs / 60_000)).toFixed(1)} jobs/min)`);
 
     console.log('\n== Processes');
-    console.log(`  left behind while the service ran (environment in ${soak.home}, or a child of the service): ${leftBeforeStop.length === 0 ? 'none' : ''}`);
-    for (const line of leftBeforeStop) console.log(`    ${line}`);
-    console.log(`  left behind after it stopped: ${leftAfterStop.length === 0 ? 'none' : ''}`);
-    for (const line of leftAfterStop) console.log(`    ${line}`);
-    if (leftBeforeStop.length + leftAfterStop.length > 0) failures.push('processes leaked');
+    console.log(
+      `  left behind while the service ran (environment in ${soak.home}, or a child of the service): ${leftBeforeStop.strays.length === 0 ? 'none' : ''}`,
+    );
+    for (const line of leftBeforeStop.strays) console.log(`    ${line}`);
+    // The warm box: one root and its two socat bridges, no job in it; it must end with the service (below).
+    const warmRoots = leftBeforeStop.warm.filter((line) => line.includes('box-root.js')).length;
+    console.log(`  the warm box waiting for the next job (expected: at most one, ending with the service): ${leftBeforeStop.warm.length === 0 ? 'none' : ''}`);
+    for (const line of leftBeforeStop.warm) console.log(`    ${line}`);
+    if (warmRoots > 1) failures.push(`${warmRoots} warm boxes waiting, not one`);
+    const afterStop = [...leftAfterStop.strays, ...leftAfterStop.warm];
+    console.log(`  left behind after it stopped: ${afterStop.length === 0 ? 'none' : ''}`);
+    for (const line of afterStop) console.log(`    ${line}`);
+    if (leftBeforeStop.strays.length + afterStop.length > 0) failures.push('processes leaked');
 
     console.log('\n== File descriptors of the service');
     console.log(`  start ${atStart.fds.length}, after warm-up ${atWarm.fds.length}, end ${atEnd.fds.length}`);
     for (const fd of atStart.fds) console.log(`    start fd ${String(fd.fd).padStart(3)}: ${fd.label}`);
-    const { added, removed } = diffFds(atStart.fds, atEnd.fds);
+    const { added: addedAll, removed } = diffFds(atStart.fds, atEnd.fds);
+    // The warm box's stdin and stdout (a socket pair each, the way Node makes a child's pipes): two, if one is waiting.
+    const pipes = addedAll.filter((fd) => fd.label.startsWith('unix (connection)')).slice(0, warmRoots === 1 ? 2 : 0);
+    const added = addedAll.filter((fd) => !pipes.includes(fd));
     console.log(`  at the end and not at the start: ${added.length === 0 ? 'none' : ''}`);
     for (const fd of added) console.log(`    + fd ${fd.fd}: ${fd.label}`);
+    for (const fd of pipes) console.log(`    + fd ${fd.fd}: ${fd.label}, the warm box's stdin or stdout`);
     console.log(`  at the start and not at the end: ${removed.length === 0 ? 'none' : ''}`);
     for (const fd of removed) console.log(`    - fd ${fd.fd}: ${fd.label}`);
     if (added.length > 0) failures.push(`${added.length} file descriptor(s) leaked`);
