@@ -24,6 +24,7 @@ import { KEY } from '../support/delegation.js';
 import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
 import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
+import { procStat, waitFor } from '../support/process-sandbox.js';
 import { branchFiles, makeRepo, repoState } from '../support/git-repo.js';
 
 const execFileAsync = promisify(execFile);
@@ -402,6 +403,49 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     for (const result of results) expect(result.text).toContain('No such tool available: Bash');
     expect(results.map((r) => r.text).join('\n')).not.toContain('PLAN-RAN-IT');
     expect(sentToModel()).not.toContain('SSH-PRIVATE-KEY-OF-THE-USER');
+  });
+});
+
+describe('a warm box from the service start (core/jobs/process/box-spares.ts)', () => {
+  /** The service's children running the warm box's root (dist/cli/box-root.js). */
+  async function warmRoots(servicePid: number): Promise<number[]> {
+    const roots: number[] = [];
+    for (const name of await readdir('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      const [stat, cmdline] = await Promise.all([procStat(Number(name)), readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')]);
+      if (stat?.ppid === servicePid && cmdline.split('\0').some((arg) => arg.endsWith('box-root.js'))) roots.push(Number(name));
+    }
+    return roots;
+  }
+
+  it('is up before any job for a user whose last job ran in a box, and their next job runs in it; a home that has delegated nothing keeps none', async () => {
+    await world.start();
+    const first = await world.serve();
+    const client = await world.connect();
+    // A spare that would start with the service is up within a second here; two seconds pass without one.
+    const deadline = Date.now() + 2_000;
+    while (Date.now() < deadline) {
+      expect(await warmRoots(first.pid)).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const { end } = await runJob(client, 'before', ['true']);
+    expect(end.job.sandbox?.programs).toBe('sandboxed');
+    client.close();
+    expect((await runCli(['stop'], world.env)).code).toBe(0);
+    await first.exited;
+
+    const second = await world.serve();
+    const spare = await waitFor(
+      'a warm box from the start',
+      async () => {
+        const roots = await warmRoots(second.pid);
+        return roots.length === 1 ? roots[0] : undefined;
+      },
+      15_000,
+    );
+    const next = await runJob(await world.connect(), 'after', ['true']);
+    const record = (await world.store().loadAll()).records.find((r) => r.id === next.end.job.id);
+    expect(record?.pid).toBe(spare);
   });
 });
 

@@ -11,15 +11,17 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BoxSpares, locateBoxRoot, sweepBoxTemps } from '../../src-main/core/jobs/process/box-spares.js';
 import type { WarmBox } from '../../src-main/core/jobs/process/box-spares.js';
-import { boxSettings, boxedInner } from '../../src-main/core/jobs/process/box.js';
+import { boxSettings, boxedInner, ripgrep } from '../../src-main/core/jobs/process/box.js';
 import { jobTempRoot } from '../../src-main/core/jobs/process/job-temp.js';
 import { isAlive, processStartTime } from '../../src-main/core/jobs/process/process-table.js';
 import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
 import { ROOT } from '../support/built.js';
+import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 
 const SCRIPT = path.join(ROOT, 'dist', 'cli', 'box-root.js');
 const available = (await probeSandbox()).available && existsSync(SCRIPT);
-const RG = { command: 'rg' };
+// The ripgrep a job's box gets (box.ts): the machine's `rg`, else Claude Code's own binary run as `rg`.
+const RG = await ripgrep(CLAUDE_CLI, { PATH: process.env.PATH ?? '' });
 
 describe.skipIf(!available)('a warm box (the real runtime, bubblewrap and socat)', () => {
   let dir: string;

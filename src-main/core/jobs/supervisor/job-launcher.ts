@@ -128,12 +128,21 @@ export class JobLauncher {
   }
 
   /**
-   * At the service's start: the temp folders of boxes killed outright go (box-spares.ts). No spare is started yet: the
-   * first sandboxed job's start does (its first stream line), so a service that delegates nothing keeps no idle box,
-   * and the first job after a start pays a cold box once.
+   * At the service's start: the temp folders of boxes killed outright go (box-spares.ts). A spare starts now only for
+   * a user whose last job on record ran in a box: they delegate, and their next job should not wait for a cold box.
+   * Otherwise the first sandboxed job's start does (its first stream line), so a service that delegates nothing keeps
+   * no idle box, and the first job ever (or after the last one was pruned) pays a cold box once.
    */
   async tidyBoxes(): Promise<void> {
-    if (this.spares.enabled) await sweepBoxTemps();
+    if (!this.spares.enabled) return;
+    await sweepBoxTemps();
+    const last = this.registry
+      .all()
+      .reduce<JobRecord | null>((latest, job) => (latest === null || job.record.createdAt > latest.createdAt ? job.record : latest), null);
+    if (last?.sandbox?.programs !== 'sandboxed' || this.registry.settings().sandbox.programs !== 'sandboxed') return;
+    // The ripgrep a job started now would get: the service's PATH, as the bridge that started it passed its own.
+    const claude = await this.deps.locateClaude(undefined);
+    this.spares.refill(await ripgrep(claude, { PATH: process.env.PATH ?? '' }));
   }
 
   /** What a job's tools may not reach; refused when its worktree is gone. */
