@@ -17,6 +17,8 @@ import { LIST_SETTINGS, SCALAR_SETTINGS } from '../../src-main/cli/config/config
 import { DEFAULT_APPROVABLE_TOOLS, defaultSettings, settingValue } from '../../src-main/contract/index.js';
 import type { SecretsStatus, Settings } from '../../src-main/contract/index.js';
 import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
+import { resolveLocations } from '../../src-main/platform/locations.js';
+import { IpcClient } from '../../src-main/ipc/client.js';
 import type { SandboxAvailability } from '../../src-main/platform/sandbox-probe.js';
 import { CLI, CONFIG_CLI, assertBuilt, runCli, runProcess, testEnv } from '../support/built.js';
 import type { RunResult } from '../support/built.js';
@@ -527,12 +529,14 @@ describe.each(ROUTES)('openrouter-mcp-config %s', (route) => {
       expect(last?.stdout).toContain(route === 'through the running service' ? `through the running service (pid ${h.servicePid})` : 'in the settings file');
       // Both paths end in the one settings file.
       expect(JSON.parse(await readFile(h.settingsFile, 'utf8'))).toEqual({ ...defaults, ...expected });
-      // And the running service holds what it wrote (without one, --show reads that same file: shown once, below).
+      // And the running service holds what it wrote, asked on its socket (--show says so in its own tests, below).
       if (route === 'through the running service') {
-        const shown = await show(h.env);
-        expect(shown.service).toEqual({ running: true, pid: h.servicePid });
-        expect(shown.settingsFile).toBe(h.settingsFile);
-        expect(shown.settings).toEqual({ ...defaults, ...expected });
+        const client = await IpcClient.connect({ locations: resolveLocations(h.env), clientName: 'config-cli-test' });
+        try {
+          expect(await client.call('settings.get', {})).toEqual({ ...defaults, ...expected });
+        } finally {
+          client.close();
+        }
       }
     });
   });

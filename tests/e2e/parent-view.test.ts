@@ -9,7 +9,7 @@
 import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { afterEach, expect, it } from 'vitest';
-import { BRIDGE } from '../support/built.js';
+import { BRIDGE, runCli } from '../support/built.js';
 import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import type { ModelRequest } from '../support/fake-anthropic.js';
 import { DelegationWorld, MODEL } from '../support/delegation.js';
@@ -129,8 +129,18 @@ async function ours(plan: Plan = MAIN_PLAN): Promise<string[]> {
   await world.start();
   const seen = plan.script(world.model);
   const env = Object.fromEntries(Object.entries(world.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  // For bench/parent-view.ts only: the service already running, as the tray app keeps it (a call starts it).
+  // For bench/parent-view.ts only: the service already running, as the tray app keeps it (a call starts it); with
+  // "delegated", for a user who has delegated before: one job run, the service stopped and started again (a login).
   if (process.env.PARENT_VIEW_SERVICE_UP) await (await world.bridge()).callTool({ name: 'delegate_list', arguments: {} });
+  if (process.env.PARENT_VIEW_SERVICE_UP === 'delegated') {
+    world.model.script('earlier', [{ text: 'Done.' }]);
+    const bridge = await world.bridge();
+    await bridge.callTool({ name: 'delegate_start', arguments: { prompt: `${ScriptedModel.marker('earlier')} Anything.`, wait_seconds: 60 } });
+    expect((await runCli(['stop'], world.env)).code).toBe(0);
+    await (await world.bridge()).callTool({ name: 'delegate_list', arguments: {} });
+    // The user's next delegation comes a while after the service started with their session, not in the same second.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+  }
   const began = performance.now();
   const outer = await runOuter(
     world.project,

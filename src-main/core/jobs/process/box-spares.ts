@@ -7,7 +7,8 @@
  * is that job's box, exactly as a cold one (its detached root: identity, re-adoption and kill-tree are unchanged).
  *
  * One spare at a time, for one ripgrep (the runtime's, which depends on where the delegate's Claude Code is): the
- * service starts the next once a sandboxed job's Claude Code has started (job-launcher.ts), none before its first.
+ * service starts the next once a sandboxed job's Claude Code has started (job-launcher.ts), and one with the service
+ * when the last job on record ran in a box.
  * It lives in a private temp folder made like a job's (job-temp.ts), which becomes the job's TMPDIR: the runtime's
  * bridge sockets are there. A spare whose service goes (its stdin closes) ends, and removes that folder; so does a
  * box when its command ends. Without the script (the service run from its sources, as unit tests do) there are no

@@ -118,7 +118,7 @@ export class Supervisor {
     this.pruneTimer = setInterval(() => registry.runInBackground(this.prune()), 12 * 3600_000);
     this.pruneTimer.unref();
     this.lifecycle.startQueued();
-    // What boxes killed outright left (box-spares.ts); the warm boxes start with the first sandboxed job.
+    // What boxes killed outright left (box-spares.ts), and a warm box for a user whose last job ran in one.
     registry.runInBackground(this.lifecycle.launcher.tidyBoxes().catch((error: unknown) => registry.log(`jobs: ${errorMessage(error)}`)));
   }
 
