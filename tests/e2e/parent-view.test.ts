@@ -114,6 +114,30 @@ const waitingPlan: Plan = {
   tools: WAITING_PLAN,
 };
 
+/**
+ * Issue 36's chain, timed only (bench/parent-view.ts with PARENT_VIEW_CHAIN): the five calls, then a cancel of the
+ * ended job and a list, on both sides.
+ */
+export const CHAIN_PLAN = [...PLAN, 'delegate_cancel', 'delegate_list'] as const;
+const chainPlan: Plan = {
+  script: (model) => {
+    model.script(
+      'inner',
+      ANSWERS.map((text) => ({ text })),
+    );
+    return scriptCalls(model, [
+      ['delegate_start', () => ({ prompt: `${ScriptedModel.marker('inner')} Count the files.` })],
+      ['delegate_status', (job_id) => ({ job_id, wait_seconds: 60 })],
+      ['delegate_result', (job_id) => ({ job_id })],
+      ['delegate_followup', (job_id) => ({ job_id, prompt: 'And the directories?' })],
+      ['delegate_result', (job_id) => ({ job_id, wait_seconds: 60 })],
+      ['delegate_cancel', (job_id) => ({ job_id })],
+      ['delegate_list', () => ({})],
+    ]);
+  },
+  tools: CHAIN_PLAN,
+};
+
 /** When the outer model was asked each step of the last plan scripted: each call's time is the gap (bench only). */
 let lastCallTimes: number[] = [];
 const gaps = (times: number[]): number[] => times.slice(1).map((at, i) => Math.round(at - (times[i] ?? at)));
@@ -123,7 +147,7 @@ const callMs: Record<string, number[]> = {};
 /** Each side's wall time through the plan, from the outer CLI's spawn to its exit, ms (for bench/parent-view.ts; never asserted). */
 const wallMs: Record<string, number> = {};
 
-async function ours(plan: Plan = MAIN_PLAN): Promise<string[]> {
+async function ours(plan: Plan = MAIN_PLAN, key = plan === MAIN_PLAN ? 'ours' : 'waiting'): Promise<string[]> {
   const world = new DelegationWorld({ prefix: 'ord-view-' });
   stops.push(() => world.stop());
   await world.start();
@@ -150,21 +174,21 @@ async function ours(plan: Plan = MAIN_PLAN): Promise<string[]> {
     { command: process.execPath, args: [BRIDGE], env },
     plan.tools,
   );
-  wallMs[plan === MAIN_PLAN ? 'ours' : 'waiting'] = performance.now() - began;
-  callMs[plan === MAIN_PLAN ? 'ours' : 'waiting'] = gaps(lastCallTimes);
+  wallMs[key] = performance.now() - began;
+  callMs[key] = gaps(lastCallTimes);
   expect(outer.code, outer.stderr).toBe(0);
   return seen();
 }
 
-async function twin(plan: Plan = MAIN_PLAN): Promise<string[]> {
+async function twin(plan: Plan = MAIN_PLAN, key = 'twin'): Promise<string[]> {
   // The outer model and the twin's delegates both play on the twin's fake.
   const { fake, model, world, env, stop } = await startTwin('ord-view-twin-');
   stops.push(stop);
   const seen = plan.script(model);
   const began = performance.now();
   const outer = await runOuter(world.project, env.HOME ?? '', env.TMPDIR ?? '', fake.baseUrl, { command: process.execPath, args: [TWIN], env }, plan.tools);
-  wallMs.twin = performance.now() - began;
-  callMs.twin = gaps(lastCallTimes);
+  wallMs[key] = performance.now() - began;
+  callMs[key] = gaps(lastCallTimes);
   expect(outer.code, outer.stderr).toBe(0);
   return seen();
 }
@@ -173,6 +197,10 @@ it('the parent model reads no more than from the server it replaces, call by cal
   const theirs = await twin();
   const mine = await ours();
   const waiting = await ours(waitingPlan);
+  if (process.env.PARENT_VIEW_CHAIN) {
+    expect(await twin(chainPlan, 'chainTwin')).toHaveLength(CHAIN_PLAN.length);
+    expect(await ours(chainPlan, 'chainOurs')).toHaveLength(CHAIN_PLAN.length);
+  }
   expect(theirs).toHaveLength(PLAN.length);
   expect(mine).toHaveLength(PLAN.length);
   expect(waiting).toHaveLength(WAITING_PLAN.length);

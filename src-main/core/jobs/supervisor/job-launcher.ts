@@ -3,7 +3,7 @@
  * its temp and config folders, what its tools may not reach, its box's settings, and the spawn itself, in a warm box
  * (box-spares.ts) or cold. The lifecycle (lifecycle.ts) calls it and goes on from the process it starts.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { ENV } from '../../../contract/index.js';
 import type { JobRecord } from '../../../contract/index.js';
 import { requireKey } from './admission.js';
@@ -140,9 +140,11 @@ export class JobLauncher {
       .all()
       .reduce<JobRecord | null>((latest, job) => (latest === null || job.record.createdAt > latest.createdAt ? job.record : latest), null);
     if (last?.sandbox?.programs !== 'sandboxed' || this.registry.settings().sandbox.programs !== 'sandboxed') return;
-    // The ripgrep a job started now would get: the service's PATH, as the bridge that started it passed its own.
-    const claude = await this.deps.locateClaude(undefined);
-    this.spares.refill(await ripgrep(claude, { PATH: process.env.PATH ?? '' }));
+    // The ripgrep that job's box had (its box.json): a job started from the same Claude Code gets the same, wherever
+    // the service itself was started from (a tray app's PATH is not a terminal's). Else the one the service would give.
+    const rg =
+      (await boxRipgrep(this.registry.store.paths(last.id).box)) ?? (await ripgrep(await this.deps.locateClaude(undefined), { PATH: process.env.PATH ?? '' }));
+    this.spares.refill(rg);
   }
 
   /** What a job's tools may not reach; refused when its worktree is gone. */
@@ -168,4 +170,15 @@ export class JobLauncher {
       programs: { denyBash: programs === 'none', allowBash: programs === 'sandboxed' && policy.programs === 'sandboxed' },
     };
   }
+}
+
+/** The ripgrep a job's box settings name (box.ts boxSettings), as `ripgrep()` gives it; null when unreadable. */
+async function boxRipgrep(settingsFile: string): Promise<{ command: string; argv0?: string } | null> {
+  // A missing or torn file (JSON.parse throws) is no ripgrep, not an error.
+  const settings = await readFile(settingsFile, 'utf8')
+    .then((text) => JSON.parse(text) as unknown)
+    .catch(() => null);
+  const rg = (settings as { ripgrep?: { command?: unknown; argv0?: unknown } } | null)?.ripgrep;
+  if (typeof rg?.command !== 'string' || !(rg.argv0 === undefined || typeof rg.argv0 === 'string')) return null;
+  return rg.argv0 === undefined ? { command: rg.command } : { command: rg.command, argv0: rg.argv0 };
 }
