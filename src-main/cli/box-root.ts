@@ -97,8 +97,15 @@ async function main(): Promise<void> {
   void ready.then((failed) => report(failed === null ? 'ready' : `failed ${failed}`));
 
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  const claim = await new Promise<Claim | null>((resolve) => {
-    lines.once('line', (line) => resolve(JSON.parse(line) as Claim));
+  // A line that is no JSON is said as a failure in main's catch, with the box's folder removed, not a crash in a listener.
+  const claim = await new Promise<Claim | null>((resolve, reject) => {
+    lines.once('line', (line) => {
+      try {
+        resolve(JSON.parse(line) as Claim);
+      } catch {
+        reject(new Error('its claim was not JSON'));
+      }
+    });
     lines.once('close', () => resolve(null));
   });
   lines.close();

@@ -4,6 +4,7 @@
  * command as a cold one does, passes its exit and a cancel's signal through, refuses a claim it cannot hold without
  * running it, and leaves no folder behind.
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -154,6 +155,24 @@ describe.skipIf(!available)('a warm box (the real runtime, bubblewrap and socat)
     await expect(claim(box, `touch '${cwd}/ran.txt'`, '{"network": "not a policy"}\n')).rejects.toThrow(/not a valid settings file/);
     expect(await readFile(path.join(dir, 'stderr.log'), 'utf8')).toMatch(/^Error: .*not a valid settings file/);
     expect(existsSync(path.join(cwd, 'ran.txt'))).toBe(false);
+  });
+
+  it('says a claim that is no JSON is refused, exits 1 and removes its folder, rather than crashing', async () => {
+    const tmp = path.join(dir, 'tmp', 'box-malformed');
+    await mkdir(tmp);
+    const root = spawn(process.execPath, [SCRIPT, JSON.stringify(RG)], {
+      cwd: tmp,
+      env: { PATH: process.env.PATH ?? '', TMPDIR: tmp },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => root.once('exit', resolve));
+    let said = '';
+    root.stdout.on('data', (d: Buffer) => (said += d.toString()));
+    await expect.poll(() => said, { timeout: 15_000 }).toBe('ready\n');
+    root.stdin.end('{"settingsFile": \n');
+    expect(await exited).toBe(1);
+    expect(said).toBe('ready\nfailed its claim was not JSON\n');
+    expect(existsSync(tmp)).toBe(false);
   });
 
   it('is not taken for another ripgrep (the job starts cold), and ends with the service, its folder gone', async () => {
