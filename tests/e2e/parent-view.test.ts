@@ -64,19 +64,22 @@ function scriptCalls(model: ScriptedModel, calls: readonly PlanCall[]): () => st
   return () => seen;
 }
 
-/** The plan both servers run; the inner model answers the two turns. */
-function scriptPlan(model: ScriptedModel): () => string[] {
+/** PLAN's calls with their arguments. */
+const PLAN_CALLS: readonly PlanCall[] = [
+  ['delegate_start', () => ({ prompt: `${ScriptedModel.marker('inner')} Count the files.` })],
+  ['delegate_status', (job_id) => ({ job_id, wait_seconds: 60 })],
+  ['delegate_result', (job_id) => ({ job_id })],
+  ['delegate_followup', (job_id) => ({ job_id, prompt: 'And the directories?' })],
+  ['delegate_result', (job_id) => ({ job_id, wait_seconds: 60 })],
+];
+
+/** The plan both servers run with these calls; the inner model answers the two turns. */
+function scriptPlan(model: ScriptedModel, calls: readonly PlanCall[] = PLAN_CALLS): () => string[] {
   model.script(
     'inner',
     ANSWERS.map((text) => ({ text })),
   );
-  return scriptCalls(model, [
-    ['delegate_start', () => ({ prompt: `${ScriptedModel.marker('inner')} Count the files.` })],
-    ['delegate_status', (job_id) => ({ job_id, wait_seconds: 60 })],
-    ['delegate_result', (job_id) => ({ job_id })],
-    ['delegate_followup', (job_id) => ({ job_id, prompt: 'And the directories?' })],
-    ['delegate_result', (job_id) => ({ job_id, wait_seconds: 60 })],
-  ]);
+  return scriptCalls(model, calls);
 }
 
 /** The outer `claude -p` with `server` registered as "d", through the plan's tools. */
@@ -93,7 +96,7 @@ function runOuter(
 }
 
 type Plan = { script: (model: ScriptedModel) => () => string[]; tools: readonly string[] };
-const MAIN_PLAN: Plan = { script: scriptPlan, tools: PLAN };
+const MAIN_PLAN: Plan = { script: (model) => scriptPlan(model), tools: PLAN };
 
 /**
  * The same task in the calls our answers lead to (issue 38): a start and a follow-up that each wait, and each answer
@@ -101,16 +104,11 @@ const MAIN_PLAN: Plan = { script: scriptPlan, tools: PLAN };
  */
 export const WAITING_PLAN = ['delegate_start', 'delegate_followup'] as const;
 const waitingPlan: Plan = {
-  script: (model) => {
-    model.script(
-      'inner',
-      ANSWERS.map((text) => ({ text })),
-    );
-    return scriptCalls(model, [
+  script: (model) =>
+    scriptPlan(model, [
       ['delegate_start', () => ({ prompt: `${ScriptedModel.marker('inner')} Count the files.`, wait_seconds: 60 })],
       ['delegate_followup', (job_id) => ({ job_id, prompt: 'And the directories?', wait_seconds: 60 })],
-    ]);
-  },
+    ]),
   tools: WAITING_PLAN,
 };
 
@@ -120,21 +118,7 @@ const waitingPlan: Plan = {
  */
 export const CHAIN_PLAN = [...PLAN, 'delegate_cancel', 'delegate_list'] as const;
 const chainPlan: Plan = {
-  script: (model) => {
-    model.script(
-      'inner',
-      ANSWERS.map((text) => ({ text })),
-    );
-    return scriptCalls(model, [
-      ['delegate_start', () => ({ prompt: `${ScriptedModel.marker('inner')} Count the files.` })],
-      ['delegate_status', (job_id) => ({ job_id, wait_seconds: 60 })],
-      ['delegate_result', (job_id) => ({ job_id })],
-      ['delegate_followup', (job_id) => ({ job_id, prompt: 'And the directories?' })],
-      ['delegate_result', (job_id) => ({ job_id, wait_seconds: 60 })],
-      ['delegate_cancel', (job_id) => ({ job_id })],
-      ['delegate_list', () => ({})],
-    ]);
-  },
+  script: (model) => scriptPlan(model, [...PLAN_CALLS, ['delegate_cancel', (job_id) => ({ job_id })], ['delegate_list', () => ({})]]),
   tools: CHAIN_PLAN,
 };
 
