@@ -163,16 +163,29 @@ describe.skipIf(!available)('a warm box (the real runtime, bubblewrap and socat)
     const root = spawn(process.execPath, [SCRIPT, JSON.stringify(RG)], {
       cwd: tmp,
       env: { PATH: process.env.PATH ?? '', TMPDIR: tmp },
+      // Its own group, as the service starts it (box-spares.ts), so its socat bridges end with it below.
+      detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => root.once('exit', resolve));
     let said = '';
     root.stdout.on('data', (d: Buffer) => (said += d.toString()));
-    await expect.poll(() => said, { timeout: 15_000 }).toBe('ready\n');
-    root.stdin.end('{"settingsFile": \n');
-    expect(await exited).toBe(1);
-    expect(said).toBe('ready\nfailed its claim was not JSON\n');
-    expect(existsSync(tmp)).toBe(false);
+    try {
+      await expect.poll(() => said, { timeout: 15_000 }).toBe('ready\n');
+      root.stdin.end('{"settingsFile": \n');
+      expect(await exited).toBe(1);
+      expect(said).toBe('ready\nfailed its claim was not JSON\n');
+      expect(existsSync(tmp)).toBe(false);
+    } finally {
+      // Its whole group (its socat bridges too), whatever the checks found.
+      if (root.pid !== undefined) {
+        try {
+          process.kill(-root.pid, 'SIGKILL');
+        } catch {
+          // Gone with it.
+        }
+      }
+    }
   });
 
   it('is not taken for another ripgrep (the job starts cold), and ends with the service, its folder gone', async () => {
