@@ -15,7 +15,8 @@ export async function filesContaining(dir: string, needle: string): Promise<stri
     const s = await stat(p).catch(() => null);
     if (!s) return;
     if (s.isDirectory()) {
-      for (const entry of await readdir(p)) await visit(path.join(p, entry));
+      // A folder removed while it is walked (a job's temp folder goes when the job ends) has no files left to hold it.
+      for (const entry of await readdir(p).catch(() => [] as string[])) await visit(path.join(p, entry));
     } else if (s.isFile()) {
       const bytes = await readFile(p).catch(() => null);
       if (bytes?.includes(needle)) hits.push(p);
