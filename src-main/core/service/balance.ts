@@ -37,8 +37,25 @@ export class BalanceMonitor {
     this.cached = null;
   }
 
-  async get(options: { refresh?: boolean } = {}): Promise<Balance> {
-    if (!options.refresh && this.cached && this.now() - this.cached.at < this.maxAgeMs) return this.cached.balance;
+  /**
+   * The balance: the cached copy while it is younger than maxAgeMs, else read from OpenRouter. With `maxStaleMs`, a
+   * copy older than maxAgeMs but younger than that is served at once and read again behind it (stale while
+   * revalidate): for a caller that must not wait on a round trip to OpenRouter, and checks again before it refuses on
+   * what the copy says (admission.ts). `refresh` reads it now whatever the copy's age.
+   */
+  async get(options: { refresh?: boolean; maxStaleMs?: number } = {}): Promise<Balance> {
+    const age = this.cached ? this.now() - this.cached.at : Infinity;
+    if (!options.refresh && this.cached && age < this.maxAgeMs) return this.cached.balance;
+    if (!options.refresh && this.cached && options.maxStaleMs !== undefined && age < options.maxStaleMs) {
+      // A read that fails keeps the copy and says so in its own place (the balance's problem), on the next read.
+      this.read().catch(() => undefined);
+      return this.cached.balance;
+    }
+    return this.read();
+  }
+
+  /** One read of OpenRouter at a time: a burst of callers shares it. */
+  private read(): Promise<Balance> {
     this.inFlight ??= this.fetch().finally(() => {
       this.inFlight = null;
     });

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { BEST_MODEL, DEFAULT_MODEL, ServiceError, isActive, nextCall } from '../../../contract/index.js';
-import type { JobFallback, JobRecord, ParsedRequestOf, ScoreFact, Settings } from '../../../contract/index.js';
+import type { Balance, JobFallback, JobRecord, ParsedRequestOf, ScoreFact, Settings } from '../../../contract/index.js';
 import type { CatalogModel, CatalogPricing } from '../../catalog/parse.js';
 import { pickBest } from '../score/best-model.js';
 import type { BestPick } from '../score/best-model.js';
@@ -284,19 +284,32 @@ export async function admitAll(
   });
   const first = requests[0];
   if (!first) return [];
-  const remainingUsd = await remainingBalance(deps);
-  // No await between the checks and the insertion below: concurrent requests see each other.
-  precondition();
   // A set's jobs share one request, so one cap: the per-job budget holds for each, the day's and the reserve for their sum.
   const maxCostUsd = Math.max(...records.map((r) => r.maxCostUsd));
-  checkBudget({
-    settings: first.settings,
-    spentTodayUsd: registry.spentToday(),
-    reservedUsd: registry.reservedUsd(),
-    maxCostUsd,
-    remainingUsd,
-    count: records.length,
-  });
+  // No await between the checks and the insertion below: concurrent requests see each other.
+  const check = (balance: Balance) => {
+    const remainingUsd = remainingBalance(balance);
+    precondition();
+    checkBudget({
+      settings: first.settings,
+      spentTodayUsd: registry.spentToday(),
+      reservedUsd: registry.reservedUsd(),
+      maxCostUsd,
+      remainingUsd,
+      count: records.length,
+    });
+  };
+  // The balance as last read, up to BALANCE_STALE_MS old, so a start does not wait on a round trip to OpenRouter; it
+  // is read again behind this start. Before refusing on what that copy says (a key refused, too little left), it is
+  // read again now: a user who has just topped up or fixed the key is not refused on an old copy.
+  const asked = registry.now();
+  const copy = await deps.balance({ refresh: false, maxStaleMs: BALANCE_STALE_MS });
+  try {
+    check(copy);
+  } catch (error) {
+    if (!(error instanceof ServiceError) || !BALANCE_REFUSALS.has(error.code) || !readBefore(copy, asked)) throw error;
+    check(await deps.balance({ refresh: true }));
+  }
   const jobs = records.map((record, i) => {
     const resolved = requests[i] as ResolvedJobRequest;
     const job = liveJob(record);
@@ -406,9 +419,24 @@ function assertDelegationOn(settings: Settings): void {
   }
 }
 
+/**
+ * How old a copy of the balance admission takes without waiting for a new one: two of the service's polls (every
+ * five minutes, and after every job's end). The budgets a job is held to do not depend on it (the gateway meters every
+ * job against its cap and the day's); the balance only keeps a job from starting on credit that is not there, and
+ * OpenRouter refuses a request past the credit itself (402, the job ends failed and says so).
+ */
+const BALANCE_STALE_MS = 10 * 60_000;
+/** The refusals a balance read before this start may have caused; each is checked on a new read before it is said. */
+const BALANCE_REFUSALS: ReadonlySet<string> = new Set(['budget_refused', 'openrouter_unauthorized', 'openrouter_payment_required']);
+
+/** Whether this balance was read before `asked` (a copy), not for this start. */
+function readBefore(balance: Balance, asked: number): boolean {
+  const at = balance.fetchedAt === null ? Number.NaN : Date.parse(balance.fetchedAt);
+  return !(at >= asked);
+}
+
 /** The balance a new job may draw on; refuses at once when OpenRouter has rejected the key. */
-async function remainingBalance(deps: Pick<AdmissionDeps, 'balance'>): Promise<number | null> {
-  const balance = await deps.balance({ refresh: false });
+function remainingBalance(balance: Balance): number | null {
   if (balance.keyProblemCode === 'openrouter_unauthorized' || balance.keyProblemCode === 'openrouter_payment_required') {
     // Claude Code would retry a dead key for minutes before giving up: say it now instead.
     throw new ServiceError(balance.keyProblemCode, `Nothing was started: ${balance.keyProblem ?? 'OpenRouter refused the key.'}`);

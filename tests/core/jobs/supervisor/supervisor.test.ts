@@ -9,7 +9,8 @@ import { mkdir, mkdtemp, readFile, readdir, readlink, writeFile } from 'node:fs/
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ENV, ServiceError, defaultSettings } from '../../../../src-main/contract/index.js';
-import type { Balance, GatewayRequest, JobRecord, JobState, ParsedRequestOf, Settings } from '../../../../src-main/contract/index.js';
+import type { Balance, GatewayRequest, JobRecord, JobState, KeyBalance, ParsedRequestOf, Settings } from '../../../../src-main/contract/index.js';
+import { BalanceMonitor } from '../../../../src-main/core/service/balance.js';
 import { parseModelsBody } from '../../../../src-main/core/catalog/parse.js';
 import type { GenerationRecord } from '../../../../src-main/core/openrouter/client.js';
 import { generationRecord } from '../../../support/generation-record.js';
@@ -407,6 +408,127 @@ describe('limits', () => {
     expect(job.state).toBe('budget_exceeded');
     expect(job.estimatedCostUsd).toBeGreaterThan(0.01);
     expect(job.endReason).toMatch(/cap of \$0\.01/);
+  });
+});
+
+describe('the balance at admission (service/balance.ts)', () => {
+  /** OpenRouter's /v1/key as the test says, one answer per read; a read waits until the test answers it. */
+  function keyInfo() {
+    const reads: Array<(remainingUsd: number) => void> = [];
+    const client = {
+      getKeyInfo: () =>
+        new Promise<KeyBalance>((resolve) => {
+          reads.push((remainingUsd) =>
+            resolve({
+              label: null,
+              limitUsd: 100,
+              remainingUsd,
+              limitReset: null,
+              usageUsd: null,
+              usageDailyUsd: null,
+              usageWeeklyUsd: null,
+              usageMonthlyUsd: null,
+              isFreeTier: false,
+            }),
+          );
+        }),
+      getCredits: () => Promise.reject(new Error('no management key in this test')),
+    };
+    return { client, reads, answer: (remainingUsd: number) => reads.shift()?.(remainingUsd) };
+  }
+
+  function withBalance() {
+    const openRouter = keyInfo();
+    let now = (): number => 0;
+    const monitor = new BalanceMonitor({ client: openRouter.client, secrets: { get: () => ({ value: KEY, source: 'environment' }) }, now: () => now() });
+    const h = harness({ deps: { balance: (options) => monitor.get(options) }, settings: { budgets: { ...defaultSettings().budgets, reserveUsd: 1 } } });
+    now = h.clock.now;
+    return { h, openRouter, monitor };
+  }
+
+  /** Until OpenRouter has been asked `count` times in all. */
+  async function asked(openRouter: ReturnType<typeof keyInfo>, count: number, answered: number): Promise<void> {
+    await vi.waitFor(() => expect(openRouter.reads.length + answered).toBeGreaterThanOrEqual(count));
+  }
+
+  it('starts a job on a copy up to ten minutes old without waiting for OpenRouter, and reads it again behind the start', async () => {
+    const { h, openRouter, monitor } = withBalance();
+    const first = monitor.get({ refresh: true });
+    openRouter.answer(50);
+    expect((await first).key?.remainingUsd).toBe(50);
+    h.clock.advance(9 * 60_000);
+    // OpenRouter is asked again, and does not answer: the start goes on without it.
+    const id = await h.start();
+    expect(await finalState(h, id)).toMatchObject({ state: 'succeeded' });
+    expect(openRouter.reads).toHaveLength(1);
+    openRouter.answer(20);
+    await vi.waitFor(async () => expect((await monitor.get({ refresh: false })).key?.remainingUsd).toBe(20));
+  });
+
+  it('waits for OpenRouter when its copy is older than that', async () => {
+    const { h, openRouter, monitor } = withBalance();
+    const first = monitor.get({ refresh: true });
+    openRouter.answer(50);
+    await first;
+    h.clock.advance(11 * 60_000);
+    let admitted = false;
+    const start = h.start().then((id) => {
+      admitted = true;
+      return id;
+    });
+    await asked(openRouter, 1, 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(admitted).toBe(false);
+    openRouter.answer(50);
+    expect(await finalState(h, await start)).toMatchObject({ state: 'succeeded' });
+  });
+
+  it('reads the balance again before refusing on an old copy: admitted on what OpenRouter says now', async () => {
+    const { h, openRouter, monitor } = withBalance();
+    const first = monitor.get({ refresh: true });
+    // The copy: too little for a job under a $1 reserve.
+    openRouter.answer(1.2);
+    await first;
+    h.clock.advance(2 * 60_000);
+    let settled = false;
+    const start = h.start({ maxCostUsd: 0.5 }).finally(() => {
+      settled = true;
+    });
+    // The copy would refuse: the start waits for the read (the one begun behind it) instead. The user has topped up since.
+    await asked(openRouter, 1, 0);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
+    openRouter.answer(40);
+    expect(await finalState(h, await start)).toMatchObject({ state: 'succeeded' });
+    expect(openRouter.reads).toHaveLength(0);
+  });
+
+  it('refuses with what OpenRouter says now when the new read is as low', async () => {
+    const { h, openRouter, monitor } = withBalance();
+    const first = monitor.get({ refresh: true });
+    openRouter.answer(40);
+    await first;
+    h.clock.advance(2 * 60_000);
+    const start = h.start({ maxCostUsd: 0.5 }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    // The copy said $40: admitted on it. Spent elsewhere since: the read behind the start says $1.20.
+    expect(await start).toBeNull();
+    await asked(openRouter, 1, 0);
+    openRouter.answer(1.2);
+    // The next start finds $1.20 in a copy two minutes old, reads again before it refuses, and refuses with what that says.
+    h.clock.advance(2 * 60_000);
+    const next = h.start({ maxCostUsd: 0.5 }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    await asked(openRouter, 1, 0);
+    openRouter.answer(1.15);
+    const refusal = await next;
+    expect(refusal).toBeInstanceOf(ServiceError);
+    expect((refusal as ServiceError).code).toBe('budget_refused');
+    expect((refusal as ServiceError).message).toMatch(/^The OpenRouter balance is too low: \$1\.15 left/);
   });
 });
 
