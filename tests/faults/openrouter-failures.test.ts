@@ -64,6 +64,22 @@ describe('OpenRouter failing around a job', { timeout: 90_000 }, () => {
     await world.stop();
   });
 
+  it("a start does not wait on OpenRouter's balance: the service read it as it started, and a start takes that copy", async () => {
+    await world.start();
+    world.model.script('balance', [{ text: 'Started on the copy.' }]);
+    await world.serve();
+    // The read the service made as it started; from here OpenRouter's balance never answers.
+    await expect.poll(() => world.fake.requestsTo('/api/v1/key').length).toBe(1);
+    world.fake.hang('/api/v1/key');
+    const client = await world.connect();
+    const started = await world.startJob(client, { prompt: `${m('balance')} go` });
+    // Admitted without asking OpenRouter again (the job's end reads it again, and that read hangs: it is not awaited).
+    expect(world.fake.requestsTo('/api/v1/key')).toHaveLength(1);
+    const end = await client.call('jobs.result', { jobId: started.job.id, waitSeconds: 60 });
+    expect(end.job.state).toBe('succeeded');
+    expect(end.resultText).toBe('Started on the copy.');
+  });
+
   it('a 429 that clears is retried by Claude Code, and the job succeeds', async () => {
     await world.start({ delegateMaxRetries: 1 });
     world.model.script('clears', [

@@ -252,6 +252,9 @@ export class Service {
     // After the socket is ours (so a second instance never adopts the same jobs), before serving requests.
     await this.supervisor.start();
     this.settings.watch();
+    // A first read now, behind the start: the first delegation then takes a copy (admission.ts) and does not wait on
+    // OpenRouter; the tray app's own read at launch shares it. Without a key it asks OpenRouter nothing.
+    this.refreshBalance().catch(() => undefined);
     this.pollBalance();
     this.startedAt = this.now();
     this.log(`openrouter-delegate ${APP_VERSION} serving on ${this.locations.socketPath} (pid ${process.pid})`);
