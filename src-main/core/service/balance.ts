@@ -6,6 +6,7 @@ import { ServiceError } from '../../contract/index.js';
 import type { Balance, SecretKind } from '../../contract/index.js';
 import type { OpenRouterClient } from '../openrouter/client.js';
 import type { SecretStore } from '../secrets/secret-store.js';
+import { BALANCE_MAX_AGE_MS } from '../jobs/money/budget.js';
 
 export interface BalanceMonitorDeps {
   client: Pick<OpenRouterClient, 'getKeyInfo' | 'getCredits'>;
@@ -29,7 +30,7 @@ export class BalanceMonitor {
   constructor(deps: BalanceMonitorDeps) {
     this.deps = deps;
     this.now = deps.now ?? Date.now;
-    this.maxAgeMs = deps.maxAgeMs ?? 60_000;
+    this.maxAgeMs = deps.maxAgeMs ?? BALANCE_MAX_AGE_MS;
   }
 
   /** Forget the cached balance (the key changed, a job ended). */
@@ -38,18 +39,20 @@ export class BalanceMonitor {
   }
 
   /**
-   * The balance: the cached copy while it is younger than maxAgeMs, else read from OpenRouter. With `maxStaleMs`, a
-   * copy older than maxAgeMs but younger than that is served at once and read again behind it (stale while
-   * revalidate): for a caller that must not wait on a round trip to OpenRouter, and checks again before it refuses on
-   * what the copy says (admission.ts). `refresh` reads it now whatever the copy's age.
+   * The balance: the cached copy while it is younger than maxAgeMs, else read from OpenRouter. With `stale`, an older
+   * copy is served at once when it is younger than `stale.maxMs` and was read at or after `stale.notBefore`, and is
+   * read again behind it (stale while revalidate): for admission (admission.ts), which must not wait on a round trip to
+   * OpenRouter, knows what its copy cannot (when the service last spent), and reads again before it refuses on a copy.
+   * `refresh` reads it now whatever the copy's age. A read that fails is the new copy too: its figures are gone, and
+   * its problem says why.
    */
-  async get(options: { refresh?: boolean; maxStaleMs?: number } = {}): Promise<Balance> {
-    const age = this.cached ? this.now() - this.cached.at : Infinity;
-    if (!options.refresh && this.cached && age < this.maxAgeMs) return this.cached.balance;
-    if (!options.refresh && this.cached && options.maxStaleMs !== undefined && age < options.maxStaleMs) {
-      // A read that fails keeps the copy and says so in its own place (the balance's problem), on the next read.
+  async get(options: { refresh?: boolean; stale?: { maxMs: number; notBefore: number } } = {}): Promise<Balance> {
+    const { refresh, stale } = options;
+    const cached = this.cached;
+    if (!refresh && cached && this.now() - cached.at < this.maxAgeMs) return cached.balance;
+    if (!refresh && cached && stale && this.now() - cached.at < stale.maxMs && cached.at >= stale.notBefore) {
       this.read().catch(() => undefined);
-      return this.cached.balance;
+      return cached.balance;
     }
     return this.read();
   }

@@ -4,7 +4,7 @@
  * starts cannot overshoot together: the check and the reservation happen in one synchronous step.
  */
 import { ServiceError } from '../../../contract/index.js';
-import type { BudgetStop, GatewayRequest, JobRecord, Settings } from '../../../contract/index.js';
+import type { Balance, BudgetStop, GatewayRequest, JobRecord, Settings } from '../../../contract/index.js';
 import { formatUsd } from '../../../common/format.js';
 import { localDayKey } from '../../../common/local-day.js';
 
@@ -39,6 +39,39 @@ export function budgetStopOf(record: Pick<JobRecord, 'estimatedCostUsd' | 'endRe
   const daily = refused ? (refused.note ?? '').startsWith('daily budget') : /daily budget/.test(record.endReason ?? '');
   const enoughUsd = refused && refused.ceilingUsd > 0 ? Math.ceil((record.estimatedCostUsd + refused.ceilingUsd) * 100 - 1e-9) / 100 : null;
   return { enoughUsd, perJobUsd, daily };
+}
+
+/** How long a read of the key's balance is served as it is (service/balance.ts); admission reads an older copy again before it refuses on it. */
+export const BALANCE_MAX_AGE_MS = 60_000;
+
+/**
+ * How old a copy of the balance admission takes without waiting for a new one: two of the service's polls (every five
+ * minutes, and at every delegate's end), and only a copy read after this service last spent (admission.ts
+ * lastSpentAt). What such a copy cannot know is spending outside this service in those minutes (another app on the
+ * same key); OpenRouter refuses a request past the credit itself (402: the job ends failed and says so). The caps a job
+ * is held to never depend on it: the gateway meters each job against its own and the day's.
+ */
+export const BALANCE_STALE_MS = 10 * 60_000;
+
+/** When a balance was read (the monitor's clock, the registry's); never, when it does not say. */
+export function balanceReadAt(balance: Balance): number {
+  const at = balance.fetchedAt === null ? Number.NaN : Date.parse(balance.fetchedAt);
+  return Number.isNaN(at) ? Number.NEGATIVE_INFINITY : at;
+}
+
+/** Whether OpenRouter refused the key when the balance was read (401, or 402: no credit). */
+export const keyRefused = (balance: Balance): boolean =>
+  balance.keyProblemCode === 'openrouter_unauthorized' || balance.keyProblemCode === 'openrouter_payment_required';
+
+/** The balance a new job may draw on; refuses at once when OpenRouter has rejected the key. */
+export function remainingBalance(balance: Balance): number | null {
+  if (keyRefused(balance) && balance.keyProblemCode) {
+    // Claude Code would retry a dead key for minutes before giving up: say it now instead.
+    throw new ServiceError(balance.keyProblemCode, `Nothing was started: ${balance.keyProblem ?? 'OpenRouter refused the key.'}`);
+  }
+  if (balance.key?.remainingUsd !== null && balance.key?.remainingUsd !== undefined) return balance.key.remainingUsd;
+  if (balance.credits) return balance.credits.remainingUsd;
+  return null;
 }
 
 /** What an active job may still spend. */

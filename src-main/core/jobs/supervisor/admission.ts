@@ -11,7 +11,7 @@ import { pickBest } from '../score/best-model.js';
 import type { BestPick } from '../score/best-model.js';
 import { repositoryTop } from '../git/git.js';
 import { holdsSecret, scrubSecrets } from '../../secrets/redact.js';
-import { checkBudget } from '../money/budget.js';
+import { BALANCE_MAX_AGE_MS, BALANCE_STALE_MS, balanceReadAt, checkBudget, keyRefused, remainingBalance } from '../money/budget.js';
 import { estimateCostUsd } from '../../catalog/cost-estimate.js';
 import { newJobRecord } from '../record/job-record.js';
 import type { JobRequestFields } from '../record/job-record.js';
@@ -287,28 +287,30 @@ export async function admitAll(
   // A set's jobs share one request, so one cap: the per-job budget holds for each, the day's and the reserve for their sum.
   const maxCostUsd = Math.max(...records.map((r) => r.maxCostUsd));
   // No await between the checks and the insertion below: concurrent requests see each other.
-  const check = (balance: Balance) => {
-    const remainingUsd = remainingBalance(balance);
+  const budget = { settings: first.settings, maxCostUsd, count: records.length };
+  // The caps (the job's, the day's): never a matter of the balance.
+  const checkCaps = () => {
     precondition();
-    checkBudget({
-      settings: first.settings,
-      spentTodayUsd: registry.spentToday(),
-      reservedUsd: registry.reservedUsd(),
-      maxCostUsd,
-      remainingUsd,
-      count: records.length,
-    });
+    checkBudget({ ...budget, spentTodayUsd: registry.spentToday(), reservedUsd: registry.reservedUsd(), remainingUsd: null });
   };
-  // The balance as last read, up to BALANCE_STALE_MS old, so a start does not wait on a round trip to OpenRouter; it
-  // is read again behind this start. Before refusing on what that copy says (a key refused, too little left), it is
-  // read again now: a user who has just topped up or fixed the key is not refused on an old copy.
-  const asked = registry.now();
-  const copy = await deps.balance({ refresh: false, maxStaleMs: BALANCE_STALE_MS });
+  // The balance: the key refused, or too little left for the caps and the reserve.
+  const checkBalance = (balance: Balance) =>
+    checkBudget({ ...budget, spentTodayUsd: registry.spentToday(), reservedUsd: registry.reservedUsd(), remainingUsd: remainingBalance(balance) });
+  // The balance as last read, up to BALANCE_STALE_MS old, so a start does not wait on a round trip to OpenRouter (it
+  // is read again behind this start) — but only a copy read after this service last spent: a delegate running now, or
+  // one that ended after the copy, spent what neither the copy nor the reservations hold, so then it waits for a read.
+  const copy = await deps.balance({ refresh: false, stale: { maxMs: BALANCE_STALE_MS, notBefore: lastSpentAt(registry) } });
+  checkCaps();
   try {
-    check(copy);
+    checkBalance(copy);
   } catch (error) {
-    if (!(error instanceof ServiceError) || !BALANCE_REFUSALS.has(error.code) || !readBefore(copy, asked)) throw error;
-    check(await deps.balance({ refresh: true }));
+    // A copy a plain read would have served stands; an older one is read again before it refuses (a user who has just
+    // topped up, or fixed the key, is not refused on it), and stands when OpenRouter gives no figures in its place.
+    if (registry.now() - balanceReadAt(copy) < BALANCE_MAX_AGE_MS) throw error;
+    const fresh = await deps.balance({ refresh: true });
+    if (fresh.key === null && fresh.credits === null && !keyRefused(fresh)) throw error;
+    checkCaps();
+    checkBalance(fresh);
   }
   const jobs = records.map((record, i) => {
     const resolved = requests[i] as ResolvedJobRequest;
@@ -419,29 +421,13 @@ function assertDelegationOn(settings: Settings): void {
   }
 }
 
-/**
- * How old a copy of the balance admission takes without waiting for a new one: two of the service's polls (every
- * five minutes, and after every job's end). The budgets a job is held to do not depend on it (the gateway meters every
- * job against its cap and the day's); the balance only keeps a job from starting on credit that is not there, and
- * OpenRouter refuses a request past the credit itself (402, the job ends failed and says so).
- */
-const BALANCE_STALE_MS = 10 * 60_000;
-/** The refusals a balance read before this start may have caused; each is checked on a new read before it is said. */
-const BALANCE_REFUSALS: ReadonlySet<string> = new Set(['budget_refused', 'openrouter_unauthorized', 'openrouter_payment_required']);
-
-/** Whether this balance was read before `asked` (a copy), not for this start. */
-function readBefore(balance: Balance, asked: number): boolean {
-  const at = balance.fetchedAt === null ? Number.NaN : Date.parse(balance.fetchedAt);
-  return !(at >= asked);
-}
-
-/** The balance a new job may draw on; refuses at once when OpenRouter has rejected the key. */
-function remainingBalance(balance: Balance): number | null {
-  if (balance.keyProblemCode === 'openrouter_unauthorized' || balance.keyProblemCode === 'openrouter_payment_required') {
-    // Claude Code would retry a dead key for minutes before giving up: say it now instead.
-    throw new ServiceError(balance.keyProblemCode, `Nothing was started: ${balance.keyProblem ?? 'OpenRouter refused the key.'}`);
+/** When this service last spent: now while a delegate is active (running, launching, verifying, queued), else the last one's end; 0 for none. */
+function lastSpentAt(registry: JobRegistry): number {
+  let last = 0;
+  for (const job of registry.all()) {
+    if (job.launching || isActive(job.record.state)) return registry.now();
+    const ended = job.record.endedAt === null ? Number.NaN : Date.parse(job.record.endedAt);
+    if (ended > last) last = ended;
   }
-  if (balance.key?.remainingUsd !== null && balance.key?.remainingUsd !== undefined) return balance.key.remainingUsd;
-  if (balance.credits) return balance.credits.remainingUsd;
-  return null;
+  return last;
 }

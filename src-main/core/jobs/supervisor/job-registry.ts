@@ -34,8 +34,8 @@ export interface SupervisorDeps {
   apiKey: () => { value: string; source: string } | null;
   /** Why there is no key for delegates when `apiKey` is null (e.g. the delegate key could not be made); default: none set. */
   keyProblem?: () => string | null;
-  /** The key's balance (service/balance.ts BalanceMonitor.get): `maxStaleMs` serves an older copy and reads it again behind. */
-  balance: (options: { refresh: boolean; maxStaleMs?: number }) => Promise<Balance>;
+  /** The key's balance (service/balance.ts BalanceMonitor.get): `stale` serves an older copy and reads it again behind. */
+  balance: (options: { refresh: boolean; stale?: { maxMs: number; notBefore: number } }) => Promise<Balance>;
   getGeneration: (key: string, id: string) => Promise<GenerationRecord | null>;
   /** The environment of a delegate on this model in this conversation, holding its gateway token (never the key; see child-env.ts). */
   childEnv: (model: string, gatewayToken: string, callerPath: string | undefined) => Record<string, string>;

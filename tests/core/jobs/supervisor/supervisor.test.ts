@@ -414,48 +414,73 @@ describe('limits', () => {
 describe('the balance at admission (service/balance.ts)', () => {
   /** OpenRouter's /v1/key as the test says, one answer per read; a read waits until the test answers it. */
   function keyInfo() {
-    const reads: Array<(remainingUsd: number) => void> = [];
+    const reads: Array<(answer: number | ServiceError) => void> = [];
     const client = {
       getKeyInfo: () =>
-        new Promise<KeyBalance>((resolve) => {
-          reads.push((remainingUsd) =>
-            resolve({
-              label: null,
-              limitUsd: 100,
-              remainingUsd,
-              limitReset: null,
-              usageUsd: null,
-              usageDailyUsd: null,
-              usageWeeklyUsd: null,
-              usageMonthlyUsd: null,
-              isFreeTier: false,
-            }),
+        new Promise<KeyBalance>((resolve, reject) => {
+          reads.push((answer) =>
+            answer instanceof ServiceError
+              ? reject(answer)
+              : resolve({
+                  label: null,
+                  limitUsd: 100,
+                  remainingUsd: answer,
+                  limitReset: null,
+                  usageUsd: null,
+                  usageDailyUsd: null,
+                  usageWeeklyUsd: null,
+                  usageMonthlyUsd: null,
+                  isFreeTier: false,
+                }),
           );
         }),
       getCredits: () => Promise.reject(new Error('no management key in this test')),
     };
-    return { client, reads, answer: (remainingUsd: number) => reads.shift()?.(remainingUsd) };
+    return { client, reads, answer: (answer: number | ServiceError) => reads.shift()?.(answer) };
   }
 
-  function withBalance() {
+  /** A supervisor whose balance is a real BalanceMonitor on its clock, under a $1 reserve; its first read answered `first`. */
+  async function withBalance(first: number | ServiceError, scripts: Array<Script | Error> = []) {
     const openRouter = keyInfo();
     let now = (): number => 0;
     const monitor = new BalanceMonitor({ client: openRouter.client, secrets: { get: () => ({ value: KEY, source: 'environment' }) }, now: () => now() });
-    const h = harness({ deps: { balance: (options) => monitor.get(options) }, settings: { budgets: { ...defaultSettings().budgets, reserveUsd: 1 } } });
+    const h = harness({
+      scripts,
+      deps: { balance: (options) => monitor.get(options) },
+      settings: { budgets: { ...defaultSettings().budgets, reserveUsd: 1 } },
+    });
     now = h.clock.now;
+    const read = monitor.get({ refresh: true });
+    openRouter.answer(first);
+    await read;
     return { h, openRouter, monitor };
   }
 
-  /** Until OpenRouter has been asked `count` times in all. */
-  async function asked(openRouter: ReturnType<typeof keyInfo>, count: number, answered: number): Promise<void> {
-    await vi.waitFor(() => expect(openRouter.reads.length + answered).toBeGreaterThanOrEqual(count));
+  /** Until OpenRouter has a read waiting for its answer. */
+  const asked = (openRouter: ReturnType<typeof keyInfo>) => vi.waitFor(() => expect(openRouter.reads.length).toBeGreaterThan(0));
+
+  /** A start, and whether it has settled yet. */
+  function starting(h: Harness, request: Partial<ParsedRequestOf<'jobs.start'>> = {}) {
+    const state = { settled: false };
+    const outcome = h.start(request).then(
+      (id) => ({ id, error: null }),
+      (error: unknown) => ({ id: null, error: error as ServiceError }),
+    );
+    void outcome.finally(() => (state.settled = true));
+    return { state, outcome };
   }
 
+  /** A start that is still waiting after OpenRouter was asked and some time passed. */
+  async function expectWaiting(openRouter: ReturnType<typeof keyInfo>, state: { settled: boolean }) {
+    await asked(openRouter);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(state.settled).toBe(false);
+  }
+
+  const tooLow = (left: string) => new RegExp(`^The OpenRouter balance is too low: \\$${left.replace('.', '\\.')} left`);
+
   it('starts a job on a copy up to ten minutes old without waiting for OpenRouter, and reads it again behind the start', async () => {
-    const { h, openRouter, monitor } = withBalance();
-    const first = monitor.get({ refresh: true });
-    openRouter.answer(50);
-    expect((await first).key?.remainingUsd).toBe(50);
+    const { h, openRouter, monitor } = await withBalance(50);
     h.clock.advance(9 * 60_000);
     // OpenRouter is asked again, and does not answer: the start goes on without it.
     const id = await h.start();
@@ -466,69 +491,94 @@ describe('the balance at admission (service/balance.ts)', () => {
   });
 
   it('waits for OpenRouter when its copy is older than that', async () => {
-    const { h, openRouter, monitor } = withBalance();
-    const first = monitor.get({ refresh: true });
-    openRouter.answer(50);
-    await first;
+    const { h, openRouter } = await withBalance(50);
     h.clock.advance(11 * 60_000);
-    let admitted = false;
-    const start = h.start().then((id) => {
-      admitted = true;
-      return id;
-    });
-    await asked(openRouter, 1, 0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(admitted).toBe(false);
+    const { state, outcome } = starting(h);
+    await expectWaiting(openRouter, state);
     openRouter.answer(50);
-    expect(await finalState(h, await start)).toMatchObject({ state: 'succeeded' });
+    expect(await finalState(h, (await outcome).id ?? '')).toMatchObject({ state: 'succeeded' });
   });
 
-  it('reads the balance again before refusing on an old copy: admitted on what OpenRouter says now', async () => {
-    const { h, openRouter, monitor } = withBalance();
-    const first = monitor.get({ refresh: true });
-    // The copy: too little for a job under a $1 reserve.
-    openRouter.answer(1.2);
-    await first;
+  it('takes no copy older than a minute while a delegate runs: what it has spent since is in no copy', async () => {
+    const { h, openRouter } = await withBalance(50, [{ gate: gateFile('never-balance') }]);
+    const running = await h.start();
+    await h.until(running, 'running');
     h.clock.advance(2 * 60_000);
-    let settled = false;
-    const start = h.start({ maxCostUsd: 0.5 }).finally(() => {
-      settled = true;
-    });
-    // The copy would refuse: the start waits for the read (the one begun behind it) instead. The user has topped up since.
-    await asked(openRouter, 1, 0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(settled).toBe(false);
+    const { state, outcome } = starting(h);
+    await expectWaiting(openRouter, state);
+    openRouter.answer(50);
+    expect((await outcome).error).toBeNull();
+  });
+
+  it('nor one read before the last delegate ended', async () => {
+    const { h, openRouter } = await withBalance(50);
+    h.clock.advance(30_000);
+    const ended = await h.start();
+    expect(await finalState(h, ended)).toMatchObject({ state: 'succeeded' });
+    h.clock.advance(2 * 60_000);
+    const { state, outcome } = starting(h);
+    await expectWaiting(openRouter, state);
+    openRouter.answer(50);
+    expect((await outcome).error).toBeNull();
+  });
+
+  it('reads an old copy again before refusing on it: a user who has topped up since is admitted', async () => {
+    // The copy: too little for a $0.50 job under a $1 reserve.
+    const { h, openRouter } = await withBalance(1.2);
+    h.clock.advance(2 * 60_000);
+    const { state, outcome } = starting(h, { maxCostUsd: 0.5 });
+    await expectWaiting(openRouter, state);
     openRouter.answer(40);
-    expect(await finalState(h, await start)).toMatchObject({ state: 'succeeded' });
-    expect(openRouter.reads).toHaveLength(0);
+    expect(await finalState(h, (await outcome).id ?? '')).toMatchObject({ state: 'succeeded' });
   });
 
   it('refuses with what OpenRouter says now when the new read is as low', async () => {
-    const { h, openRouter, monitor } = withBalance();
-    const first = monitor.get({ refresh: true });
-    openRouter.answer(40);
-    await first;
+    const { h, openRouter } = await withBalance(1.2);
     h.clock.advance(2 * 60_000);
-    const start = h.start({ maxCostUsd: 0.5 }).then(
-      () => null,
-      (error: unknown) => error,
-    );
-    // The copy said $40: admitted on it. Spent elsewhere since: the read behind the start says $1.20.
-    expect(await start).toBeNull();
-    await asked(openRouter, 1, 0);
-    openRouter.answer(1.2);
-    // The next start finds $1.20 in a copy two minutes old, reads again before it refuses, and refuses with what that says.
-    h.clock.advance(2 * 60_000);
-    const next = h.start({ maxCostUsd: 0.5 }).then(
-      () => null,
-      (error: unknown) => error,
-    );
-    await asked(openRouter, 1, 0);
+    const { outcome } = starting(h, { maxCostUsd: 0.5 });
+    await asked(openRouter);
     openRouter.answer(1.15);
-    const refusal = await next;
-    expect(refusal).toBeInstanceOf(ServiceError);
-    expect((refusal as ServiceError).code).toBe('budget_refused');
-    expect((refusal as ServiceError).message).toMatch(/^The OpenRouter balance is too low: \$1\.15 left/);
+    const { error } = await outcome;
+    expect(error?.code).toBe('budget_refused');
+    expect(error?.message).toMatch(tooLow('1.15'));
+  });
+
+  it("keeps the copy's refusal when OpenRouter gives no figures in its place", async () => {
+    const { h, openRouter } = await withBalance(1.2);
+    h.clock.advance(2 * 60_000);
+    const { outcome } = starting(h, { maxCostUsd: 0.5 });
+    await asked(openRouter);
+    openRouter.answer(new ServiceError('openrouter_timeout', 'OpenRouter did not answer GET /v1/key within 15 s.'));
+    const { error } = await outcome;
+    expect(error?.code).toBe('budget_refused');
+    expect(error?.message).toMatch(tooLow('1.20'));
+  });
+
+  it('refuses on a copy under a minute old as it is, without asking OpenRouter', async () => {
+    const { h, openRouter } = await withBalance(1.2);
+    h.clock.advance(30_000);
+    const { error } = await starting(h, { maxCostUsd: 0.5 }).outcome;
+    expect(error?.message).toMatch(tooLow('1.20'));
+    expect(openRouter.reads).toHaveLength(0);
+  });
+
+  it('refuses on the caps at once, whatever the balance', async () => {
+    const { h, openRouter } = await withBalance(40);
+    h.clock.advance(2 * 60_000);
+    const { error } = await starting(h, { maxCostUsd: defaultSettings().budgets.perJobUsd + 1 }).outcome;
+    expect(error?.code).toBe('budget_refused');
+    expect(error?.message).toMatch(/above the user's per-job budget/);
+    // The read behind the start is still unanswered: the refusal did not wait for it.
+    expect(openRouter.reads).toHaveLength(1);
+  });
+
+  it('reads a copy that says the key was refused again: a key fixed since starts', async () => {
+    const { h, openRouter } = await withBalance(new ServiceError('openrouter_unauthorized', 'OpenRouter refused the key (401).'));
+    h.clock.advance(2 * 60_000);
+    const { state, outcome } = starting(h);
+    await expectWaiting(openRouter, state);
+    openRouter.answer(40);
+    expect(await finalState(h, (await outcome).id ?? '')).toMatchObject({ state: 'succeeded' });
   });
 });
 
