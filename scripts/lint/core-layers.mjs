@@ -1,5 +1,5 @@
 /**
- * The folders of src-main/core in layers, and the rooms of core/jobs in layers of their own (docs/ARCHITECTURE.md §9). import-x/no-cycle sees files: two folders can
+ * The folders of src-main/core in layers, and the rooms of core/jobs in layers of their own (docs/ARCHITECTURE.md §9). A file cycle check sees files: two folders can
  * import each other through files that form no cycle (gateway/gateway.ts → jobs/cost.ts, jobs/lifecycle.ts →
  * gateway/ceiling.ts). So eslint.config.js declares core's folders in an order, and each folder may import only the
  * folders before it: then no two import each other, through any number of others. This turns the order into

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * No file circles, types included (docs/ARCHITECTURE.md §9). import-x/no-cycle passes a circle closed by an
- * `import type`, and a circle of types is still a circle a reader must untangle. This reads every TypeScript file of
+ * No file circles, types included (docs/ARCHITECTURE.md §9): the product's one cycle check. ESLint's import-x/no-cycle,
+ * which it replaced, passed a circle closed by an `import type`, and a circle of types is still a circle a reader must
+ * untangle. This reads every TypeScript file of
  * the product's sources with TypeScript's own pre-processor (`ts.preProcessFile`: imports, `import type`, re-exports and
  * `import()` types alike), resolves the relative ones (`./x.js` is `./x.ts`), and names every circle it finds.
  * `npm run lint` runs it; it prints how long it took.

@@ -1,7 +1,7 @@
 /**
  * core's folders in layers, and core/jobs's rooms in layers of their own (docs/ARCHITECTURE.md §9): the zones
  * eslint.config.js builds from CORE_LAYERS and JOBS_LAYERS refuse an import up the order, so no two folders import each
- * other — what import-x/no-cycle, which sees files, misses.
+ * other — what a file cycle check (scripts/lint/import-cycles.mjs), which sees files, misses.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
