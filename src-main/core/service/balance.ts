@@ -40,7 +40,7 @@ export class BalanceMonitor {
 
   /**
    * The balance: the cached copy while it is younger than maxAgeMs, else read from OpenRouter. With `stale`, an older
-   * copy is served at once when it is younger than `stale.maxMs` and was read at or after `stale.notBefore`, and is
+   * copy with figures is served at once when it is younger than `stale.maxMs` and was read at or after `stale.notBefore`, and is
    * read again behind it (stale while revalidate): for admission (admission.ts), which must not wait on a round trip to
    * OpenRouter, knows what its copy cannot (when the service last spent), and reads again before it refuses on a copy.
    * `refresh` reads it now whatever the copy's age. A read that fails is the new copy too: its figures are gone, and
@@ -50,7 +50,9 @@ export class BalanceMonitor {
     const { refresh, stale } = options;
     const cached = this.cached;
     if (!refresh && cached && this.now() - cached.at < this.maxAgeMs) return cached.balance;
-    if (!refresh && cached && stale && this.now() - cached.at < stale.maxMs && cached.at >= stale.notBefore) {
+    // Not a copy without figures (a read that failed): that would start jobs with no balance to check them against.
+    const figures = cached !== null && (cached.balance.key !== null || cached.balance.credits !== null);
+    if (!refresh && cached && stale && figures && this.now() - cached.at < stale.maxMs && cached.at >= stale.notBefore) {
       this.read().catch(() => undefined);
       return cached.balance;
     }

@@ -296,6 +296,8 @@ export async function admitAll(
   // The balance: the key refused, or too little left for the caps and the reserve.
   const checkBalance = (balance: Balance) =>
     checkBudget({ ...budget, spentTodayUsd: registry.spentToday(), reservedUsd: registry.reservedUsd(), remainingUsd: remainingBalance(balance) });
+  // A refusal on the caps never waits on OpenRouter.
+  checkCaps();
   // The balance as last read, up to BALANCE_STALE_MS old, so a start does not wait on a round trip to OpenRouter (it
   // is read again behind this start) — but only a copy read after this service last spent: a delegate running now, or
   // one that ended after the copy, spent what neither the copy nor the reservations hold, so then it waits for a read.
@@ -421,11 +423,15 @@ function assertDelegationOn(settings: Settings): void {
   }
 }
 
-/** When this service last spent: now while a delegate is active (running, launching, verifying, queued), else the last one's end; 0 for none. */
+/**
+ * When this service last spent: now while a delegate is active (running, launching, verifying, queued) or its billing
+ * is pending (OpenRouter records a generation's cost seconds after it: billed-cost.ts), else the last one's end; 0 for
+ * none.
+ */
 function lastSpentAt(registry: JobRegistry): number {
   let last = 0;
   for (const job of registry.all()) {
-    if (job.launching || isActive(job.record.state)) return registry.now();
+    if (job.launching || isActive(job.record.state) || job.record.billing === 'pending') return registry.now();
     const ended = job.record.endedAt === null ? Number.NaN : Date.parse(job.record.endedAt);
     if (ended > last) last = ended;
   }

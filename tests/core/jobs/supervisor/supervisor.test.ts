@@ -522,6 +522,36 @@ describe('the balance at admission (service/balance.ts)', () => {
     expect((await outcome).error).toBeNull();
   });
 
+  it("nor one while a delegate's billing is pending: OpenRouter records a generation's cost after it", async () => {
+    const openRouter = keyInfo();
+    let now = (): number => 0;
+    const monitor = new BalanceMonitor({ client: openRouter.client, secrets: { get: () => ({ value: KEY, source: 'environment' }) }, now: () => now() });
+    // OpenRouter has no record of the delegate's generations yet, until the test's end.
+    let recorded = (): void => undefined;
+    const records = new Promise<null>((resolve) => (recorded = () => resolve(null)));
+    const h = harness({
+      scripts: [{ ...succeeds, answered: ['gen-pending'] }],
+      deps: { balance: (options) => monitor.get(options), getGeneration: () => records },
+    });
+    now = h.clock.now;
+    const first = monitor.get({ refresh: true });
+    openRouter.answer(50);
+    await first;
+    const ended = await h.start();
+    expect(await finalState(h, ended)).toMatchObject({ state: 'succeeded', billing: 'pending' });
+    // A copy read after the delegate ended, while its billing is pending.
+    h.clock.advance(30_000);
+    const read = monitor.get({ refresh: true });
+    openRouter.answer(50);
+    await read;
+    h.clock.advance(2 * 60_000);
+    const { state, outcome } = starting(h);
+    await expectWaiting(openRouter, state);
+    openRouter.answer(50);
+    expect((await outcome).error).toBeNull();
+    recorded();
+  });
+
   it('reads an old copy again before refusing on it: a user who has topped up since is admitted', async () => {
     // The copy: too little for a $0.50 job under a $1 reserve.
     const { h, openRouter } = await withBalance(1.2);
@@ -562,14 +592,35 @@ describe('the balance at admission (service/balance.ts)', () => {
     expect(openRouter.reads).toHaveLength(0);
   });
 
-  it('refuses on the caps at once, whatever the balance', async () => {
+  it('refuses on the caps at once, before it looks at the balance', async () => {
     const { h, openRouter } = await withBalance(40);
     h.clock.advance(2 * 60_000);
     const { error } = await starting(h, { maxCostUsd: defaultSettings().budgets.perJobUsd + 1 }).outcome;
     expect(error?.code).toBe('budget_refused');
     expect(error?.message).toMatch(/above the user's per-job budget/);
-    // The read behind the start is still unanswered: the refusal did not wait for it.
-    expect(openRouter.reads).toHaveLength(1);
+    // Not even a read behind it: the caps are checked before the balance is asked for.
+    expect(openRouter.reads).toHaveLength(0);
+  });
+
+  it('takes no copy a failed read left (no figures): the start waits for OpenRouter, and is held to what it says', async () => {
+    const { h, openRouter } = await withBalance(new ServiceError('openrouter_timeout', 'OpenRouter did not answer GET /v1/key within 15 s.'));
+    h.clock.advance(2 * 60_000);
+    const { state, outcome } = starting(h, { maxCostUsd: 0.5 });
+    await expectWaiting(openRouter, state);
+    openRouter.answer(1.3);
+    const { error } = await outcome;
+    expect(error?.code).toBe('budget_refused');
+    expect(error?.message).toMatch(tooLow('1.30'));
+  });
+
+  it('refuses on the caps at once also while a delegate runs, when a start would wait for OpenRouter', async () => {
+    const { h, openRouter } = await withBalance(40, [{ gate: gateFile('never-caps') }]);
+    const running = await h.start();
+    await h.until(running, 'running');
+    h.clock.advance(2 * 60_000);
+    const { error } = await starting(h, { maxCostUsd: defaultSettings().budgets.perJobUsd + 1 }).outcome;
+    expect(error?.message).toMatch(/above the user's per-job budget/);
+    expect(openRouter.reads).toHaveLength(0);
   });
 
   it('reads a copy that says the key was refused again: a key fixed since starts', async () => {
