@@ -440,13 +440,13 @@ describe('the balance at admission (service/balance.ts)', () => {
   }
 
   /** A supervisor whose balance is a real BalanceMonitor on its clock, under a $1 reserve; its first read answered `first`. */
-  async function withBalance(first: number | ServiceError, scripts: Array<Script | Error> = []) {
+  async function withBalance(first: number | ServiceError, scripts: Array<Script | Error> = [], deps: Partial<SupervisorDeps> = {}) {
     const openRouter = keyInfo();
     let now = (): number => 0;
     const monitor = new BalanceMonitor({ client: openRouter.client, secrets: { get: () => ({ value: KEY, source: 'environment' }) }, now: () => now() });
     const h = harness({
       scripts,
-      deps: { balance: (options) => monitor.get(options) },
+      deps: { balance: (options) => monitor.get(options), ...deps },
       settings: { budgets: { ...defaultSettings().budgets, reserveUsd: 1 } },
     });
     now = h.clock.now;
@@ -477,6 +477,14 @@ describe('the balance at admission (service/balance.ts)', () => {
     expect(state.settled).toBe(false);
   }
 
+  /** A start that waits for a new read of the balance, and is admitted on what it says. */
+  async function admittedAfterARead(h: Harness, openRouter: ReturnType<typeof keyInfo>) {
+    const { state, outcome } = starting(h);
+    await expectWaiting(openRouter, state);
+    openRouter.answer(50);
+    expect((await outcome).error).toBeNull();
+  }
+
   const tooLow = (left: string) => new RegExp(`^The OpenRouter balance is too low: \\$${left.replace('.', '\\.')} left`);
 
   it('starts a job on a copy up to ten minutes old without waiting for OpenRouter, and reads it again behind the start', async () => {
@@ -504,10 +512,7 @@ describe('the balance at admission (service/balance.ts)', () => {
     const running = await h.start();
     await h.until(running, 'running');
     h.clock.advance(2 * 60_000);
-    const { state, outcome } = starting(h);
-    await expectWaiting(openRouter, state);
-    openRouter.answer(50);
-    expect((await outcome).error).toBeNull();
+    await admittedAfterARead(h, openRouter);
   });
 
   it('nor one read before the last delegate ended', async () => {
@@ -516,40 +521,27 @@ describe('the balance at admission (service/balance.ts)', () => {
     const ended = await h.start();
     expect(await finalState(h, ended)).toMatchObject({ state: 'succeeded' });
     h.clock.advance(2 * 60_000);
-    const { state, outcome } = starting(h);
-    await expectWaiting(openRouter, state);
-    openRouter.answer(50);
-    expect((await outcome).error).toBeNull();
+    await admittedAfterARead(h, openRouter);
   });
 
   it("nor one while a delegate's billing is pending: OpenRouter records a generation's cost after it", async () => {
-    const openRouter = keyInfo();
-    let now = (): number => 0;
-    const monitor = new BalanceMonitor({ client: openRouter.client, secrets: { get: () => ({ value: KEY, source: 'environment' }) }, now: () => now() });
     // OpenRouter has no record of the delegate's generations yet, until the test's end.
     let recorded = (): void => undefined;
     const records = new Promise<null>((resolve) => (recorded = () => resolve(null)));
-    const h = harness({
-      scripts: [{ ...succeeds, answered: ['gen-pending'] }],
-      deps: { balance: (options) => monitor.get(options), getGeneration: () => records },
-    });
-    now = h.clock.now;
-    const first = monitor.get({ refresh: true });
-    openRouter.answer(50);
-    await first;
-    const ended = await h.start();
-    expect(await finalState(h, ended)).toMatchObject({ state: 'succeeded', billing: 'pending' });
-    // A copy read after the delegate ended, while its billing is pending.
-    h.clock.advance(30_000);
-    const read = monitor.get({ refresh: true });
-    openRouter.answer(50);
-    await read;
-    h.clock.advance(2 * 60_000);
-    const { state, outcome } = starting(h);
-    await expectWaiting(openRouter, state);
-    openRouter.answer(50);
-    expect((await outcome).error).toBeNull();
-    recorded();
+    const { h, openRouter, monitor } = await withBalance(50, [{ ...succeeds, answered: ['gen-pending'] }], { getGeneration: () => records });
+    try {
+      const ended = await h.start();
+      expect(await finalState(h, ended)).toMatchObject({ state: 'succeeded', billing: 'pending' });
+      // A copy read after the delegate ended, while its billing is pending.
+      h.clock.advance(30_000);
+      const read = monitor.get({ refresh: true });
+      openRouter.answer(50);
+      await read;
+      h.clock.advance(2 * 60_000);
+      await admittedAfterARead(h, openRouter);
+    } finally {
+      recorded();
+    }
   });
 
   it('reads an old copy again before refusing on it: a user who has topped up since is admitted', async () => {
