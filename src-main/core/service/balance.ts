@@ -40,11 +40,11 @@ export class BalanceMonitor {
 
   /**
    * The balance: the cached copy while it is younger than maxAgeMs, else read from OpenRouter. With `stale`, an older
-   * copy with figures is served at once when it is younger than `stale.maxMs` and was read at or after `stale.notBefore`, and is
-   * read again behind it (stale while revalidate): for admission (admission.ts), which must not wait on a round trip to
-   * OpenRouter, knows what its copy cannot (when the service last spent), and reads again before it refuses on a copy.
-   * `refresh` reads it now whatever the copy's age. A read that fails is the new copy too: its figures are gone, and
-   * its problem says why.
+   * copy with figures is served at once when it is younger than `stale.maxMs` and was read at or after
+   * `stale.notBefore`, and is read again behind it (stale while revalidate): for admission (admission.ts), which must
+   * not wait on a round trip to OpenRouter, knows what its copy cannot (when the service last spent), and reads again
+   * before it refuses on a copy. `refresh` reads it now whatever the copy's age. A read that fails is the new copy
+   * too: its figures are gone, and its problem says why.
    */
   async get(options: { refresh?: boolean; stale?: { maxMs: number; notBefore: number } } = {}): Promise<Balance> {
     const { refresh, stale } = options;

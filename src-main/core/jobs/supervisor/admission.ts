@@ -286,7 +286,6 @@ export async function admitAll(
   if (!first) return [];
   // A set's jobs share one request, so one cap: the per-job budget holds for each, the day's and the reserve for their sum.
   const maxCostUsd = Math.max(...records.map((r) => r.maxCostUsd));
-  // No await between the checks and the insertion below: concurrent requests see each other.
   const budget = { settings: first.settings, maxCostUsd, count: records.length };
   // The caps (the job's, the day's): never a matter of the balance.
   const checkCaps = () => {
@@ -314,6 +313,7 @@ export async function admitAll(
     checkCaps();
     checkBalance(fresh);
   }
+  // No await between the last checks above and the insertion below: concurrent requests see each other.
   const jobs = records.map((record, i) => {
     const resolved = requests[i] as ResolvedJobRequest;
     const job = liveJob(record);
