@@ -21,23 +21,14 @@ import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
 const execFileAsync = promisify(execFile);
 /** The classic unprivileged account; any uid other than ours would do. */
 const USER = 65534;
-const AS_USER = ['setpriv', `--reuid=${USER}`, `--regid=${USER}`, '--clear-groups', '--'];
+/** `setpriv <AS_USER…> <command>` runs the command as that account. */
+const SETPRIV = 'setpriv';
+const AS_USER = [`--reuid=${USER}`, `--regid=${USER}`, '--clear-groups', '--'];
 
 /** Whether this machine lets that account start a box: root to become it, and user namespaces it may make. */
 function userCanBox(): boolean {
   if (process.platform !== 'linux' || process.getuid?.() !== 0) return false;
-  const tried = spawnSync(AS_USER[0] ?? 'setpriv', [
-    ...AS_USER.slice(1),
-    'bwrap',
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--unshare-user',
-    '--unshare-pid',
-    'true',
-  ]);
+  const tried = spawnSync(SETPRIV, [...AS_USER, 'bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--unshare-user', '--unshare-pid', 'true']);
   return tried.status === 0;
 }
 const available = (await probeSandbox()).available && userCanBox();
@@ -80,7 +71,7 @@ describe.runIf(available)('a delegate boxed under a normal user (uid 65534, not 
     // No keychain for that account: the key comes from the environment (OPENROUTER_API_KEY), as on a headless machine.
     for (const name of ['DBUS_SESSION_BUS_ADDRESS', 'XDG_RUNTIME_DIR', 'GNOME_KEYRING_CONTROL']) delete env[name];
     const runEnv = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-    cleanups.push(() => execFileAsync(AS_USER[0] ?? 'setpriv', [...AS_USER.slice(1), process.execPath, CLI, 'stop', '--kill-jobs'], { env: runEnv }));
+    cleanups.push(() => execFileAsync(SETPRIV, [...AS_USER, process.execPath, CLI, 'stop', '--kill-jobs'], { env: runEnv }));
 
     const outside = path.join(home, 'outside.txt');
     model.script('user-box', [
@@ -90,8 +81,8 @@ describe.runIf(available)('a delegate boxed under a normal user (uid 65534, not 
       { text: 'finished' },
     ]);
     const transport = new StdioClientTransport({
-      command: AS_USER[0] ?? 'setpriv',
-      args: [...AS_USER.slice(1), process.execPath, BRIDGE],
+      command: SETPRIV,
+      args: [...AS_USER, process.execPath, BRIDGE],
       env: runEnv,
       cwd: project,
       stderr: 'pipe',

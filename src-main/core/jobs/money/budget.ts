@@ -91,7 +91,7 @@ export interface BudgetCheck {
 }
 
 export function checkBudget({ settings, spentTodayUsd, reservedUsd, maxCostUsd, remainingUsd, count = 1 }: BudgetCheck): void {
-  const { perJobUsd, perDayUsd, reserveUsd } = settings.budgets;
+  const { perJobUsd, perDayUsd } = settings.budgets;
   const setUsd = maxCostUsd * count;
   const these = count === 1 ? "this job's cap" : `these ${count} jobs' caps`;
   if (maxCostUsd > perJobUsd) {
@@ -111,6 +111,13 @@ export function checkBudget({ settings, spentTodayUsd, reservedUsd, maxCostUsd, 
       `The daily budget of ${formatUsd(perDayUsd)} would be exceeded: ${formatUsd(spentTodayUsd)} spent today and ${formatUsd(reservedUsd)} reserved by running jobs leave ${formatUsd(left)}, less than ${these} of ${total}.${each > 0 ? ` Start ${count === 1 ? 'it' : 'them'} with max_cost_usd ≤ ${formatUsd(each)}${count === 1 ? '' : ', or name fewer models'}, or wait.` : ' Wait until tomorrow, or ask the user to raise the daily budget.'}`,
     );
   }
+  checkReserve({ settings, reservedUsd, maxCostUsd, remainingUsd, count });
+}
+
+/** The reserve alone: what the key has left, less what running jobs may still spend and these caps, keeps the user's reserve. */
+export function checkReserve({ settings, reservedUsd, maxCostUsd, remainingUsd, count = 1 }: Omit<BudgetCheck, 'spentTodayUsd'>): void {
+  const { reserveUsd } = settings.budgets;
+  const setUsd = maxCostUsd * count;
   if (remainingUsd !== null && remainingUsd - reservedUsd - setUsd < reserveUsd) {
     const what = count === 1 ? `a job that may cost ${formatUsd(maxCostUsd)}` : `${count} jobs that may cost ${formatUsd(setUsd)} together`;
     throw new ServiceError(

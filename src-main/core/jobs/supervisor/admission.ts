@@ -11,7 +11,7 @@ import { pickBest } from '../score/best-model.js';
 import type { BestPick } from '../score/best-model.js';
 import { repositoryTop } from '../git/git.js';
 import { holdsSecret, scrubSecrets } from '../../secrets/redact.js';
-import { BALANCE_MAX_AGE_MS, BALANCE_STALE_MS, balanceReadAt, checkBudget, keyRefused, remainingBalance } from '../money/budget.js';
+import { BALANCE_MAX_AGE_MS, BALANCE_STALE_MS, balanceReadAt, checkBudget, checkReserve, keyRefused, remainingBalance } from '../money/budget.js';
 import { estimateCostUsd } from '../../catalog/cost-estimate.js';
 import { newJobRecord } from '../record/job-record.js';
 import type { JobRequestFields } from '../record/job-record.js';
@@ -293,8 +293,7 @@ export async function admitAll(
     checkBudget({ ...budget, spentTodayUsd: registry.spentToday(), reservedUsd: registry.reservedUsd(), remainingUsd: null });
   };
   // The balance: the key refused, or too little left for the caps and the reserve.
-  const checkBalance = (balance: Balance) =>
-    checkBudget({ ...budget, spentTodayUsd: registry.spentToday(), reservedUsd: registry.reservedUsd(), remainingUsd: remainingBalance(balance) });
+  const checkBalance = (balance: Balance) => checkReserve({ ...budget, reservedUsd: registry.reservedUsd(), remainingUsd: remainingBalance(balance) });
   // A refusal on the caps never waits on OpenRouter.
   checkCaps();
   // The balance as last read, up to BALANCE_STALE_MS old, so a start does not wait on a round trip to OpenRouter (it
