@@ -1,16 +1,23 @@
 /**
- * A warm box (docs/ISOLATION.md "The box", core/jobs/process/box-spares.ts): the root of one delegate's box, started
- * before its job exists so the job does not wait for it. It loads the sandbox runtime's library
- * (`@anthropic-ai/sandbox-runtime`, the same one whose CLI runs a cold box) and starts its proxy and socat bridges
- * with a policy that lets nothing through, then waits on stdin for one claim: the job's settings file (the runtime's
- * own schema), its command, folder, environment and stdio files. It then does what the runtime's CLI does for
- * `srt --settings <file> -- <command>`: takes that policy, wraps the command, runs it with the job's stdio, forwards
- * SIGTERM and SIGINT to it, tidies the runtime's mount points and exits with its code. One claim; a stdin that ends
- * before it (the service went) ends the box. It removes its temp folder (its TMPDIR, which the job then owns) when
- * it exits.
+ * The root of one delegate's box (docs/ISOLATION.md "The box"), in two ways:
  *
- * Reports on stdout, one line each: `ready`, then `started <pid>` or `failed <why>`; nothing after. Run as
- * `node box-root.js '<ripgrep config as JSON>'`, detached, in its own private temp folder (TMPDIR).
+ * - **Warm** (core/jobs/process/box-spares.ts): started before its job exists so the job does not wait for it. It
+ *   loads the sandbox runtime's library (`@anthropic-ai/sandbox-runtime`) and starts its proxy and socat bridges with a
+ *   policy that lets nothing through, then waits on stdin for one claim: the job's settings file (the runtime's own
+ *   schema), its command, folder, environment and stdio files. It takes that policy, wraps the command, runs it with
+ *   the job's stdio, and removes its temp folder (its TMPDIR, which the job then owns) when it exits. One claim; a
+ *   stdin that ends before it (the service went) ends the box. Reports on stdout, one line each: `ready`, then
+ *   `started <pid>` or `failed <why>`; nothing after. Run as `node box-root.js '<ripgrep config as JSON>'`, detached,
+ *   in its own private temp folder.
+ * - **Cold** (box.ts boxCommand, when no warm box is up, and the verifier's checks): `node box-root.js --settings
+ *   <file> -- <command…>`, as the runtime's own CLI (`srt`) is run: the command gets this process's environment and
+ *   stdio. Errors go to stderr as `Error: …`; it removes nothing.
+ *
+ * Either way it then does what the runtime's CLI does, but for one thing: the box's bubblewrap is this process's own
+ * child, not a shell's (the CLI runs the wrapped command through `sh -c`, which stays between them), so
+ * bubblewrap's `--die-with-parent` ends the whole box when this root dies, even by SIGKILL. It forwards SIGTERM and
+ * SIGINT to the command, tidies the runtime's mount points and exits with the command's code (0 when a SIGTERM or
+ * SIGINT ended it, as the CLI).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -39,11 +46,15 @@ interface Runtime {
 }
 const RUNTIME = '@anthropic-ai/sandbox-runtime';
 
-const tmp = process.env.TMPDIR ?? '';
+/** `--settings <file> -- <command…>`: a cold box; else a warm one. */
+const cold = process.argv[2] === '--settings';
+/** A warm box's temp folder, removed when it ends; a cold box removes nothing (its TMPDIR is its caller's). */
+const tmp = cold ? '' : (process.env.TMPDIR ?? '');
 let child: ChildProcess | undefined;
 
+/** A warm box's report to the service; a cold box's stdout is its command's. */
 function report(line: string): void {
-  if (process.stdout.writable) process.stdout.write(`${line}\n`);
+  if (!cold && process.stdout.writable) process.stdout.write(`${line}\n`);
 }
 process.stdout.on('error', () => undefined);
 
@@ -59,7 +70,7 @@ function quit(code: number): never {
   }
 }
 
-// Before a claim a signal ends the box; after it, it goes to the command, as the runtime's CLI does.
+// Before its command runs a signal ends the box; after, it goes to the command, as the runtime's CLI does.
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (child === undefined) quit(0);
@@ -67,22 +78,53 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-/** The policy a box holds until its claim: no domain, no write. */
-function idle(ripgrep: unknown): unknown {
-  return {
-    network: { allowedDomains: [], deniedDomains: [], strictAllowlist: true, allowLocalBinding: false, allowAllUnixSockets: false },
-    filesystem: { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [], allowGitConfig: false },
-    ripgrep,
-  };
-}
-
-async function main(): Promise<void> {
-  const ripgrep: unknown = JSON.parse(process.argv[2] ?? '{"command":"rg"}');
+async function loadRuntime(): Promise<{
+  SandboxManager: Runtime['SandboxManager'];
+  loadConfigFromString(text: string): unknown;
+  quote(args: string[]): string;
+}> {
   const [{ SandboxManager }, { loadConfigFromString }, { quote }] = (await Promise.all([
     import(RUNTIME),
     import(`${RUNTIME}/dist/utils/config-loader.js`),
     import(`${RUNTIME}/dist/utils/shell-quote.js`),
   ])) as [Runtime, { loadConfigFromString(text: string): unknown }, { quote(args: string[]): string }];
+  return { SandboxManager, loadConfigFromString, quote };
+}
+
+/**
+ * Runs the wrapped command as this process's child: `exec` makes the shell become bubblewrap, whose
+ * `--die-with-parent` then ties the box to this root. Its exit is this process's, as the runtime's CLI's.
+ */
+function run(runtime: Runtime['SandboxManager'], wrapped: string, stdio: 'inherit' | number[], onError: (why: string) => void): ChildProcess {
+  const started = spawn(`exec ${wrapped}`, { shell: true, stdio });
+  started.on('error', (error) => onError(`cannot run the command: ${error.message}`));
+  started.on('exit', (code, signal) => {
+    runtime.cleanupAfterCommand();
+    // As the runtime's CLI: a command ended by SIGTERM or SIGINT (a cancel) exits 0, by another signal 1.
+    quit(signal ? (signal === 'SIGINT' || signal === 'SIGTERM' ? 0 : 1) : (code ?? 0));
+  });
+  return started;
+}
+
+/** A cold box: its settings and command from argv, its environment and stdio this process's. */
+async function runNow(args: string[]): Promise<void> {
+  const [settingsFile, separator, ...argv] = args;
+  if (settingsFile === undefined || separator !== '--' || argv.length === 0) throw new Error('usage: box-root.js --settings <file> -- <command…>');
+  const { SandboxManager, loadConfigFromString, quote } = await loadRuntime();
+  const config = loadConfigFromString(readFileSync(settingsFile, 'utf8'));
+  if (!config) throw new Error(`${settingsFile} is not a valid settings file for the sandbox runtime`);
+  await SandboxManager.initialize(config);
+  const wrapped = await SandboxManager.wrapWithSandbox(quote(argv));
+  child = run(SandboxManager, wrapped, 'inherit', (why) => {
+    process.stderr.write(`Error: ${why}\n`);
+    quit(1);
+  });
+}
+
+/** A warm box: up with a policy that lets nothing through, then the one claim from stdin. */
+async function runClaimed(): Promise<void> {
+  const ripgrep: unknown = JSON.parse(process.argv[2] ?? '{"command":"rg"}');
+  const { SandboxManager, loadConfigFromString, quote } = await loadRuntime();
   // Started, and one command wrapped and dropped: what the runtime finds once per process (its probes of bubblewrap,
   // its helpers' paths) is then found before the claim, not after it.
   const ready = SandboxManager.initialize(idle(ripgrep))
@@ -124,20 +166,23 @@ async function main(): Promise<void> {
   const wrapped = await SandboxManager.wrapWithSandbox(quote(claim.argv));
   const stdio = [openSync(claim.stdinFile, 'r'), openSync(claim.stdoutFile, 'a', 0o600), openSync(claim.stderrFile, 'a', 0o600)];
   try {
-    child = spawn(wrapped, { shell: true, stdio });
+    child = run(SandboxManager, wrapped, stdio, (why) => refuse(claim, why));
   } finally {
     for (const fd of stdio) closeSync(fd);
   }
-  child.on('error', (error) => refuse(claim, `cannot run the command: ${error.message}`));
   child.on('spawn', () => {
     report(`started ${child?.pid ?? 0}`);
     process.stdout.end();
   });
-  child.on('exit', (code, signal) => {
-    SandboxManager.cleanupAfterCommand();
-    // As the runtime's CLI: a command ended by SIGTERM or SIGINT (a cancel) exits 0, by another signal 1.
-    quit(signal ? (signal === 'SIGINT' || signal === 'SIGTERM' ? 0 : 1) : (code ?? 0));
-  });
+}
+
+/** The policy a box holds until its claim: no domain, no write. */
+function idle(ripgrep: unknown): unknown {
+  return {
+    network: { allowedDomains: [], deniedDomains: [], strictAllowlist: true, allowLocalBinding: false, allowAllUnixSockets: false },
+    filesystem: { denyRead: [], allowRead: [], allowWrite: [], denyWrite: [], allowGitConfig: false },
+    ripgrep,
+  };
 }
 
 /** A claim the box cannot run: said to the service and in the job's stderr file, as the runtime's CLI would. */
@@ -156,7 +201,9 @@ function refuse(claim: Claim, why: string): void {
   quit(1);
 }
 
-main().catch((error: unknown) => {
-  report(`failed ${error instanceof Error ? error.message : String(error)}`);
+(cold ? runNow(process.argv.slice(3)) : runClaimed()).catch((error: unknown) => {
+  const why = error instanceof Error ? error.message : String(error);
+  if (cold) process.stderr.write(`Error: ${why}\n`);
+  report(`failed ${why}`);
   quit(1);
 });

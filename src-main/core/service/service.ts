@@ -16,6 +16,7 @@ import { cachedSandboxProbe } from '../../platform/sandbox-probe.js';
 import type { SandboxAvailability } from '../../platform/sandbox-probe.js';
 import { locateClaude } from '../jobs/process/claude-locator.js';
 import { locateBoxRoot } from '../jobs/process/box-spares.js';
+import { boxRuntime } from '../jobs/process/box.js';
 import { JobStore } from '../jobs/record/job-store.js';
 import { Supervisor } from '../jobs/supervisor/supervisor.js';
 import { namedDefault } from '../jobs/supervisor/admission.js';
@@ -158,6 +159,7 @@ export class Service {
   /** The job supervisor; every job that ends drops its gateway token and reads the balance again. */
   private createSupervisor(): Supervisor {
     const { env } = this.options;
+    const boxRoot = locateBoxRoot(path.dirname(fileURLToPath(import.meta.url)));
     return new Supervisor({
       store: new JobStore({ dir: this.locations.jobsDir, now: this.now }),
       settings: () => this.settings.current,
@@ -170,8 +172,10 @@ export class Service {
       locateClaude: (callerPath) => locateClaude({ env, setting: this.settings.current.claudePath, callerPath }),
       sandbox: this.sandbox,
       // Beside this bundle when the service runs from one (dist/cli, dist/electron); from the sources there is none.
-      boxRoot: locateBoxRoot(path.dirname(fileURLToPath(import.meta.url))),
+      boxRoot,
+      boxRuntime: boxRuntime(process.env, boxRoot),
       verifier: new BoxedVerifier({
+        boxRuntime: boxRuntime(process.env, boxRoot),
         settings: () => this.settings.current,
         sandbox: this.sandbox,
         env,

@@ -27,22 +27,31 @@ export function boxRuntimeCli(): string {
 }
 
 /**
- * How to run the runtime's CLI: this process's own Node; in the tray app, whose Electron may not run as Node (the
- * RunAsNode fuse, docs/PACKAGING.md), the Node `npm start` ran (ENV.node), else `node` on the delegate's PATH, as the
- * bridge's launcher does.
+ * How to start a box cold: `<node> <cli> --settings <file> -- <command…>`. The cli is this package's box root
+ * (`dist/cli/box-root.js`, src-main/cli/box-root.ts) when the service runs from its bundle: it runs the box as the
+ * runtime's own CLI does, but as its direct child, so the box ends when its root dies. From the sources there is
+ * none, and the runtime's CLI runs it. The node: this process's own; in the tray app, whose Electron may not run as
+ * Node (the RunAsNode fuse, docs/PACKAGING.md), the Node `npm start` ran (ENV.node), else `node` on the delegate's
+ * PATH, as the bridge's launcher does.
  */
 export interface BoxRuntime {
   node: string;
   cli: string;
 }
 
-export function boxRuntime(env: NodeJS.ProcessEnv = process.env): BoxRuntime {
-  return { node: boxNode(env), cli: boxRuntimeCli() };
+export function boxRuntime(env: NodeJS.ProcessEnv = process.env, root: string | null = null): BoxRuntime {
+  return { node: boxNode(env), cli: root ?? boxRuntimeCli() };
 }
 
 /** The Node a box's root runs on (boxRuntime's; a warm box's too): found without the runtime, which may be missing. */
 export function boxNode(env: NodeJS.ProcessEnv = process.env): string {
   return process.versions.electron ? (env[ENV.node] ?? 'node') : process.execPath;
+}
+
+/** The ripgrep a box's runtime runs (`ripgrep()`): a program, and the name it is called by. */
+export interface Ripgrep {
+  command: string;
+  argv0?: string;
 }
 
 export interface BoxSettingsInput {
@@ -67,7 +76,7 @@ export interface BoxSettingsInput {
    * ripgrep, which the runtime uses on Linux to find the files it protects: `rg` on the PATH, else Claude Code's own
    * native binary, which is ripgrep when called by that name (its argv[0]).
    */
-  ripgrep: { command: string; argv0?: string };
+  ripgrep: Ripgrep;
 }
 
 /** The gateway's `host:port`, the one loopback entry the box's proxy lets through. */
@@ -152,7 +161,7 @@ export function boxedInner(inner: BoxedCommand): BoxedCommand {
  * it is at launch: nothing in it reads what its file tools may not. Null for a job whose programs are not sandboxed.
  */
 export async function jobBox(
-  claude: string,
+  rg: Ripgrep,
   record: JobRecord,
   policy: SandboxPolicy,
   env: Record<string, string>,
@@ -182,7 +191,7 @@ export async function jobBox(
     allowRead: [...(config ? [config] : []), ...(env.TMPDIR ? [env.TMPDIR] : [])],
     allowWrite: [record.cwd, ...(env.TMPDIR ? [env.TMPDIR] : []), ...(config ? [config] : []), ...record.addDirs.filter((dir) => closing(dir) === undefined)],
     denyWrite: await ownGitDir(record),
-    ripgrep: await ripgrep(claude, env),
+    ripgrep: rg,
   };
 }
 
@@ -218,7 +227,7 @@ export async function sessionConfigDir(shared: string, record: Pick<JobRecord, '
 }
 
 /** `rg` on the PATH, else the delegate's own Claude Code called as `rg` (its native binary carries ripgrep). */
-export async function ripgrep(claude: string, env: Record<string, string>): Promise<{ command: string; argv0?: string }> {
+export async function ripgrep(claude: string, env: Record<string, string>): Promise<Ripgrep> {
   const rg = await onPath('rg', env);
   return rg ? { command: rg } : { command: claude, argv0: 'rg' };
 }

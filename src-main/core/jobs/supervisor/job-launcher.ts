@@ -19,7 +19,7 @@ import type { WarmBox } from '../process/box-spares.js';
 import { newJobToken, tokenHash } from '../../gateway/job-token.js';
 import { serviceFoldersToDeny } from '../git/worktrees.js';
 import { boxCommand, boxedInner, boxNode, boxRuntime, boxSettings, jobBox, ripgrep, sessionConfigDir } from '../process/box.js';
-import type { BoxedCommand, BoxSettingsInput } from '../process/box.js';
+import type { BoxedCommand, BoxSettingsInput, Ripgrep } from '../process/box.js';
 import { allOrFirstError } from '../../../common/promises.js';
 
 /** What a job's launch uses of the supervisor's dependencies. */
@@ -98,7 +98,7 @@ export class JobLauncher {
       await rm(tmp, { recursive: true, force: true }).catch(() => undefined);
     };
     try {
-      const confined = await this.confinement(claude, record, env, denied);
+      const confined = await this.confinement(rg, record, env, denied);
       if (job.terminating) {
         await removeTmp();
         return null;
@@ -161,19 +161,20 @@ export class JobLauncher {
   }
 
   /** The box that holds the job to what it may reach (none when its programs are not sandboxed), and its Bash. */
-  private async confinement(claude: string, record: JobRecord, env: Record<string, string>, denied: Confinement['denied']): Promise<Confinement> {
+  private async confinement(rg: Ripgrep | null, record: JobRecord, env: Record<string, string>, denied: Confinement['denied']): Promise<Confinement> {
     const policy = this.registry.settings().sandbox;
     const programs = record.sandbox?.programs;
     return {
       denied,
-      box: await jobBox(claude, record, policy, env, denied),
+      // Its ripgrep is the one prepare found for its warm box (null: its programs are not sandboxed, and it has none).
+      box: rg === null ? null : await jobBox(rg, record, policy, env, denied),
       programs: { denyBash: programs === 'none', allowBash: programs === 'sandboxed' && policy.programs === 'sandboxed' },
     };
   }
 }
 
 /** The ripgrep a job's box settings name (box.ts boxSettings), as `ripgrep()` gives it; null when unreadable. */
-async function boxRipgrep(settingsFile: string): Promise<{ command: string; argv0?: string } | null> {
+async function boxRipgrep(settingsFile: string): Promise<Ripgrep | null> {
   // A missing or torn file (JSON.parse throws) is no ripgrep, not an error.
   const settings = await readFile(settingsFile, 'utf8')
     .then((text) => JSON.parse(text) as unknown)

@@ -151,14 +151,17 @@ describe('jobBox: what the user closes wins over the folders a caller gives', ()
   const none = { dirs: [], files: [] };
 
   it('refuses a job whose folder is inside a closed one, with what closes it', async () => {
-    await expect(jobBox('/usr/bin/claude', record('/home/ada/private/app', []), policy, env, none)).rejects.toMatchObject({
+    await expect(jobBox({ command: 'rg' }, record('/home/ada/private/app', []), policy, env, none)).rejects.toMatchObject({
       code: 'policy_refused',
       message: expect.stringContaining('inside /home/ada/private'),
     });
   });
 
   it('keeps an add_dir inside a closed folder unwritable, so unreadable, and its temp parent closed but for its own', async () => {
-    const box = await jobBox('/usr/bin/claude', record('/home/ada/app', ['/home/ada/private/notes', '/srv/shared']), policy, env, none);
+    const rg = { command: '/opt/claude/bin/claude', argv0: 'rg' };
+    const box = await jobBox(rg, record('/home/ada/app', ['/home/ada/private/notes', '/srv/shared']), policy, env, none);
+    // The ripgrep its launch found once, for its warm box and its settings alike.
+    expect(box?.ripgrep).toEqual(rg);
     expect(box?.allowWrite).toEqual(['/home/ada/app', '/tmp/ord-1000/job_1-abc123', '/srv/shared']);
     expect(box?.denyRead).toEqual(expect.arrayContaining(['/home/ada/private', '/tmp/ord-1000']));
     expect(box?.allowRead).toEqual(['/tmp/ord-1000/job_1-abc123']);
@@ -166,6 +169,6 @@ describe('jobBox: what the user closes wins over the folders a caller gives', ()
 
   it('is no box for a job whose programs are not sandboxed', async () => {
     const unboxed = { ...record('/home/ada/app', []), sandbox: { programs: 'none', note: 'x' } } as JobRecord;
-    expect(await jobBox('/usr/bin/claude', unboxed, policy, env, none)).toBeNull();
+    expect(await jobBox({ command: 'rg' }, unboxed, policy, env, none)).toBeNull();
   });
 });
