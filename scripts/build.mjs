@@ -22,7 +22,7 @@ export const ENTRIES = [
   { name: 'bridge', input: 'src-bridge/main.ts', outDir: 'dist/bridge', fileName: 'bridge.cjs', format: 'cjs', bin: false },
   { name: 'bridge-launcher', input: 'src-bridge/launcher.ts', outDir: 'dist/bridge', fileName: 'openrouter-delegate-mcp.js', format: 'es', bin: true },
   { name: 'electron-main', input: 'src-main/electron/main.ts', outDir: 'dist/electron', fileName: 'main.js', format: 'es', bin: false },
-  // A warm box's root (core/jobs/process/box-spares.ts): the sandbox runtime stays a package, as its vendored helpers sit beside its files.
+  // A box's root, warm or cold (src-main/cli/box-root.ts): the sandbox runtime stays a package, as its vendored helpers sit beside its files.
   {
     name: 'box-root',
     input: 'src-main/cli/box-root.ts',

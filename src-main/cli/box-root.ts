@@ -7,21 +7,25 @@
  *   schema), its command, folder, environment and stdio files. It takes that policy, wraps the command, runs it with
  *   the job's stdio, and removes its temp folder (its TMPDIR, which the job then owns) when it exits. One claim; a
  *   stdin that ends before it (the service went) ends the box. Reports on stdout, one line each: `ready`, then
- *   `started <pid>` or `failed <why>`; nothing after. Run as `node box-root.js '<ripgrep config as JSON>'`, detached,
- *   in its own private temp folder.
+ *   `started <pid>` or `failed <why>`; nothing after. Run as `node box-root.js --warm '<ripgrep config as JSON>'`,
+ *   detached, in its own private temp folder (`box-<random>`, job-temp.ts).
  * - **Cold** (box.ts boxCommand, when no warm box is up, and the verifier's checks): `node box-root.js --settings
- *   <file> -- <command…>`, as the runtime's own CLI (`srt`) is run: the command gets this process's environment and
- *   stdio. Errors go to stderr as `Error: …`; it removes nothing.
+ *   <file> -- <command…>`, the one form of the runtime's own CLI (`srt`) the service uses: the command gets this
+ *   process's environment and stdio. Errors go to stderr as `Error: …`; it removes nothing.
  *
- * Either way it then does what the runtime's CLI does, but for one thing: the box's bubblewrap is this process's own
- * child, not a shell's (the CLI runs the wrapped command through `sh -c`, which stays between them), so
- * bubblewrap's `--die-with-parent` ends the whole box when this root dies, even by SIGKILL. It forwards SIGTERM and
+ * Any other arguments are refused (exit 2), removing nothing.
+ *
+ * Either way it then does what the runtime's CLI does, but for one thing: on Linux the box's bubblewrap is this
+ * process's own child, not a shell's (the CLI runs the wrapped command through `sh -c`, and where `sh` is dash, as on
+ * Debian and Ubuntu, that shell stays between them), so bubblewrap's `--die-with-parent` ends the whole box when this
+ * root dies, even by SIGKILL. It forwards SIGTERM and
  * SIGINT to the command, tidies the runtime's mount points and exits with the command's code (0 when a SIGTERM or
  * SIGINT ended it, as the CLI).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 
 /** One claim: the job's box and what runs in it (box-spares.ts BoxClaim, as JSON). */
@@ -46,17 +50,23 @@ interface Runtime {
 }
 const RUNTIME = '@anthropic-ai/sandbox-runtime';
 
-/** `--settings <file> -- <command…>`: a cold box; else a warm one. */
-const cold = process.argv[2] === '--settings';
-/** A warm box's temp folder, removed when it ends; a cold box removes nothing (its TMPDIR is its caller's). */
-const tmp = cold ? '' : (process.env.TMPDIR ?? '');
+const mode = process.argv[2] === '--settings' ? 'cold' : process.argv[2] === '--warm' ? 'warm' : null;
+const cold = mode !== 'warm';
+/**
+ * A warm box's temp folder (a `box-<random>` made for it by box-spares.ts), removed when it ends. A cold box removes
+ * nothing: its TMPDIR is its caller's.
+ */
+const ownTmp = process.env.TMPDIR ?? '';
+const tmp = mode === 'warm' && path.basename(ownTmp).startsWith('box-') ? ownTmp : '';
 let child: ChildProcess | undefined;
 
-/** A warm box's report to the service; a cold box's stdout is its command's. */
+/** A warm box's report to the service; a cold box's stdout is its command's, and is never touched here. */
 function report(line: string): void {
   if (!cold && process.stdout.writable) process.stdout.write(`${line}\n`);
 }
-process.stdout.on('error', () => undefined);
+// Only a warm box's stdout is a pipe to the service: a listener on a cold one's would make its file description
+// non-blocking, which bubblewrap and the delegate would inherit.
+if (!cold) process.stdout.on('error', () => undefined);
 
 function removeTmp(): void {
   if (tmp !== '') rmSync(tmp, { recursive: true, force: true });
@@ -100,7 +110,8 @@ function run(runtime: Runtime['SandboxManager'], wrapped: string, stdio: 'inheri
   started.on('error', (error) => onError(`cannot run the command: ${error.message}`));
   started.on('exit', (code, signal) => {
     runtime.cleanupAfterCommand();
-    // As the runtime's CLI: a command ended by SIGTERM or SIGINT (a cancel) exits 0, by another signal 1.
+    // As the runtime's CLI: a command ended by SIGTERM or SIGINT (a cancel) exits 0, by another signal 1, and says so.
+    if (signal && signal !== 'SIGINT' && signal !== 'SIGTERM') process.stderr.write(`Process killed by signal: ${signal}\n`);
     quit(signal ? (signal === 'SIGINT' || signal === 'SIGTERM' ? 0 : 1) : (code ?? 0));
   });
   return started;
@@ -123,7 +134,7 @@ async function runNow(args: string[]): Promise<void> {
 
 /** A warm box: up with a policy that lets nothing through, then the one claim from stdin. */
 async function runClaimed(): Promise<void> {
-  const ripgrep: unknown = JSON.parse(process.argv[2] ?? '{"command":"rg"}');
+  const ripgrep: unknown = JSON.parse(process.argv[3] ?? '{"command":"rg"}');
   const { SandboxManager, loadConfigFromString, quote } = await loadRuntime();
   // Started, and one command wrapped and dropped: what the runtime finds once per process (its probes of bubblewrap,
   // its helpers' paths) is then found before the claim, not after it.
@@ -201,7 +212,11 @@ function refuse(claim: Claim, why: string): void {
   quit(1);
 }
 
-(cold ? runNow(process.argv.slice(3)) : runClaimed()).catch((error: unknown) => {
+if (mode === null) {
+  process.stderr.write('usage: box-root.js --settings <file> -- <command…>, or --warm <ripgrep config as JSON>\n');
+  process.exit(2);
+}
+(mode === 'cold' ? runNow(process.argv.slice(3)) : runClaimed()).catch((error: unknown) => {
   const why = error instanceof Error ? error.message : String(error);
   if (cold) process.stderr.write(`Error: ${why}\n`);
   report(`failed ${why}`);

@@ -49,6 +49,8 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
   let dir: string;
   let cwd: string;
   let token: string;
+  /** Roots started by a test (each its own group), ended with their groups after it. */
+  const roots: number[] = [];
   const savedTmp = process.env.TMPDIR;
 
   beforeEach(async () => {
@@ -61,8 +63,9 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
   });
 
   afterEach(async () => {
-    // Whatever a failed check left running.
+    // Whatever a failed check left running: the boxed command, and the roots' groups (their socat bridges).
     killAll(await processesWith(token));
+    for (const pid of roots.splice(0)) killGroup(pid);
     if (savedTmp === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = savedTmp;
     await rm(dir, { recursive: true, force: true });
@@ -94,6 +97,7 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
         root.once('exit', (code, signal) => resolve({ code, signal })),
       );
       if (root.pid === undefined) throw new Error('no pid');
+      roots.push(root.pid);
       return { pid: root.pid, exited };
     } finally {
       for (const fd of stdio) closeSync(fd);
@@ -123,6 +127,22 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
     expect(existsSync(path.join(cwd, 'ran.txt'))).toBe(false);
   });
 
+  it('refuses any other arguments (exit 2), and removes no folder, its TMPDIR included, whatever it was given', async () => {
+    const keep = path.join(dir, 'tmp', 'keep');
+    await mkdir(keep);
+    const exitOf = (args: string[]) =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, [SCRIPT, ...args], { cwd, env: { PATH: process.env.PATH ?? '', TMPDIR: keep }, stdio: 'ignore' });
+        child.once('exit', resolve);
+      });
+    expect(await exitOf([])).toBe(2);
+    expect(await exitOf(['--settings=box.json', '--', 'true'])).toBe(2);
+    expect(await exitOf([JSON.stringify(RG)])).toBe(2);
+    // A warm box whose ripgrep is no JSON fails; its TMPDIR is not a box's own (`box-…`), so it stays.
+    expect(await exitOf(['--warm', 'not json'])).toBe(1);
+    expect(existsSync(keep)).toBe(true);
+  });
+
   it('cold: SIGKILLed once its command runs, it leaves nothing of the box running', async () => {
     const root = await startCold(`echo up; exec sleep ${token}`);
     await expect.poll(stdout).toBe('up\n');
@@ -130,8 +150,7 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
     process.kill(root.pid, 'SIGKILL');
     await root.exited;
     await expect.poll(() => processesWith(token)).toEqual([]);
-    // Its socat bridges on the host, in its group, are a cancel's to end with the tree (kill-tree.ts), not the box's.
-    killGroup(root.pid);
+    // Its socat bridges on the host, in its group, are a cancel's to end with the tree (kill-tree.ts): afterEach's here.
   });
 
   it('warm: SIGKILLed once its claimed command runs, it leaves nothing of the box running', async () => {
@@ -142,7 +161,7 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
       if (!box) throw new Error('no warm box came up');
       const inner = boxedInner({ command: 'sh', args: ['-c', `echo up; exec sleep ${token}`], env: { PATH: process.env.PATH ?? '', TMPDIR: box.tmp } });
       await writeFile(path.join(dir, 'prompt.txt'), '');
-      const started = await box.claim({
+      const claimed = box.claim({
         settingsFile: await settingsFile(box.tmp),
         ...inner,
         cwd,
@@ -150,12 +169,13 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
         stdoutFile: path.join(dir, 'stdout.log'),
         stderrFile: path.join(dir, 'stderr.log'),
       });
+      const started = await claimed;
+      roots.push(started.pid);
       await expect.poll(stdout).toBe('up\n');
       expect(await processesWith(token)).not.toEqual([]);
       process.kill(started.pid, 'SIGKILL');
       await started.exited;
       await expect.poll(() => processesWith(token)).toEqual([]);
-      killGroup(started.pid);
     } finally {
       await spares.stop();
     }

@@ -240,6 +240,9 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
     ]);
     const started = await client.call('jobs.start', { prompt: `${m('beat')} go`, caller: { cwd: world.project } });
     const running = await world.waitForRunning(client, started.job.id);
+    // The home's first job: its box started cold, its root this package's (box-root.js --settings …), which the box dies with.
+    const root = (await readFile(`/proc/${running.job.pid ?? 0}/cmdline`, 'utf8')).split('\0');
+    expect(root.slice(1, 3)).toEqual([expect.stringMatching(/dist\/cli\/box-root\.js$/), '--settings']);
     const worktree = running.job.isolation?.worktree ?? '';
     const beat = (name: string) => (): Promise<string> => readFile(path.join(worktree, name), 'utf8').catch(() => '');
     const still = async (name: string): Promise<void> => {
@@ -407,13 +410,14 @@ describe('a delegate whose Bash runs without asking, in the sandbox (the default
 });
 
 describe('a warm box from the service start (core/jobs/process/box-spares.ts)', () => {
-  /** The service's children running the warm box's root (dist/cli/box-root.js). */
+  /** The service's children running a warm box's root (dist/cli/box-root.js --warm). */
   async function warmRoots(servicePid: number): Promise<number[]> {
     const roots: number[] = [];
     for (const name of await readdir('/proc')) {
       if (!/^\d+$/.test(name)) continue;
       const [stat, cmdline] = await Promise.all([procStat(Number(name)), readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '')]);
-      if (stat?.ppid === servicePid && cmdline.split('\0').some((arg) => arg.endsWith('box-root.js'))) roots.push(Number(name));
+      const args = cmdline.split('\0');
+      if (stat?.ppid === servicePid && args[1]?.endsWith('box-root.js') && args[2] === '--warm') roots.push(Number(name));
     }
     return roots;
   }

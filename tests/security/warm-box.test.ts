@@ -160,7 +160,7 @@ describe.skipIf(!available)('a warm box (the real runtime, bubblewrap and socat)
   it('says a claim that is no JSON is refused, exits 1 and removes its folder, rather than crashing', async () => {
     const tmp = path.join(dir, 'tmp', 'box-malformed');
     await mkdir(tmp);
-    const root = spawn(process.execPath, [SCRIPT, JSON.stringify(RG)], {
+    const root = spawn(process.execPath, [SCRIPT, '--warm', JSON.stringify(RG)], {
       cwd: tmp,
       env: { PATH: process.env.PATH ?? '', TMPDIR: tmp },
       // Its own group, as the service starts it (box-spares.ts), so its socat bridges end with it below.

@@ -161,7 +161,7 @@ export class BoxSpares {
     const tmp = await makeJobTempDir(BOX_TEMP);
     let child: ChildProcess;
     try {
-      child = spawn(this.options.node, [script, key], {
+      child = spawn(this.options.node, [script, '--warm', key], {
         cwd: tmp,
         env: { ...spareEnv(this.options.env()), TMPDIR: tmp },
         // Its own session and group, as a cold box's root (spawn-detached.ts).

@@ -7,8 +7,9 @@
  * folders, other jobs' folders or the usual secret stores. Claude Code's own per-command sandbox is then off: it
  * describes itself to the model on every request, and costs every Bash call a sandbox of its own.
  *
- * The runtime's CLI is the box's root process (the job's detached root): its proxy lives and dies with the job, so a
- * restarted service finds its boxes working, and killing the root's tree ends everything in it.
+ * The box's root process is the job's detached root (`boxRuntime`: this package's box root, src-main/cli/box-root.ts,
+ * or from the sources the runtime's CLI): its proxy lives and dies with the job, so a restarted service finds its
+ * boxes working, and killing the root's tree ends everything in it.
  */
 import { lstat, mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
