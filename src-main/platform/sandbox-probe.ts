@@ -51,9 +51,11 @@ export async function probeSandbox(options: SandboxProbeOptions = {}): Promise<S
   const missing = [bwrap ? null : 'bubblewrap (bwrap)', socat ? null : 'socat'].filter((m) => m !== null);
   if (!bwrap || !socat)
     return { available: false, reason: `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not installed`, fix: LINUX_SANDBOX_FIX };
+  // The runtime's own namespaces (linux-sandbox-utils.js): a user namespace too, which bubblewrap makes only when asked
+  // if it runs as root or setuid, so a machine that allows none fails here and not inside a job.
   const tried = await run(
     bwrap,
-    ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--die-with-parent', 'true'],
+    ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', '--unshare-pid', '--unshare-user', '--die-with-parent', 'true'],
     env,
   );
   if (!tried.ok) {

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,6 +65,34 @@ describe('probeSandbox on Linux', () => {
 
     expect(answer).toMatchObject({ available: false, reason: 'bubblewrap cannot make a sandbox here (bwrap: No permissions to create new namespace)' });
     expect(answer.available ? '' : answer.fix).toMatch(/unprivileged user namespaces.*WSL 2/);
+  });
+});
+
+/** Whether this machine lets the test make a user namespace of its own (unshare, from util-linux), as root in CI does. */
+const canUnshare = await new Promise<boolean>((resolve) => {
+  execFile('unshare', ['-Urmpf', '--mount-proc', 'true'], (error) => resolve(error === null));
+});
+
+describe.skipIf(process.platform !== 'linux' || !canUnshare)('probeSandbox where the kernel allows no user namespace', () => {
+  it('says so when the real bubblewrap cannot make one (as a locked-down kernel or an AppArmor rule leaves it), quoting it, and what to allow', async () => {
+    const bin = await tempBin();
+    await symlink('/usr/bin/socat', path.join(bin, 'socat'));
+    // The real bubblewrap, run in a user namespace of the test's own in which no further one may be made
+    // (max_user_namespaces 0): it fails there as where unprivileged user namespaces are restricted.
+    const bwrap = await onPath('bwrap', process.env);
+    await writeFile(
+      path.join(bin, 'bwrap'),
+      `#!/bin/sh\nexec unshare -Urmpf --mount-proc sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" "$@"' '${bwrap ?? 'bwrap'}' "$@"\n`,
+      { mode: 0o755 },
+    );
+
+    const answer = await probeSandbox({ platform: 'linux', env: { PATH: `${bin}:/usr/bin:/bin` } });
+
+    expect(answer).toMatchObject({
+      available: false,
+      reason: expect.stringMatching(/^bubblewrap cannot make a sandbox here \(bwrap: Creating new namespace failed: .*\(ENOSPC\)\)$/),
+    });
+    expect(answer.available ? '' : answer.fix).toMatch(/unprivileged user namespaces.*AppArmor/);
   });
 });
 
