@@ -42,7 +42,9 @@ interface Turn {
   bytes: number;
 }
 
-/** Unboxed; in a box started for it (cold, the runtime's CLI); in a warm box, started before it and claimed (box-spares.ts). */
+/** The box's root, warm or cold, as the service runs it (service.ts: box.ts boxRuntime, box-spares.ts). */
+const BOX_ROOT = path.resolve('dist/cli/box-root.js');
+/** Unboxed; in a box started for it (cold: its root started then, as the service starts one); in a warm box, started before it and claimed (box-spares.ts). */
 type Side = 'plain' | 'cold' | 'warm';
 
 /** One delegate turn of CALLS Bash calls, on one side. */
@@ -100,7 +102,7 @@ async function turn(fake: FakeOpenRouter, model: ScriptedModel, dir: string, sid
     });
     await writeFile(settingsFile, settings);
     if (warm) return warmTurn(warm, { settingsFile, ...boxedInner(command) }, cwd, name, dir, model, arrivals);
-    command = boxCommand(boxRuntime(), settingsFile, command);
+    command = boxCommand(boxRuntime(process.env, BOX_ROOT), settingsFile, command);
   }
   // The prompt from a file, as a job reads it (spawn-detached.ts): a pipe is a socket to Node, and Debian's bash, which
   // the runtime starts inside the box, reads ~/.bashrc when its stdin is a socket (as if run by sshd), so a pipe would
@@ -175,7 +177,7 @@ export async function sandboxBench(): Promise<BudgetRow[]> {
   const inside: Turn[] = [];
   const cold: Turn[] = [];
   const outside: Turn[] = [];
-  const spares = new BoxSpares({ node: process.execPath, script: path.resolve('dist/cli/box-root.js'), env: () => process.env, log: () => undefined });
+  const spares = new BoxSpares({ node: process.execPath, script: BOX_ROOT, env: () => process.env, log: () => undefined });
   try {
     // Interleaved, so that load on the machine falls on all alike.
     for (let run = 0; run < RUNS; run++) {
