@@ -451,6 +451,39 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
     const record = (await world.store().loadAll()).records.find((r) => r.id === next.end.job.id);
     expect(record?.pid).toBe(spare);
   });
+
+  it('killed outright, its job ends and leaves nothing in its group: not its socat bridges, started before the job', async () => {
+    await world.start();
+    const first = await world.serve();
+    const client = await world.connect();
+    await runJob(client, 'before', ['true']);
+    client.close();
+    expect((await runCli(['stop'], world.env)).code).toBe(0);
+    await first.exited;
+    const second = await world.serve();
+    await waitFor('a warm box from the start', async () => ((await warmRoots(second.pid)).length === 1 ? true : undefined), 15_000);
+    const again = await world.connect();
+    world.model.script('held', [{ toolUse: bash('sleep 60') }, { text: 'finished' }]);
+    const started = await again.call('jobs.start', { prompt: `${m('held')} go`, caller: { cwd: world.project } });
+    const running = await world.waitForRunning(again, started.job.id);
+    const root = running.job.pid ?? 0;
+    /** The processes of the root's group but the root: its bridges, and the box's shell, bubblewrap and all in it. */
+    const group = async (): Promise<number[]> => {
+      const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
+      const stats = await Promise.all(pids.map(async (pid) => [pid, await procStat(pid)] as const));
+      return stats.filter(([pid, stat]) => pid !== root && stat?.pgrp === root && stat.state !== 'Z').map(([pid]) => pid);
+    };
+    try {
+      await expect.poll(() => world.model.requestsFor('held').length, { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+      expect(await group()).not.toEqual([]);
+      process.kill(root, 'SIGKILL');
+      expect((await world.waitForEnd(again, started.job.id)).job.state).toBe('failed');
+      await expect.poll(group).toEqual([]);
+    } finally {
+      // Whatever a failed check left.
+      for (const pid of await group()) process.kill(pid, 'SIGKILL');
+    }
+  });
 });
 
 describe('a machine without bubblewrap', () => {
