@@ -63,7 +63,7 @@ export async function probeSandbox(options: SandboxProbeOptions = {}): Promise<S
     return {
       available: false,
       reason: `bubblewrap cannot make a sandbox here${said ? ` (${said})` : ''}`,
-      fix: 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later an AppArmor profile for bwrap), or use WSL 2 rather than WSL 1',
+      fix: 'allow unprivileged user namespaces (sysctl user.max_user_namespaces above 0, and kernel.unprivileged_userns_clone=1 where it exists; on Ubuntu 24.04 and later an AppArmor profile for bwrap), or use WSL 2 rather than WSL 1',
     };
   }
   return { available: true, via: `bubblewrap and socat (${bwrap})` };

@@ -68,9 +68,12 @@ describe('probeSandbox on Linux', () => {
   });
 });
 
-/** Whether this machine lets the test make a user namespace of its own (unshare, from util-linux), as root in CI does. */
+/**
+ * Whether this machine lets the test make a user namespace of its own (unshare, from util-linux) and limit the
+ * namespaces made in it, as root in CI does; a container that forbids mounting /proc does not.
+ */
 const canUnshare = await new Promise<boolean>((resolve) => {
-  execFile('unshare', ['-Urmpf', '--mount-proc', 'true'], (error) => resolve(error === null));
+  execFile('unshare', ['-Urmpf', '--mount-proc', 'sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces'], (error) => resolve(error === null));
 });
 
 describe.skipIf(process.platform !== 'linux' || !canUnshare)('probeSandbox where the kernel allows no user namespace', () => {
@@ -92,7 +95,7 @@ describe.skipIf(process.platform !== 'linux' || !canUnshare)('probeSandbox where
       available: false,
       reason: expect.stringMatching(/^bubblewrap cannot make a sandbox here \(bwrap: Creating new namespace failed: .*\(ENOSPC\)\)$/),
     });
-    expect(answer.available ? '' : answer.fix).toMatch(/unprivileged user namespaces.*AppArmor/);
+    expect(answer.available ? '' : answer.fix).toMatch(/user\.max_user_namespaces above 0.*AppArmor/);
   });
 });
 

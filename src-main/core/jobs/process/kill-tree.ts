@@ -125,9 +125,14 @@ class TreeMembers {
       .map(([member]) => member);
   }
 
-  /** Signals the root's group, while its pid still means the root. */
+  /**
+   * Signals the root's group, while its pid still means the root: the root is running, or, gone, some process in
+   * `table` is still in its group, which keeps the id from being given to another (an empty group's id is free).
+   */
   signalGroup(table: Map<number, ProcInfo>, signal: NodeJS.Signals): void {
-    if (rootStillOurs(this.rootPid, this.rootStartTime, table)) send(-this.rootPid, signal);
+    if (!rootStillOurs(this.rootPid, this.rootStartTime, table)) return;
+    const reserved = table.has(this.rootPid) || [...table.values()].some((info) => info.pgrp === this.rootPid);
+    if (reserved) send(-this.rootPid, signal);
   }
 }
 

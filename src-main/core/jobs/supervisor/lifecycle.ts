@@ -350,9 +350,11 @@ export class JobLifecycle {
       await registry.persist(job);
       // A delegate that died (killed from outside, crashed) cannot end what its tools started.
       if (!worktree) registry.runInBackground(this.sweep(record.id));
-      // A root killed outright (the OOM killer, a user's `kill -9`) ran no exit handler: what it left in its process
-      // group goes too. A warm box's socat bridges are there, started before its job, so without the job's marker.
-      if (exit.signal === 'SIGKILL' && !job.terminating) registry.runInBackground(this.kill(job));
+      // What the root left in its process group goes too: one killed outright (the OOM killer, a user's `kill -9`)
+      // ran no exit handler, and a warm box's socat bridges are in its group, started before its job, so without the
+      // job's marker. Only for a root whose start time is known, so its pid cannot mean another's (kill-tree.ts);
+      // a cancel or a timeout has killed the whole tree already.
+      if (!job.terminating && record.pidStartTime !== null && process.platform !== 'win32') registry.runInBackground(this.kill(job));
       // Its temp folders go before its verify commands make theirs, under the job's name too.
       const tidied = Promise.all([removeJobTempDirs(record.id), job.tmp && rm(job.tmp, { recursive: true, force: true }).catch(() => undefined)]);
       registry.runInBackground(verifying ? tidied.then(() => verifyTurn(registry, this.deps.verifier, job, outcome.state, this.fixRound)) : tidied);
