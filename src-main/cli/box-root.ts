@@ -18,9 +18,8 @@
  * Either way it then does what the runtime's CLI does, but for one thing: on Linux the box's bubblewrap is this
  * process's own child, not a shell's (the CLI runs the wrapped command through `sh -c`, and where `sh` is dash, as on
  * Debian and Ubuntu, that shell stays between them), so bubblewrap's `--die-with-parent` ends the whole box when this
- * root dies, even by SIGKILL. It forwards SIGTERM and
- * SIGINT to the command, tidies the runtime's mount points and exits with the command's code (0 when a SIGTERM or
- * SIGINT ended it, as the CLI).
+ * root dies, even by SIGKILL. It forwards SIGTERM and SIGINT to the command, tidies the runtime's mount points and
+ * exits with the command's code (0 when a SIGTERM or SIGINT ended it, as the CLI).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
