@@ -470,7 +470,7 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
       15_000,
     );
     const again = await world.connect();
-    world.model.script('held', [{ toolUse: bash('sleep 60') }, { text: 'finished' }]);
+    world.model.script('held', [{ toolUse: bash('echo up > held.txt; sleep 60') }, { text: 'finished' }]);
     const started = await again.call('jobs.start', { prompt: `${m('held')} go`, caller: { cwd: world.project } });
     const running = await world.waitForRunning(again, started.job.id);
     const root = running.job.pid ?? 0;
@@ -488,10 +488,15 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
       return names.filter(([, comm]) => comm.trim() === 'socat').map(([pid]) => pid);
     };
     try {
-      await expect.poll(() => world.model.requestsFor('held').length, { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+      // Its Bash runs in the box (the job cannot have ended by itself) before the root is killed.
+      const folder = running.job.isolation?.worktree ?? world.project;
+      await expect.poll(() => readFile(path.join(folder, 'held.txt'), 'utf8').catch(() => ''), { timeout: 30_000 }).toBe('up\n');
       expect(await bridges()).toHaveLength(2);
       process.kill(root, 'SIGKILL');
-      expect((await world.waitForEnd(again, started.job.id)).job.state).toBe('failed');
+      expect((await world.waitForEnd(again, started.job.id)).job).toMatchObject({
+        state: 'failed',
+        endReason: expect.stringContaining('Claude Code was killed by SIGKILL without a result.'),
+      });
       await expect.poll(group).toEqual([]);
     } finally {
       // Whatever a failed check left.
