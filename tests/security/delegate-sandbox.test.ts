@@ -422,24 +422,22 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
     return roots;
   }
 
-  it('is up before any job for a user whose last job ran in a box, and their next job runs in it; a home that has delegated nothing keeps none', async () => {
+  /**
+   * A service started again after its home's first job ran in a box, as after a login; the root of the warm box it
+   * starts with, once up. `beforeJob` looks at the first service before that job.
+   */
+  async function restartedWithWarmBox(beforeJob: (servicePid: number) => Promise<void> = () => Promise.resolve()): Promise<number> {
     await world.start();
     const first = await world.serve();
     const client = await world.connect();
-    // A spare that would start with the service is up within a second here; two seconds pass without one.
-    const deadline = Date.now() + 2_000;
-    while (Date.now() < deadline) {
-      expect(await warmRoots(first.pid)).toEqual([]);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await beforeJob(first.pid);
     const { end } = await runJob(client, 'before', ['true']);
     expect(end.job.sandbox?.programs).toBe('sandboxed');
     client.close();
     expect((await runCli(['stop'], world.env)).code).toBe(0);
     await first.exited;
-
     const second = await world.serve();
-    const spare = await waitFor(
+    return await waitFor(
       'a warm box from the start',
       async () => {
         const roots = await warmRoots(second.pid);
@@ -447,28 +445,24 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
       },
       15_000,
     );
+  }
+
+  it('is up before any job for a user whose last job ran in a box, and their next job runs in it; a home that has delegated nothing keeps none', async () => {
+    const spare = await restartedWithWarmBox(async (servicePid) => {
+      // A spare that would start with the service is up within a second here; two seconds pass without one.
+      const deadline = Date.now() + 2_000;
+      while (Date.now() < deadline) {
+        expect(await warmRoots(servicePid)).toEqual([]);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    });
     const next = await runJob(await world.connect(), 'after', ['true']);
     const record = (await world.store().loadAll()).records.find((r) => r.id === next.end.job.id);
     expect(record?.pid).toBe(spare);
   });
 
   it('killed outright, its job ends and leaves nothing in its group: not its socat bridges, started before the job', async () => {
-    await world.start();
-    const first = await world.serve();
-    const client = await world.connect();
-    await runJob(client, 'before', ['true']);
-    client.close();
-    expect((await runCli(['stop'], world.env)).code).toBe(0);
-    await first.exited;
-    const second = await world.serve();
-    const spare = await waitFor(
-      'a warm box from the start',
-      async () => {
-        const roots = await warmRoots(second.pid);
-        return roots.length === 1 ? roots[0] : undefined;
-      },
-      15_000,
-    );
+    const spare = await restartedWithWarmBox();
     const again = await world.connect();
     world.model.script('held', [{ toolUse: bash('echo up > held.txt; sleep 60') }, { text: 'finished' }]);
     const started = await again.call('jobs.start', { prompt: `${m('held')} go`, caller: { cwd: world.project } });
