@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, openSync, closeSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,17 +15,11 @@ import { boxSettings, boxedInner, ripgrep } from '../../src-main/core/jobs/proce
 import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
 import { ROOT } from '../support/built.js';
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
+import { processesRunning } from '../support/delegation.js';
 
 const SCRIPT = path.join(ROOT, 'dist', 'cli', 'box-root.js');
 const available = (await probeSandbox()).available && existsSync(SCRIPT);
 const RG = await ripgrep(CLAUDE_CLI, { PATH: process.env.PATH ?? '' });
-
-/** Pids whose command line holds `token` (a zombie's is empty), from the host's /proc: boxed processes included. */
-async function processesWith(token: string): Promise<number[]> {
-  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
-  const lines = await Promise.all(pids.map(async (pid) => [Number(pid), await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')] as const));
-  return lines.filter(([, cmdline]) => cmdline.includes(token)).map(([pid]) => pid);
-}
 
 function killAll(pids: number[]): void {
   for (const pid of pids) {
@@ -64,7 +58,7 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
 
   afterEach(async () => {
     // Whatever a failed check left running: the boxed command, and the roots' groups (their socat bridges).
-    killAll(await processesWith(token));
+    killAll(await processesRunning(['sleep', token]));
     for (const pid of roots.splice(0)) killGroup(pid);
     if (savedTmp === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = savedTmp;
@@ -146,10 +140,10 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
   it('cold: SIGKILLed once its command runs, it leaves nothing of the box running', async () => {
     const root = await startCold(`echo up; exec sleep ${token}`);
     await expect.poll(stdout).toBe('up\n');
-    expect(await processesWith(token)).not.toEqual([]);
+    expect(await processesRunning(['sleep', token])).not.toEqual([]);
     process.kill(root.pid, 'SIGKILL');
     await root.exited;
-    await expect.poll(() => processesWith(token)).toEqual([]);
+    await expect.poll(() => processesRunning(['sleep', token])).toEqual([]);
     // Its socat bridges on the host, in its group, are a cancel's to end with the tree (kill-tree.ts): afterEach's here.
   });
 
@@ -172,10 +166,10 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
       const started = await claimed;
       roots.push(started.pid);
       await expect.poll(stdout).toBe('up\n');
-      expect(await processesWith(token)).not.toEqual([]);
+      expect(await processesRunning(['sleep', token])).not.toEqual([]);
       process.kill(started.pid, 'SIGKILL');
       await started.exited;
-      await expect.poll(() => processesWith(token)).toEqual([]);
+      await expect.poll(() => processesRunning(['sleep', token])).toEqual([]);
     } finally {
       await spares.stop();
     }

@@ -25,6 +25,7 @@ import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic
 import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
 import { procStat, waitFor } from '../support/process-sandbox.js';
+import { scanProcesses } from '../../src-main/core/jobs/process/process-table.js';
 import { branchFiles, makeRepo, repoState } from '../support/git-repo.js';
 
 const execFileAsync = promisify(execFile);
@@ -471,11 +472,8 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
     // Its job took the warm box: the root killed is the one started before it, whose bridges carry no job marker.
     expect(root).toBe(spare);
     /** The processes of the root's group but the root: its bridges, and the box's shell, bubblewrap and all in it. */
-    const group = async (): Promise<number[]> => {
-      const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).map(Number);
-      const stats = await Promise.all(pids.map(async (pid) => [pid, await procStat(pid)] as const));
-      return stats.filter(([pid, stat]) => pid !== root && stat?.pgrp === root && stat.state !== 'Z').map(([pid]) => pid);
-    };
+    const group = async (): Promise<number[]> =>
+      [...(await scanProcesses()).values()].filter((info) => info.pid !== root && info.pgrp === root && !info.zombie).map((info) => info.pid);
     /** Its group's socat processes: the runtime's bridges on the host. */
     const bridges = async (): Promise<number[]> => {
       const names = await Promise.all((await group()).map(async (pid) => [pid, await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')] as const));

@@ -160,6 +160,7 @@ export class Service {
   private createSupervisor(): Supervisor {
     const { env } = this.options;
     const boxRoot = locateBoxRoot(path.dirname(fileURLToPath(import.meta.url)));
+    const runtime = boxRuntime(process.env, boxRoot);
     return new Supervisor({
       store: new JobStore({ dir: this.locations.jobsDir, now: this.now }),
       settings: () => this.settings.current,
@@ -173,9 +174,9 @@ export class Service {
       sandbox: this.sandbox,
       // Beside this bundle when the service runs from one (dist/cli, dist/electron); from the sources there is none.
       boxRoot,
-      boxRuntime: boxRuntime(process.env, boxRoot),
+      boxRuntime: runtime,
       verifier: new BoxedVerifier({
-        boxRuntime: boxRuntime(process.env, boxRoot),
+        boxRuntime: runtime,
         settings: () => this.settings.current,
         sandbox: this.sandbox,
         env,
