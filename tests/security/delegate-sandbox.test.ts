@@ -19,7 +19,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobView } from '../../src-main/contract/index.js';
 import type { IpcClient } from '../../src-main/ipc/client.js';
 import { onPath } from '../../src-main/platform/sandbox-probe.js';
-import { runCli } from '../support/built.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { BRIDGE, runCli } from '../support/built.js';
 import { KEY } from '../support/delegation.js';
 import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
 import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
@@ -460,6 +462,37 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
     const next = await runJob(await world.connect(), 'after', ['true']);
     const record = (await world.store().loadAll()).records.find((r) => r.id === next.end.job.id);
     expect(record?.pid).toBe(spare);
+  });
+
+  it("is up once a Claude Code session connects (the real bridge), so a home's very first job runs in it", async () => {
+    await world.start();
+    const service = await world.serve();
+    expect(await warmRoots(service.pid)).toEqual([]);
+    // The bridge a Claude Code session starts: it asks the service for the settings as it starts.
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BRIDGE],
+      env: world.env as Record<string, string>,
+      cwd: world.project,
+      stderr: 'pipe',
+    });
+    const session = new Client({ name: 'delegate-sandbox-test', version: '1.0.0' });
+    await session.connect(transport);
+    try {
+      const spare = await waitFor(
+        'a warm box once a session connected',
+        async () => {
+          const roots = await warmRoots(service.pid);
+          return roots.length === 1 ? roots[0] : undefined;
+        },
+        15_000,
+      );
+      const first = await runJob(await world.connect(), 'first', ['true']);
+      const record = (await world.store().loadAll()).records.find((r) => r.id === first.end.job.id);
+      expect(record?.pid).toBe(spare);
+    } finally {
+      await session.close();
+    }
   });
 
   it('killed outright, its job ends and leaves nothing in its group: not its socat bridges, started before the job', async () => {

@@ -188,6 +188,23 @@ describe.skipIf(!available)('a warm box (the real runtime, bubblewrap and socat)
     }
   });
 
+  it('is primed for a session only when none is up or owed: a job that took the last brings the next once it started, and none starts beside it', async () => {
+    spares.prime(RG);
+    const taken = await spares.take(RG);
+    expect(taken, logged.join('; ')).not.toBeNull();
+    // The job that took it is starting: a session connecting now starts no spare beside it.
+    expect(spares.wanted).toBe(false);
+    spares.prime(RG);
+    expect(await spares.take(RG)).toBeNull();
+    taken?.discard();
+    // That job's start brings the next (lifecycle.ts calls refill on its first stream line); a session then wants none.
+    spares.refill(RG);
+    expect(spares.wanted).toBe(false);
+    const next = await spares.take(RG);
+    expect(next).not.toBeNull();
+    next?.discard();
+  });
+
   it('is not taken for another ripgrep (the job starts cold), and ends with the service, its folder gone', async () => {
     spares.refill(RG);
     expect(await spares.take({ command: '/elsewhere/rg' })).toBeNull();

@@ -7,8 +7,9 @@
  * is that job's box, exactly as a cold one (its detached root: identity, re-adoption and kill-tree are unchanged).
  *
  * One spare at a time, for one ripgrep (the runtime's, which depends on where the delegate's Claude Code is): the
- * service starts the next once a sandboxed job's Claude Code has started (job-launcher.ts), and one with the service
- * when the last job on record ran in a box.
+ * service starts the next once a sandboxed job's Claude Code has started (job-launcher.ts), one with the service
+ * when the last job on record ran in a box, and one when a Claude Code session connects (its bridge), so that even
+ * the first job a home runs finds one.
  * It lives in a private temp folder made like a job's (job-temp.ts), which becomes the job's TMPDIR: the runtime's
  * bridge sockets are there. A spare whose service goes (its stdin closes) ends, and removes that folder; so does a
  * box when its command ends. Without the script (the service run from its sources, as unit tests do) there are no
@@ -107,6 +108,8 @@ export interface WarmBox {
 export class BoxSpares {
   private readonly options: BoxSparesOptions;
   private spare: Promise<Spare | null> | null = null;
+  /** A job took the spare (or found none) and has not started yet: its start brings the next (refill), not prime. */
+  private refillOwed = false;
   private stopped = false;
 
   constructor(options: BoxSparesOptions) {
@@ -115,6 +118,11 @@ export class BoxSpares {
 
   get enabled(): boolean {
     return this.options.script !== null && !this.stopped;
+  }
+
+  /** Whether prime would start a spare now. */
+  get wanted(): boolean {
+    return this.enabled && this.spare === null && !this.refillOwed;
   }
 
   /**
@@ -127,6 +135,7 @@ export class BoxSpares {
     const key = JSON.stringify(ripgrep);
     const pending = this.spare;
     this.spare = null;
+    this.refillOwed = true;
     const spare = pending === null ? null : await pending;
     setTimeout(() => this.refill(ripgrep), REFILL_FALLBACK_MS).unref();
     if (spare === null) return null;
@@ -139,11 +148,20 @@ export class BoxSpares {
 
   /** Starts a spare for this ripgrep unless one is up or starting. */
   refill(ripgrep: { command: string; argv0?: string }): void {
+    this.refillOwed = false;
     if (!this.enabled || this.spare !== null) return;
     this.spare = this.start(JSON.stringify(ripgrep)).catch((error: unknown) => {
       this.options.log(`jobs: no warm box: ${errorMessage(error)}`);
       return null;
     });
+  }
+
+  /**
+   * Starts a spare for this ripgrep before any job asks (a Claude Code session connected), unless one is up or
+   * starting, or a job that took the last is still starting: one started beside it would slow that start (take).
+   */
+  prime(ripgrep: { command: string; argv0?: string }): void {
+    if (this.wanted) this.refill(ripgrep);
   }
 
   /** Ends the spare (the service is stopping); boxes already claimed are their jobs'. */

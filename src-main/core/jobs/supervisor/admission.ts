@@ -36,12 +36,18 @@ import type { IsolationPlan } from './isolation.js';
 import { outOfWorktree } from '../git/worktrees.js';
 import { planPrograms } from '../process/sandbox.js';
 import { cachedSandboxProbe } from '../../../platform/sandbox-probe.js';
+import type { SandboxAvailability } from '../../../platform/sandbox-probe.js';
 import { newJobToken, tokenHash } from '../../gateway/job-token.js';
 import { errorMessage } from '../../../common/errors.js';
 import { allOrFirstError } from '../../../common/promises.js';
 
 /** This machine's sandbox, for a registry not told otherwise. */
 const machineSandbox = cachedSandboxProbe();
+
+/** Whether this machine can box a delegate's programs, as admission decides it (the probe runs once per service). */
+export function sandboxAvailability(deps: Pick<SupervisorDeps, 'sandbox'>): Promise<SandboxAvailability> {
+  return (deps.sandbox ?? machineSandbox)();
+}
 
 type StartRequest = ParsedRequestOf<'jobs.start'>;
 type FollowupRequest = ParsedRequestOf<'jobs.followup'>;
@@ -109,7 +115,7 @@ export async function resolveJobRequest(
   const allowedTools = resolveAllowedTools(previous ? previous.allowedTools : request.allowedTools, settings, workDirs);
   if (!previous) assertToolsInProfile(request.allowedTools, profile);
   // Decided at each turn, with the policy and the machine as they are now; `required` and no sandbox refuses here.
-  const programs = planPrograms({ policy: settings.sandbox, profile, permissionMode, availability: await (deps.sandbox ?? machineSandbox)() });
+  const programs = planPrograms({ policy: settings.sandbox, profile, permissionMode, availability: await sandboxAvailability(deps) });
   const timeoutMinutes = previous ? Math.min(previous.timeoutMinutes, settings.jobTimeoutMinutes) : resolveTimeout(request.timeoutMinutes, settings);
   const maxCostUsd = resolveMaxCost(request.maxCostUsd, settings);
   // Three look-ups at once, their refusals in this order: where a first turn works (in a worktree, or in place; a

@@ -6,7 +6,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { ENV } from '../../../contract/index.js';
 import type { JobRecord } from '../../../contract/index.js';
-import { requireKey } from './admission.js';
+import { requireKey, sandboxAvailability } from './admission.js';
 import { claudeArgs } from '../process/claude-args.js';
 import type { ProgramsArgs } from '../process/claude-args.js';
 import { makeJobTempDir } from '../process/job-temp.js';
@@ -25,7 +25,7 @@ import { allOrFirstError } from '../../../common/promises.js';
 /** What a job's launch uses of the supervisor's dependencies. */
 export type LaunchDeps = Pick<
   SupervisorDeps,
-  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'boxRuntime' | 'boxRoot' | 'serviceDirs' | 'serviceSubdirs'
+  'apiKey' | 'keyProblem' | 'models' | 'childEnv' | 'locateClaude' | 'spawn' | 'boxRuntime' | 'boxRoot' | 'serviceDirs' | 'serviceSubdirs' | 'sandbox'
 >;
 
 /** What a job's tools may not reach (the service's folders), and the box that holds it to that. */
@@ -128,23 +128,50 @@ export class JobLauncher {
   }
 
   /**
-   * At the service's start: the temp folders of boxes killed outright go (box-spares.ts). A spare starts now only for
-   * a user whose last job on record ran in a box: they delegate, and their next job should not wait for a cold box.
-   * Otherwise the first sandboxed job's start does (its first stream line), so a service that delegates nothing keeps
-   * no idle box, and the first job ever (or after the last one was pruned) pays a cold box once.
+   * At the service's start: the temp folders of boxes killed outright go (box-spares.ts). A spare starts now for a
+   * user whose last job on record ran in a box: they delegate, and their next job should not wait for a cold box.
+   * Otherwise the first Claude Code session that connects starts one (warmForSession), so a service that no session
+   * uses keeps no idle box.
    */
   async tidyBoxes(): Promise<void> {
     if (!this.spares.enabled) return;
     await sweepBoxTemps();
-    const last = this.registry
+    const last = this.lastJob();
+    if (last?.sandbox?.programs !== 'sandboxed' || this.registry.settings().sandbox.programs !== 'sandboxed') return;
+    this.spares.refill(await this.likelyRipgrep(last));
+  }
+
+  /**
+   * A Claude Code session connected (service.ts: its bridge asks for the settings as it starts, and after the service
+   * restarts): a spare starts now, when this machine boxes delegates' programs, so that even the first job a home ever
+   * runs takes a warm box. Its first delegation comes at the soonest after the parent model's first turn; a spare is
+   * ready some 0.4 s after it starts. One spare per service, however many sessions connect. It also runs the sandbox
+   * probe admission waits on, once per service, before the first delegation rather than in it.
+   */
+  async warmForSession(): Promise<void> {
+    const policy = this.registry.settings().sandbox;
+    if (!this.spares.wanted || policy.programs === 'off' || policy.use === 'off') return;
+    if (!(await sandboxAvailability(this.deps)).available) return;
+    this.spares.prime(await this.likelyRipgrep(this.lastJob()));
+  }
+
+  /** The job on record started last, if any. */
+  private lastJob(): JobRecord | null {
+    return this.registry
       .all()
       .reduce<JobRecord | null>((latest, job) => (latest === null || job.record.createdAt > latest.createdAt ? job.record : latest), null);
-    if (last?.sandbox?.programs !== 'sandboxed' || this.registry.settings().sandbox.programs !== 'sandboxed') return;
-    // The ripgrep that job's box had (its box.json): a job started from the same Claude Code gets the same, wherever
-    // the service itself was started from (a tray app's PATH is not a terminal's). Else the one the service would give.
-    const rg =
-      (await boxRipgrep(this.registry.store.paths(last.id).box)) ?? (await ripgrep(await this.deps.locateClaude(undefined), { PATH: process.env.PATH ?? '' }));
-    this.spares.refill(rg);
+  }
+
+  /**
+   * The ripgrep the next job's box will likely have: the one the last job's box had (its box.json), since a job started
+   * from the same Claude Code gets the same, wherever the service itself was started from (a tray app's PATH is not a
+   * terminal's). Else the one the service would give. A spare for another is not taken (box-spares.ts take).
+   */
+  private async likelyRipgrep(last: JobRecord | null): Promise<Ripgrep> {
+    return (
+      (last === null ? null : await boxRipgrep(this.registry.store.paths(last.id).box)) ??
+      (await ripgrep(await this.deps.locateClaude(undefined), { PATH: process.env.PATH ?? '' }))
+    );
   }
 
   /** What a job's tools may not reach; refused when its worktree is gone. */

@@ -136,6 +136,16 @@ export class Supervisor {
     void this.kept.refresh();
   }
 
+  /** A Claude Code session connected, and may delegate soon: a warm box for it (job-launcher.ts warmForSession). */
+  sessionConnected(): void {
+    const { registry } = this;
+    registry.runInBackground(
+      this.ready()
+        .then(() => this.lifecycle.launcher.warmForSession())
+        .catch((error: unknown) => registry.log(`jobs: no warm box: ${errorMessage(error)}`)),
+    );
+  }
+
   /** Stops following jobs. Their processes keep running and are re-adopted by the next start. */
   async stop(): Promise<void> {
     const { registry } = this;
