@@ -305,15 +305,16 @@ export class Worktrees {
       const leftovers = untracked.filter((f, i) => isSandboxPlaceholder(f, sizes[i] ?? -1));
       await inWorktree(['add', '--all', '--', '.', ...leftovers.map((f) => `:(exclude,literal)${f}`)]);
       const staged = await inWorktree(['diff', '--cached', '--quiet'], [0, 1]);
-      let savedCommit: string | null = null;
-      if (staged.code === 1) {
+      const committed = staged.code === 1;
+      if (committed) {
         const message = leftoverCommitMessage(ending);
         const identity = ['-c', `user.name=${SERVICE_AUTHOR.name}`, '-c', `user.email=${SERVICE_AUTHOR.email}`];
         await this.git([...identity, `--git-dir=${gitDir}`, `--work-tree=${worktree}`, 'commit', '--quiet', '--no-verify', '-m', message], worktree);
-        savedCommit = (await inWorktree(['rev-parse', 'HEAD'])).stdout.trim();
       }
-      const head = (await inWorktree(['rev-parse', 'HEAD'])).stdout.trim();
-      const on = await inWorktree(['symbolic-ref', '--quiet', 'HEAD'], [0, 1]);
+      // Where HEAD is, and on which branch, asked at once: the job waits on its end for these.
+      const [tip, on] = await Promise.all([inWorktree(['rev-parse', 'HEAD']), inWorktree(['symbolic-ref', '--quiet', 'HEAD'], [0, 1])]);
+      const head = tip.stdout.trim();
+      const savedCommit = committed ? head : null;
       const problem =
         on.stdout.trim() === `refs/heads/${branch}`
           ? null
