@@ -3,10 +3,12 @@
  * an argument array, never a shell. The service's own GIT_* variables are left out (a service started from a hook
  * would otherwise aim every command at that hook's repository); no hooks and no fsmonitor program run (a repository's
  * programs are not the service's to run), no optional locks (a `git status` must not rewrite the user's index), no
- * signing, no prompts, messages in English (they are matched).
+ * signing, no prompts, messages in English (they are matched). And what its machine-readable output says (numstat,
+ * porcelain status).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { ChangeCounts, FileChange } from '../../../contract/index.js';
 
 export class GitError extends Error {
   constructor(
@@ -87,4 +89,35 @@ export function git(args: readonly string[], options: GitOptions): Promise<{ std
     child.stdin?.on('error', () => undefined);
     child.stdin?.end(options.input ?? '');
   });
+}
+
+/** `git diff --numstat -z` as files: "added\tremoved\tpath\0" each, "-" for a binary file's counts. */
+export function parseNumstat(output: string): FileChange[] {
+  const files: FileChange[] = [];
+  for (const entry of output.split('\0')) {
+    const match = /^(-|\d+)\t(-|\d+)\t(.+)$/s.exec(entry.replace(/^\n/, ''));
+    if (!match) continue;
+    const count = (text: string | undefined) => (text === undefined || text === '-' ? null : Number(text));
+    files.push({ path: match[3] ?? '', added: count(match[1]), removed: count(match[2]) });
+  }
+  return files;
+}
+
+/**
+ * `git status --porcelain -z --no-renames` read for what a job's end needs: its untracked files, and whether any
+ * tracked file (in the index or the work tree) changed. Each entry is `XY path`; ignored files are not listed.
+ */
+export function parseWorktreeStatus(output: string): { untracked: string[]; tracked: boolean } {
+  const entries = output.split('\0').filter((entry) => entry.length > 3);
+  const untracked = entries.filter((entry) => entry.startsWith('?? ')).map((entry) => entry.slice(3));
+  return { untracked, tracked: untracked.length < entries.length };
+}
+
+/** What a list of changed files adds up to: files, lines added, lines removed (a binary file counts no lines). */
+export function countChanges(files: readonly FileChange[]): ChangeCounts {
+  return {
+    files: files.length,
+    added: files.reduce((sum, f) => sum + (f.added ?? 0), 0),
+    removed: files.reduce((sum, f) => sum + (f.removed ?? 0), 0),
+  };
 }

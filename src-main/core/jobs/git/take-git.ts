@@ -14,12 +14,12 @@ import type { TakeWay } from '../../../contract/index.js';
 import { allOrFirstError, valueOf } from '../../../common/promises.js';
 import { codeRunningFilesBetween } from './code-running-files.js';
 import type { CodeRunningFile } from './code-running-files.js';
-import { gitEnv } from './git.js';
+import { countChanges, gitEnv, parseNumstat } from './git.js';
 import { TakeRefused, TakeRepository } from './take-apply.js';
 import type { GitRun, PlannedWay, Replayed, UserPlace } from './take-apply.js';
 import { CLEANUP_LIMITS, findTaken } from './worktree-cleanup.js';
 import type { Taken } from './worktree-cleanup.js';
-import { BRANCH_PREFIX, SERVICE_AUTHOR, countChanges, parseNumstat } from './worktrees.js';
+import { BRANCH_PREFIX, SERVICE_AUTHOR } from './worktrees.js';
 
 export { TakeRefused } from './take-apply.js';
 export type { GitRun, PlannedWay, TakeSource, UserPlace } from './take-apply.js';

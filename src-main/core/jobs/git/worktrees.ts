@@ -9,12 +9,12 @@ import { leftoverCommitMessage } from './leftover-commit.js';
 import type { Ending } from './leftover-commit.js';
 import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ChangeCounts, DiffLine, FileChange, FileDiff, JobChanges, JobIsolation } from '../../../contract/index.js';
+import type { DiffLine, FileChange, FileDiff, JobChanges, JobIsolation } from '../../../contract/index.js';
 import { MAX_CHANGED_FILES } from '../../../contract/index.js';
 import { errorCode, errorMessage } from '../../../common/errors.js';
 import { truncateEnd } from '../../../common/format.js';
 import { isInside } from '../../fs/paths.js';
-import { GitError, git } from './git.js';
+import { GitError, countChanges, git, parseNumstat, parseWorktreeStatus } from './git.js';
 import { branchCommands } from '../../../common/git-commands.js';
 import { isSandboxPlaceholder } from '../process/sandbox.js';
 import { findTaken } from './worktree-cleanup.js';
@@ -50,18 +50,6 @@ export function moveRulePath(rule: string, moves: ReadonlyArray<readonly [from: 
 /** `delegate/k3m9qz` for job_20261130T091500Z_k3m9qz: short enough to type, the job's own suffix. */
 export function branchForJob(jobId: string): string {
   return `${BRANCH_PREFIX}${jobId.slice(jobId.lastIndexOf('_') + 1)}`;
-}
-
-/** `git diff --numstat -z` as files: "added\tremoved\tpath\0" each, "-" for a binary file's counts. */
-export function parseNumstat(output: string): FileChange[] {
-  const files: FileChange[] = [];
-  for (const entry of output.split('\0')) {
-    const match = /^(-|\d+)\t(-|\d+)\t(.+)$/s.exec(entry.replace(/^\n/, ''));
-    if (!match) continue;
-    const count = (text: string | undefined) => (text === undefined || text === '-' ? null : Number(text));
-    files.push({ path: match[3] ?? '', added: count(match[1]), removed: count(match[2]) });
-  }
-  return files;
 }
 
 /** How much of a diff one answer carries: it must fit a frame (1 MiB), and a page shows no more. */
@@ -103,14 +91,6 @@ export function parsePatch(patch: string, files: readonly FileChange[]): FileDif
     }
     return { ...file, lines, cut };
   });
-}
-
-export function countChanges(files: readonly FileChange[]): ChangeCounts {
-  return {
-    files: files.length,
-    added: files.reduce((sum, f) => sum + (f.added ?? 0), 0),
-    removed: files.reduce((sum, f) => sum + (f.removed ?? 0), 0),
-  };
 }
 
 /**
@@ -292,8 +272,12 @@ export class Worktrees {
       const inWorktree = (args: readonly string[], okCodes?: readonly number[]) =>
         this.git([`--git-dir=${gitDir}`, `--work-tree=${worktree}`, ...args], worktree, okCodes);
       await this.clearStaleIndexLock(gitDir);
+      // What the delegate left, in one look: the untracked files one by one (what `add --all` would take), and whether
+      // anything tracked changed. Renames off, so each entry is one path.
+      const { untracked, tracked } = parseWorktreeStatus(
+        (await inWorktree(['status', '--porcelain', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=none'])).stdout,
+      );
       // Empty files the sandbox made for a command the delegate's kill cut short are not its work.
-      const untracked = (await inWorktree(['ls-files', '--others', '--exclude-standard', '-z'])).stdout.split('\0').filter((f) => f !== '');
       const sizes = await Promise.all(
         untracked.map((f) =>
           lstat(path.join(worktree, f)).then(
@@ -303,9 +287,13 @@ export class Worktrees {
         ),
       );
       const leftovers = untracked.filter((f, i) => isSandboxPlaceholder(f, sizes[i] ?? -1));
-      await inWorktree(['add', '--all', '--', '.', ...leftovers.map((f) => `:(exclude,literal)${f}`)]);
-      const staged = await inWorktree(['diff', '--cached', '--quiet'], [0, 1]);
-      const committed = staged.code === 1;
+      // Nothing left to commit (a delegate that only read, or committed all itself): no add, no commit.
+      let committed = false;
+      if (tracked || untracked.length > leftovers.length) {
+        await inWorktree(['add', '--all', '--', '.', ...leftovers.map((f) => `:(exclude,literal)${f}`)]);
+        // A change add does not stage (a submodule's own edits) leaves nothing to commit.
+        committed = (await inWorktree(['diff', '--cached', '--quiet'], [0, 1])).code === 1;
+      }
       if (committed) {
         const message = leftoverCommitMessage(ending);
         const identity = ['-c', `user.name=${SERVICE_AUTHOR.name}`, '-c', `user.email=${SERVICE_AUTHOR.email}`];
@@ -319,7 +307,9 @@ export class Worktrees {
         on.stdout.trim() === `refs/heads/${branch}`
           ? null
           : `The delegate moved its worktree off ${branch} (to ${on.code === 0 ? on.stdout.trim().replace(/^refs\/heads\//, '') : `commit ${head.slice(0, 12)}`}): its last work is there, not on the branch.`;
-      return { ...cleared, savedCommit, headCommit: head, changes: countChanges(await this.numstat(repo, baseCommit, head)), problem };
+      // A branch still at its base changed nothing: no diff to ask git for.
+      const changes = countChanges(head === baseCommit ? [] : await this.numstat(repo, baseCommit, head));
+      return { ...cleared, savedCommit, headCommit: head, changes, problem };
     } catch (error) {
       this.log(`worktrees: ${ending.jobId}: ${errorMessage(error)}`);
       return { ...cleared, problem: `The service could not commit what the delegate left in ${worktree}: ${errorMessage(error)}. It is still there.` };

@@ -17,10 +17,10 @@ import {
   intoWorktree,
   moveRulePath,
   outOfWorktree,
-  parseNumstat,
   parsePatch,
   DIFF_LIMITS,
 } from '../../../../src-main/core/jobs/git/worktrees.js';
+import { parseNumstat } from '../../../../src-main/core/jobs/git/git.js';
 import { RepoTemplate, branchFiles, branches, commitsSince, gitIn, repoState, treeOf, worktreeList, writeFiles } from '../../../support/git-repo.js';
 
 const JOB = 'job_20261130T091500Z_k3m9qz';
@@ -277,6 +277,33 @@ describe('Worktrees, with the real git', () => {
     expect(await repoState(repo)).toEqual(before);
     // Nothing left to commit the second time.
     expect((await worktrees.saveToBranch(sealed, { jobId: JOB, state: 'succeeded', reason: null })).savedCommit).toBeNull();
+  });
+
+  it("takes each kind of change a delegate leaves, alone: a file only staged, an untracked one deep in a new folder under an odd name; and nothing from one that left only ignored files and the sandbox's empty ones", async () => {
+    const end = (isolation: JobIsolation) => worktrees.saveToBranch(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+    // Staged by the delegate, never committed.
+    const staged = await isolationOf('job_20260101T000000Z_st4ged');
+    await writeFiles(staged.worktree ?? '', { 'a.txt': 'one\nstaged\n' });
+    await gitIn(staged.worktree ?? '', ['add', 'a.txt']);
+    expect(await end(staged)).toMatchObject({ savedCommit: expect.stringMatching(/^[0-9a-f]{40}$/), changes: { files: 1, added: 1, removed: 1 } });
+    // Untracked only, in folders git has never seen, its name with a space and a newline.
+    const deep = await isolationOf('job_20260101T000000Z_deep01');
+    await writeFiles(deep.worktree ?? '', { 'new dir/sub/odd name\nhere.txt': 'x\n' });
+    const deepEnd = await end(deep);
+    expect(deepEnd.savedCommit).toMatch(/^[0-9a-f]{40}$/);
+    expect((await gitIn(repo, ['ls-tree', '-r', '-z', '--name-only', deep.branch ?? ''])).split('\0')).toContain('new dir/sub/odd name\nhere.txt');
+    // Only what is not its work: a file the project ignores, and the empty files the sandbox makes.
+    const idle = await isolationOf('job_20260101T000000Z_idle01');
+    await writeFiles(idle.worktree ?? '', { '.gitignore': 'build/\n' });
+    await gitIn(idle.worktree ?? '', ['add', '.gitignore']);
+    await gitIn(idle.worktree ?? '', ['commit', '--quiet', '-m', 'ignore build']);
+    await writeFiles(idle.worktree ?? '', { 'build/out.js': 'built\n', '.bashrc': '', '.claude/settings.json': '' });
+    const idleEnd = await end(idle);
+    expect(idleEnd).toMatchObject({ savedCommit: null, problem: null, changes: { files: 1, added: 1, removed: 0 } });
+    expect(Object.keys(await branchFiles(repo, idle.branch ?? '')).sort()).toEqual(['.gitignore', 'a.txt', 'old.txt', 'src/keep.ts']);
+    // A branch still at its base: no changes, no commit.
+    const untouched = await isolationOf('job_20260101T000000Z_none01');
+    expect(await end(untouched)).toMatchObject({ savedCommit: null, headCommit: base, changes: { files: 0, added: 0, removed: 0 } });
   });
 
   it('never goes through a .git file the delegate rewrote: a git folder of its own, with programs in its config, is never read', async () => {
