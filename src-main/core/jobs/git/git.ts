@@ -91,6 +91,13 @@ export function git(args: readonly string[], options: GitOptions): Promise<{ std
   });
 }
 
+/**
+ * For every `git status` the service runs in a folder a delegate could write: a submodule counts only when its commit
+ * moved. Asking whether one is dirty runs a git inside it, with that repository's own config — which a delegate can
+ * write (a clean filter, a program) — outside the box, as the service.
+ */
+export const STATUS_SUBMODULES = '--ignore-submodules=dirty';
+
 /** `git diff --numstat -z` as files: "added\tremoved\tpath\0" each, "-" for a binary file's counts. */
 export function parseNumstat(output: string): FileChange[] {
   const files: FileChange[] = [];

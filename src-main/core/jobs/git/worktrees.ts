@@ -14,7 +14,7 @@ import { MAX_CHANGED_FILES } from '../../../contract/index.js';
 import { errorCode, errorMessage } from '../../../common/errors.js';
 import { truncateEnd } from '../../../common/format.js';
 import { isInside } from '../../fs/paths.js';
-import { GitError, countChanges, git, parseNumstat, parseWorktreeStatus } from './git.js';
+import { GitError, STATUS_SUBMODULES, countChanges, git, parseNumstat, parseWorktreeStatus } from './git.js';
 import { branchCommands } from '../../../common/git-commands.js';
 import { isSandboxPlaceholder } from '../process/sandbox.js';
 import { findTaken } from './worktree-cleanup.js';
@@ -213,7 +213,7 @@ export class Worktrees {
     }
     const head = await this.git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], root, [0, 1]);
     // Untracked files count: they are not in the worktree either. --no-optional-locks (git.ts): the index is not rewritten.
-    const status = await this.git(['status', '--porcelain', '-z', '--untracked-files=normal'], root);
+    const status = await this.git(['status', '--porcelain', '-z', '--untracked-files=normal', STATUS_SUBMODULES], root);
     return { kind: 'repo', root, head: head.code === 0 ? head.stdout.trim() : null, dirty: status.stdout.length > 0 };
   }
 
@@ -273,9 +273,9 @@ export class Worktrees {
         this.git([`--git-dir=${gitDir}`, `--work-tree=${worktree}`, ...args], worktree, okCodes);
       await this.clearStaleIndexLock(gitDir);
       // What the delegate left, in one look: the untracked files one by one (what `add --all` would take), and whether
-      // anything tracked changed. Renames off, so each entry is one path.
+      // anything tracked changed (a submodule: its commit, all `add` stages of it). Renames off: one path per entry.
       const { untracked, tracked } = parseWorktreeStatus(
-        (await inWorktree(['status', '--porcelain', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=none'])).stdout,
+        (await inWorktree(['status', '--porcelain', '-z', '--untracked-files=all', '--no-renames', STATUS_SUBMODULES])).stdout,
       );
       // Empty files the sandbox made for a command the delegate's kill cut short are not its work.
       const sizes = await Promise.all(

@@ -306,6 +306,43 @@ describe('Worktrees, with the real git', () => {
     expect(await end(untouched)).toMatchObject({ savedCommit: null, headCommit: base, changes: { files: 0, added: 0, removed: 0 } });
   });
 
+  it("never runs a program the delegate put in a submodule's git config: its end does not look inside the submodule, and still takes a submodule's new commit", async () => {
+    // The user's repository has a submodule, `sub`: in a worktree it is an empty folder, the delegate's to fill.
+    const inner = path.join(root, 'inner');
+    await new RepoTemplate({ 'lib.txt': 'lib\n' }).copyTo(inner);
+    const innerHead = (await gitIn(inner, ['rev-parse', 'HEAD'])).trim();
+    await gitIn(repo, ['update-index', '--add', '--cacheinfo', `160000,${innerHead},sub`]);
+    await gitIn(repo, ['commit', '--quiet', '-m', 'add the submodule']);
+    const isolation = await isolationOf();
+    const wt = isolation.worktree ?? '';
+    const ran = path.join(root, 'filter-ran');
+    // A repository of the delegate's own in that folder, at the recorded commit, whose config runs a program as a clean
+    // filter; a file touched after its commit, so a git asking whether it changed would run the filter.
+    const sub = path.join(wt, 'sub');
+    await rm(sub, { recursive: true, force: true });
+    await gitIn(root, ['clone', '--quiet', inner, sub]);
+    await gitIn(sub, ['config', 'filter.evil.clean', `sh -c 'touch ${ran}; cat'`]);
+    await writeFiles(sub, { '.git/info/attributes': '* filter=evil\n' });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await writeFiles(sub, { 'lib.txt': 'lib\n' });
+
+    const untouched = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'succeeded', reason: null });
+    expect(existsSync(ran)).toBe(false);
+    // Nor does the look at a folder before a job starts there (an in-place job's delegate writes the user's own).
+    expect(await worktrees.probe(wt)).toMatchObject({ kind: 'repo', dirty: false });
+    expect(existsSync(ran)).toBe(false);
+    expect(untouched).toMatchObject({ savedCommit: null, problem: null });
+
+    // A new commit in the submodule is the delegate's work: the branch takes the submodule's new commit.
+    await writeFiles(sub, { 'lib.txt': 'lib two\n' });
+    await gitIn(sub, ['-c', 'filter.evil.clean=cat', 'commit', '--quiet', '-am', 'move the submodule']);
+    const moved = (await gitIn(sub, ['rev-parse', 'HEAD'])).trim();
+    const saved = await worktrees.saveToBranch(untouched, { jobId: JOB, state: 'succeeded', reason: null });
+    expect(saved.savedCommit).toMatch(/^[0-9a-f]{40}$/);
+    expect((await gitIn(repo, ['ls-tree', saved.branch ?? '', 'sub'])).trim()).toBe(`160000 commit ${moved}\tsub`);
+    expect(existsSync(ran)).toBe(false);
+  });
+
   it('never goes through a .git file the delegate rewrote: a git folder of its own, with programs in its config, is never read', async () => {
     const isolation = await isolationOf();
     const wt = isolation.worktree ?? '';
