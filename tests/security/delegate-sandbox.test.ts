@@ -467,6 +467,9 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
   it("is up once a Claude Code session connects (the real bridge), so a home's very first job runs in it", async () => {
     await world.start();
     const service = await world.serve();
+    // Another client asking for the settings (the CLI, the tray app's window) is no session: it warms none.
+    await (await world.connect()).call('settings.get', {});
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await warmRoots(service.pid)).toEqual([]);
     // The bridge a Claude Code session starts: it asks the service for the settings as it starts.
     const transport = new StdioClientTransport({

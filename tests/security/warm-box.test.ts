@@ -205,6 +205,27 @@ describe.skipIf(!available)('a warm box (the real runtime, bubblewrap and socat)
     next?.discard();
   });
 
+  it('is started again at the next prime when the last one ended before any job took it (killed outright)', async () => {
+    spares.prime(RG);
+    const root = jobTempRoot(path.join(dir, 'tmp'));
+    const pidOf = async (): Promise<number> => {
+      for (const name of await readdir(root).catch(() => [] as string[])) {
+        const pid = Number((await readFile(path.join(root, name, '.box-root'), 'utf8').catch(() => '')).split(' ')[0]);
+        if (pid > 0 && isAlive(pid)) return pid;
+      }
+      return 0;
+    };
+    await expect.poll(pidOf, { timeout: 15_000 }).toBeGreaterThan(0);
+    const first = await pidOf();
+    process.kill(-first, 'SIGKILL');
+    await expect.poll(() => spares.wanted, { timeout: 10_000 }).toBe(true);
+    spares.prime(RG);
+    const box = await spares.take(RG);
+    expect(box, logged.join('; ')).not.toBeNull();
+    expect(await pidOf()).not.toBe(first);
+    box?.discard();
+  });
+
   it('is not taken for another ripgrep (the job starts cold), and ends with the service, its folder gone', async () => {
     spares.refill(RG);
     expect(await spares.take({ command: '/elsewhere/rg' })).toBeNull();

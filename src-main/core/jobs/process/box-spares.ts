@@ -150,10 +150,16 @@ export class BoxSpares {
   refill(ripgrep: { command: string; argv0?: string }): void {
     this.refillOwed = false;
     if (!this.enabled || this.spare !== null) return;
-    this.spare = this.start(JSON.stringify(ripgrep)).catch((error: unknown) => {
+    const starting = this.start(JSON.stringify(ripgrep)).catch((error: unknown) => {
       this.options.log(`jobs: no warm box: ${errorMessage(error)}`);
       return null;
     });
+    this.spare = starting;
+    // One that failed to start, or ended before a job took it, is none: the next prime or refill starts another.
+    const forget = () => {
+      if (this.spare === starting) this.spare = null;
+    };
+    void starting.then((spare) => (spare === null ? forget() : spare.exited.then(forget)));
   }
 
   /**

@@ -146,7 +146,7 @@ export class JobLauncher {
    * restarts): a spare starts now, when this machine boxes delegates' programs, so that even the first job a home ever
    * runs takes a warm box. Its first delegation comes at the soonest after the parent model's first turn; a spare is
    * ready some 0.4 s after it starts. One spare per service, however many sessions connect. It also runs the sandbox
-   * probe admission waits on, once per service, before the first delegation rather than in it.
+   * probe admission waits on (cached: admission.ts), before the first delegation rather than in it.
    */
   async warmForSession(): Promise<void> {
     const policy = this.registry.settings().sandbox;
