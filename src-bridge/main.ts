@@ -14,6 +14,7 @@ import { serverInstructions } from './instructions.js';
 import { ServiceConnection } from './service-connection.js';
 import { BridgeStdioTransport } from './stdio-transport.js';
 import { registerTools } from './tools/registry.js';
+import { caller } from './tools/delegate-common.js';
 
 const noElicitationValidator: jsonSchemaValidator = {
   getValidator: () => () => ({ valid: false, data: undefined, errorMessage: 'openrouter-delegate-mcp does not use elicitation.' }),
@@ -47,6 +48,7 @@ export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
   let settings: Settings;
   try {
     settings = await service.call('settings.get', {});
+    warm(service);
   } catch (error) {
     log(error instanceof ServiceError ? error.message : `could not reach the service: ${String(error)}`);
     settings = defaultSettings();
@@ -69,6 +71,7 @@ export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
   service.on('settings.changed', applySettings);
   service.onConnected(() => {
     service.call('settings.get', {}).then(applySettings, () => undefined);
+    warm(service);
   });
 
   const transport = new BridgeStdioTransport();
@@ -94,4 +97,12 @@ export async function runBridge(hooks: BridgeHooks = {}): Promise<void> {
       }
     };
   }
+}
+
+/**
+ * Tells the service this session may delegate soon, with its PATH: it gets a box ready for the first job. Never
+ * waited on; a service that does not know the call (an older one) or cannot answer costs nothing.
+ */
+function warm(service: ServiceConnection): void {
+  service.call('jobs.warm', { caller: caller() }).catch(() => undefined);
 }

@@ -3,7 +3,7 @@
  * (the tray app where it is installed and a display exists, else the headless service: see
  * service-launch.ts) and waits for it, bounded; reconnects after the service restarts.
  */
-import { APP_VERSION, BRIDGE_CLIENT, CONTRACT, ServiceError } from '../src-main/contract/index.js';
+import { APP_VERSION, CONTRACT, ServiceError } from '../src-main/contract/index.js';
 import type { EventName, EventOf, MethodName, RequestOf, ResponseOf } from '../src-main/contract/index.js';
 import { IpcClient } from '../src-main/ipc/client.js';
 import type { Locations } from '../src-main/platform/locations.js';
@@ -25,7 +25,7 @@ export interface ServiceConnectionOptions {
   launch?: () => ServiceLaunch;
 }
 
-const CLIENT_NAME = `${BRIDGE_CLIENT}/${APP_VERSION}`;
+const CLIENT_NAME = `bridge/${APP_VERSION}`;
 
 export class ServiceConnection {
   private readonly options: ServiceConnectionOptions;

@@ -28,6 +28,7 @@ export const CONTRACT_METHODS = [
   'jobs.take',
   'jobs.requests',
   'jobs.list',
+  'jobs.warm',
   'worktrees.list',
   'worktrees.removeTaken',
   'jobs.killAll',

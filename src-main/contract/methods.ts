@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import {
+  CallerSchema,
   CancelRequestSchema,
   DiffRequestSchema,
   DiscardRequestSchema,
@@ -337,6 +338,11 @@ export const CONTRACT = {
   ),
   'jobs.requests': method(RequestsRequestSchema, JobRequestsSchema, "A job's request log: each request its delegate made through the gateway."),
   'jobs.list': method(ListRequestSchema, JobListSchema, 'Jobs newest first, grouped by conversation, with costs.'),
+  'jobs.warm': method(
+    z.object({ caller: CallerSchema }).strict(),
+    empty,
+    "A Claude Code session that may delegate soon (its bridge, as it starts): a box made ready for its first job, for the caller's PATH. Nothing else changes.",
+  ),
   'worktrees.list': method(empty, WorktreeReportSchema, "The worktrees kept under the service's data folder: job, branch, taken or not, orphans, disk."),
   'worktrees.removeTaken': method(
     empty,

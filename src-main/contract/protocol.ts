@@ -5,12 +5,6 @@
 import { z } from 'zod';
 
 export const PROTOCOL_VERSION = 1;
-/**
- * The name the MCP bridge gives in its hello, before `/<version>`: a Claude Code session that may delegate soon
- * (the service warms a box for it, job-launcher.ts warmForSession).
- */
-export const BRIDGE_CLIENT = 'bridge';
-
 /** Largest frame either side accepts, newline excluded. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 

@@ -32,6 +32,7 @@ const BRIDGE_METHODS = [
   'jobs.cancel',
   'jobs.list',
   'jobs.scoreboard',
+  'jobs.warm',
 ];
 
 async function sourceFiles(dir: string): Promise<string[]> {

@@ -24,7 +24,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { BRIDGE, runCli } from '../support/built.js';
 import { KEY } from '../support/delegation.js';
 import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
-import { ScriptedModel, toolResults } from '../support/fake-anthropic.js';
+import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
 import { procStat, waitFor } from '../support/process-sandbox.js';
 import { scanProcesses } from '../../src-main/core/jobs/process/process-table.js';
@@ -464,18 +464,24 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
     expect(record?.pid).toBe(spare);
   });
 
-  it("is up once a Claude Code session connects (the real bridge), so a home's very first job runs in it", async () => {
+  it("is up once a Claude Code session connects (the real bridge), for the ripgrep its PATH gives, so a home's very first job runs in it", async () => {
     await world.start();
+    // The session's PATH has an `rg` the service's does not (a tray app started with a bare desktop PATH): a job of that
+    // session gets it, and so must the spare made for it.
+    const bin = path.join(world.env.HOME ?? '', 'session-bin');
+    await mkdir(bin, { recursive: true });
+    await writeFile(path.join(bin, 'rg'), `#!/bin/bash\nexec -a rg '${CLAUDE_CLI}' "$@"\n`, { mode: 0o755 });
+    const sessionPath = `${bin}:${process.env.PATH ?? ''}`;
     const service = await world.serve();
     // Another client asking for the settings (the CLI, the tray app's window) is no session: it warms none.
     await (await world.connect()).call('settings.get', {});
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await warmRoots(service.pid)).toEqual([]);
-    // The bridge a Claude Code session starts: it asks the service for the settings as it starts.
+    // The bridge a Claude Code session starts: it tells the service, with its PATH, as it starts.
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [BRIDGE],
-      env: world.env as Record<string, string>,
+      env: { ...world.env, PATH: sessionPath } as Record<string, string>,
       cwd: world.project,
       stderr: 'pipe',
     });
@@ -490,9 +496,15 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
         },
         15_000,
       );
-      const first = await runJob(await world.connect(), 'first', ['true']);
-      const record = (await world.store().loadAll()).records.find((r) => r.id === first.end.job.id);
+      const client = await world.connect();
+      world.model.script('first', [{ toolUse: bash('true') }, { text: 'finished' }]);
+      const started = await client.call('jobs.start', { prompt: `${m('first')} go`, caller: { cwd: world.project, path: sessionPath } });
+      const end = await world.waitForEnd(client, started.job.id);
+      expect(end.job.state, end.job.endReason ?? '').toBe('succeeded');
+      const record = (await world.store().loadAll()).records.find((r) => r.id === started.job.id);
       expect(record?.pid).toBe(spare);
+      const box = JSON.parse(await readFile(world.store().paths(started.job.id).box, 'utf8')) as { ripgrep: { command: string } };
+      expect(box.ripgrep.command).toBe(path.join(bin, 'rg'));
     } finally {
       await session.close();
     }

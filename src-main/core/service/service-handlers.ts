@@ -3,7 +3,6 @@
  * The service spreads them into the one table the dispatcher checks every call against (docs/ARCHITECTURE.md §9); what
  * needs the service itself (its status, stopping it, its events, the settings page) stays in service.ts.
  */
-import { BRIDGE_CLIENT } from '../../contract/index.js';
 import type { EnvEntry, MethodName, ModelsReport, PolicySummary, SecretsStatus, Settings } from '../../contract/index.js';
 import { queryModels } from '../catalog/query.js';
 import type { Supervisor } from '../jobs/supervisor/supervisor.js';
@@ -26,17 +25,10 @@ import type { SecretOpsDeps } from './secret-ops.js';
  */
 export type AreaHandlers<Area extends string> = Pick<Handlers, Extract<MethodName, `${Area}.${string}`>>;
 
-/**
- * settings.*: the settings file, a patch checked against the model catalog before it is written. A bridge asks for the
- * settings as its Claude Code session starts (and after the service restarts): that session may delegate soon, and
- * `sessionConnected` gets it ready (supervisor.ts).
- */
-export function settingsHandlers(settings: SettingsStore, models: ModelsCache, sessionConnected: () => void): AreaHandlers<'settings'> {
+/** settings.*: the settings file, a patch checked against the model catalog before it is written. */
+export function settingsHandlers(settings: SettingsStore, models: ModelsCache): AreaHandlers<'settings'> {
   return {
-    'settings.get': (_params, { client }) => {
-      if (client.startsWith(`${BRIDGE_CLIENT}/`)) sessionConnected();
-      return settings.read();
-    },
+    'settings.get': () => settings.read(),
     'settings.update': async ({ patch }) => {
       const { settings: updated, warnings } = await updateSettings(settings, patch, settingsChecks(models));
       return warnings.length > 0 ? { ...updated, warnings } : updated;
@@ -132,6 +124,10 @@ export function jobHandlers(supervisor: Supervisor): AreaHandlers<'jobs' | 'work
     'jobs.take': async ({ jobId, how, runsCodeConfirmed }) => supervisor.take(jobId, how, runsCodeConfirmed),
     'jobs.requests': async ({ jobId }) => supervisor.requests(jobId),
     'jobs.list': async (request) => supervisor.list(request),
+    'jobs.warm': async ({ caller }) => {
+      supervisor.sessionConnected(caller.path);
+      return {};
+    },
     'worktrees.list': async () => supervisor.keptWorktrees(),
     'worktrees.removeTaken': async () => supervisor.removeTakenWorktrees(),
     'jobs.killAll': async () => ({ killed: await supervisor.killAll() }),

@@ -406,7 +406,7 @@ export class Service {
         setImmediate(() => void this.stop());
         return { stopping: true as const, killedJobs };
       },
-      ...settingsHandlers(this.settings, this.models, () => this.supervisor.sessionConnected()),
+      ...settingsHandlers(this.settings, this.models),
       ...secretHandlers({ secrets: this.secrets, client: this.client }, (status) => {
         this.balance.invalidate();
         this.emit('secrets.changed', status);

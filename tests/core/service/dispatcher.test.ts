@@ -33,6 +33,7 @@ function handlers(overrides: Partial<Handlers>): Handlers {
     'jobs.take': unexpected,
     'jobs.requests': unexpected,
     'jobs.list': unexpected,
+    'jobs.warm': unexpected,
     'worktrees.list': unexpected,
     'worktrees.removeTaken': unexpected,
     'jobs.killAll': unexpected,

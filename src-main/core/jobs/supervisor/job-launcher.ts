@@ -142,17 +142,23 @@ export class JobLauncher {
   }
 
   /**
-   * A Claude Code session connected (service.ts: its bridge asks for the settings as it starts, and after the service
-   * restarts): a spare starts now, when this machine boxes delegates' programs, so that even the first job a home ever
-   * runs takes a warm box. Its first delegation comes at the soonest after the parent model's first turn; a spare is
-   * ready some 0.4 s after it starts. One spare per service, however many sessions connect. It also runs the sandbox
-   * probe admission waits on (cached: admission.ts), before the first delegation rather than in it.
+   * A Claude Code session connected (`jobs.warm`: its bridge says so as it starts, and after the service restarts, with
+   * its PATH): a spare starts now, when this machine boxes delegates' programs, for the ripgrep a job of that session
+   * will have, so that even the first job a home ever runs takes a warm box. Its first delegation comes at the soonest
+   * after the parent model's first turn; a spare is ready some 0.4 s after it starts. One spare per service, however
+   * many sessions connect. It also runs the sandbox probe admission waits on (cached: admission.ts), before the first
+   * delegation rather than in it.
    */
-  async warmForSession(): Promise<void> {
+  async warmForSession(callerPath: string | undefined): Promise<void> {
     const policy = this.registry.settings().sandbox;
     if (!this.spares.wanted || policy.programs === 'off' || policy.use === 'off') return;
     if (!(await sandboxAvailability(this.deps)).available) return;
-    this.spares.prime(await this.likelyRipgrep(this.lastJob()));
+    const rg =
+      callerPath === undefined
+        ? await this.likelyRipgrep(this.lastJob())
+        : // What a job of this session gets (prepare): its claude and its PATH.
+          await ripgrep(await this.deps.locateClaude(callerPath), { PATH: callerPath });
+    this.spares.prime(rg);
   }
 
   /** The job on record started last, if any. */

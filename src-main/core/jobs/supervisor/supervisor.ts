@@ -136,12 +136,12 @@ export class Supervisor {
     void this.kept.refresh();
   }
 
-  /** A Claude Code session connected, and may delegate soon: a warm box for it (job-launcher.ts warmForSession). */
-  sessionConnected(): void {
+  /** A Claude Code session connected, and may delegate soon: a warm box for it, for its PATH (job-launcher.ts warmForSession). */
+  sessionConnected(callerPath: string | undefined): void {
     const { registry } = this;
     registry.runInBackground(
       this.ready()
-        .then(() => this.lifecycle.launcher.warmForSession())
+        .then(() => this.lifecycle.launcher.warmForSession(callerPath))
         .catch((error: unknown) => registry.log(`jobs: no warm box: ${errorMessage(error)}`)),
     );
   }
