@@ -5,6 +5,7 @@
  * user's tree, index, HEAD and branches exactly as they were; uncommitted changes in other files survive a take.
  */
 import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -209,6 +210,29 @@ describe('the three ways', () => {
     // Staged stays staged, and out of the take's commit.
     expect(await gitIn(repo, ['diff', '--cached', '--name-only'])).toBe('README.md\n');
     expect(await gitIn(repo, ['show', '--name-only', '--format=', 'HEAD'])).toBe('src/app.ts\nsrc/new.ts\n');
+  });
+});
+
+describe("the user's checkout, looked at", () => {
+  it("never runs a program a submodule's own git config names (as a delegate working in place could leave): the look does not go inside it", async () => {
+    const work = await delegateWork(TWO_CHANGES);
+    // A submodule of the user's, filled with a repository whose config runs a program as a clean filter, and a file
+    // touched after its commit, so a git asking whether the submodule is dirty would run the filter.
+    const inner = path.join(root, 'inner');
+    await new RepoTemplate({ 'lib.txt': 'lib\n' }).copyTo(inner);
+    await gitIn(root, ['clone', '--quiet', inner, path.join(repo, 'sub')]);
+    const innerHead = (await gitIn(inner, ['rev-parse', 'HEAD'])).trim();
+    await gitIn(repo, ['update-index', '--add', '--cacheinfo', `160000,${innerHead},sub`]);
+    await gitIn(repo, ['commit', '--quiet', '-m', 'add the submodule']);
+    const ran = path.join(root, 'filter-ran');
+    await gitIn(path.join(repo, 'sub'), ['config', 'filter.evil.clean', `sh -c 'touch ${ran}; cat'`]);
+    await writeFiles(path.join(repo, 'sub'), { '.git/info/attributes': '* filter=evil\n' });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await writeFiles(path.join(repo, 'sub'), { 'lib.txt': 'lib\n' });
+
+    await taker(work.branch).take('squash');
+    expect(existsSync(ran)).toBe(false);
+    expect(await treeOf(repo)).toMatchObject({ 'src/new.ts': 'export const made = true;\n' });
   });
 });
 
