@@ -4,7 +4,7 @@
  * (worktree-cleanup.ts); the delegate's worktree and branch are never touched; every unclean take is refused with the
  * user's tree, index, HEAD and branches exactly as they were; uncommitted changes in other files survive a take.
  */
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, utimes, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -227,8 +227,8 @@ describe("the user's checkout, looked at", () => {
     const ran = path.join(root, 'filter-ran');
     await gitIn(path.join(repo, 'sub'), ['config', 'filter.evil.clean', `sh -c 'touch ${ran}; cat'`]);
     await writeFiles(path.join(repo, 'sub'), { '.git/info/attributes': '* filter=evil\n' });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    await writeFiles(path.join(repo, 'sub'), { 'lib.txt': 'lib\n' });
+    const later = new Date(Date.now() + 60_000);
+    await utimes(path.join(repo, 'sub', 'lib.txt'), later, later);
 
     await taker(work.branch).take('squash');
     expect(existsSync(ran)).toBe(false);

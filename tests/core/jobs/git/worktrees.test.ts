@@ -3,7 +3,7 @@
  * user's tree, the work left behind committed when a job ends, the branch read back, and a worktree removed only once
  * its branch is merged or on discard. The pure helpers beside them.
  */
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -323,8 +323,8 @@ describe('Worktrees, with the real git', () => {
     await gitIn(root, ['clone', '--quiet', inner, sub]);
     await gitIn(sub, ['config', 'filter.evil.clean', `sh -c 'touch ${ran}; cat'`]);
     await writeFiles(sub, { '.git/info/attributes': '* filter=evil\n' });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    await writeFiles(sub, { 'lib.txt': 'lib\n' });
+    const later = new Date(Date.now() + 60_000);
+    await utimes(path.join(sub, 'lib.txt'), later, later);
 
     const untouched = await worktrees.saveToBranch(isolation, { jobId: JOB, state: 'succeeded', reason: null });
     expect(existsSync(ran)).toBe(false);
