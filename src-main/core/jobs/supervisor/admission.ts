@@ -44,7 +44,7 @@ import { allOrFirstError } from '../../../common/promises.js';
 /** This machine's sandbox, for a registry not told otherwise. */
 const machineSandbox = cachedSandboxProbe();
 
-/** Whether this machine can box a delegate's programs, as admission decides it (the probe runs once per service). */
+/** Whether this machine can box a delegate's programs, as admission decides it (the probe's answer is kept: sandbox-probe.ts). */
 export function sandboxAvailability(deps: Pick<SupervisorDeps, 'sandbox'>): Promise<SandboxAvailability> {
   return (deps.sandbox ?? machineSandbox)();
 }
