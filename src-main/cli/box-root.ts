@@ -58,6 +58,11 @@ const cold = mode !== 'warm';
 const ownTmp = process.env.TMPDIR ?? '';
 const tmp = mode === 'warm' && path.basename(ownTmp).startsWith('box-') ? ownTmp : '';
 let child: ChildProcess | undefined;
+/**
+ * The runtime's start (its proxy and socat bridges), settled or not. A box that must end before its command runs waits
+ * for it: the runtime stops its bridges at exit only once it knows them, and one ended mid-start left its socat running.
+ */
+let starting: Promise<unknown> = Promise.resolve();
 
 /** A warm box's report to the service; a cold box's stdout is its command's, and is never touched here. */
 function report(line: string): void {
@@ -79,11 +84,12 @@ function quit(code: number): never {
   }
 }
 
-// Before its command runs a signal ends the box; after, it goes to the command, as the runtime's CLI does.
+// Before its command runs a signal ends the box (once the runtime's start has settled); after, it goes to the command,
+// as the runtime's CLI does.
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
-    if (child === undefined) quit(0);
-    child.kill(signal);
+    if (child === undefined) void starting.finally(() => quit(0));
+    else child.kill(signal);
   });
 }
 
@@ -123,7 +129,9 @@ async function runNow(args: string[]): Promise<void> {
   const { SandboxManager, loadConfigFromString, quote } = await loadRuntime();
   const config = loadConfigFromString(readFileSync(settingsFile, 'utf8'));
   if (!config) throw new Error(`${settingsFile} is not a valid settings file for the sandbox runtime`);
-  await SandboxManager.initialize(config);
+  const initialized = SandboxManager.initialize(config);
+  starting = initialized.catch(() => undefined);
+  await initialized;
   const wrapped = await SandboxManager.wrapWithSandbox(quote(argv));
   child = run(SandboxManager, wrapped, 'inherit', (why) => {
     process.stderr.write(`Error: ${why}\n`);
@@ -146,6 +154,7 @@ async function runClaimed(): Promise<void> {
       () => null,
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
+  starting = ready;
   void ready.then((failed) => report(failed === null ? 'ready' : `failed ${failed}`));
 
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
@@ -162,8 +171,11 @@ async function runClaimed(): Promise<void> {
   });
   lines.close();
   process.stdin.destroy();
-  // The service went before it had a job for this box.
-  if (claim === null) quit(0);
+  // The service went before it had a job for this box: it ends once the runtime knows its bridges, which then go too.
+  if (claim === null) {
+    await ready;
+    quit(0);
+  }
 
   const failed = await ready;
   if (failed !== null) return refuse(claim, `the sandbox runtime did not start: ${failed}`);

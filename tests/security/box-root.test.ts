@@ -4,6 +4,7 @@
  * user's `kill -9`), and the cold way (`--settings <file> -- <command…>`) runs a command as the runtime's CLI would.
  */
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, openSync, closeSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BoxSpares } from '../../src-main/core/jobs/process/box-spares.js';
 import { boxSettings, boxedInner, ripgrep } from '../../src-main/core/jobs/process/box.js';
 import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
+import { scanProcesses } from '../../src-main/core/jobs/process/process-table.js';
 import { ROOT } from '../support/built.js';
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { processesRunning } from '../support/delegation.js';
@@ -145,6 +147,37 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
     await root.exited;
     await expect.poll(() => processesRunning(['sleep', token])).toEqual([]);
     // Its socat bridges on the host, in its group, are a cancel's to end with the tree (kill-tree.ts): afterEach's here.
+  });
+
+  it.each([
+    ['its service goes (stdin closes)', (root: ChildProcess) => root.stdin?.end()],
+    ['it is sent SIGTERM', (root: ChildProcess) => root.kill('SIGTERM')],
+  ])('warm: ended while its runtime is still starting (%s), it leaves no socat bridge running', async (_how, end) => {
+    const tmp = path.join(dir, 'tmp', 'box-starting');
+    await mkdir(tmp);
+    const root = spawn(process.execPath, [SCRIPT, '--warm', JSON.stringify(RG)], {
+      cwd: tmp,
+      env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), TMPDIR: tmp },
+      detached: true,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const exited = new Promise((resolve) => root.once('exit', resolve));
+    const pid = root.pid ?? 0;
+    roots.push(pid);
+    const group = async (): Promise<number[]> =>
+      [...(await scanProcesses()).values()].filter((info) => info.pid !== pid && info.pgrp === pid && !info.zombie).map((info) => info.pid);
+    const bridges = async (): Promise<number[]> => {
+      const comms = await Promise.all((await group()).map(async (member) => [member, await readFile(`/proc/${member}/comm`, 'utf8').catch(() => '')] as const));
+      return comms.filter(([, comm]) => comm.trim() === 'socat').map(([member]) => member);
+    };
+    // Its socat bridge is up, and the runtime still waits for its socket (it looks again 100 ms later): the box ends now.
+    await expect.poll(async () => (await bridges()).length, { interval: 2, timeout: 15_000 }).toBeGreaterThan(0);
+    let said = '';
+    root.stdout?.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    end(root);
+    await exited;
+    expect(said).not.toContain('started');
+    await expect.poll(group, { timeout: 5_000 }).toEqual([]);
   });
 
   it('warm: SIGKILLed once its claimed command runs, it leaves nothing of the box running', async () => {
