@@ -14,10 +14,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BoxSpares } from '../../src-main/core/jobs/process/box-spares.js';
 import { boxSettings, boxedInner, ripgrep } from '../../src-main/core/jobs/process/box.js';
 import { probeSandbox } from '../../src-main/platform/sandbox-probe.js';
-import { scanProcesses } from '../../src-main/core/jobs/process/process-table.js';
 import { ROOT } from '../support/built.js';
 import { CLAUDE_CLI } from '../support/fake-anthropic.js';
 import { processesRunning } from '../support/delegation.js';
+import { groupOf, socatBridgesOf } from '../support/process-sandbox.js';
 
 const SCRIPT = path.join(ROOT, 'dist', 'cli', 'box-root.js');
 const available = (await probeSandbox()).available && existsSync(SCRIPT);
@@ -164,20 +164,14 @@ describe.skipIf(!available || process.platform !== 'linux')("a box's root (the r
     const exited = new Promise((resolve) => root.once('exit', resolve));
     const pid = root.pid ?? 0;
     roots.push(pid);
-    const group = async (): Promise<number[]> =>
-      [...(await scanProcesses()).values()].filter((info) => info.pid !== pid && info.pgrp === pid && !info.zombie).map((info) => info.pid);
-    const bridges = async (): Promise<number[]> => {
-      const comms = await Promise.all((await group()).map(async (member) => [member, await readFile(`/proc/${member}/comm`, 'utf8').catch(() => '')] as const));
-      return comms.filter(([, comm]) => comm.trim() === 'socat').map(([member]) => member);
-    };
     // Its socat bridge is up, and the runtime still waits for its socket (it looks again 100 ms later): the box ends now.
-    await expect.poll(async () => (await bridges()).length, { interval: 2, timeout: 15_000 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await socatBridgesOf(pid)).length, { interval: 2, timeout: 15_000 }).toBeGreaterThan(0);
     let said = '';
     root.stdout?.on('data', (chunk: Buffer) => (said += chunk.toString()));
     end(root);
     await exited;
     expect(said).not.toContain('started');
-    await expect.poll(group, { timeout: 5_000 }).toEqual([]);
+    await expect.poll(() => groupOf(pid), { timeout: 5_000 }).toEqual([]);
   });
 
   it('warm: SIGKILLed once its claimed command runs, it leaves nothing of the box running', async () => {

@@ -26,8 +26,7 @@ import { KEY } from '../support/delegation.js';
 import type { ScriptStep, ToolCall, ToolResult } from '../support/fake-anthropic.js';
 import { CLAUDE_CLI, ScriptedModel, toolResults } from '../support/fake-anthropic.js';
 import { FaultWorld } from '../support/faults.js';
-import { procStat, waitFor } from '../support/process-sandbox.js';
-import { scanProcesses } from '../../src-main/core/jobs/process/process-table.js';
+import { groupOf, procStat, socatBridgesOf, waitFor } from '../support/process-sandbox.js';
 import { branchFiles, makeRepo, repoState } from '../support/git-repo.js';
 
 const execFileAsync = promisify(execFile);
@@ -519,28 +518,20 @@ describe('a warm box from the service start (core/jobs/process/box-spares.ts)', 
     const root = running.job.pid ?? 0;
     // Its job took the warm box: the root killed is the one started before it, whose bridges carry no job marker.
     expect(root).toBe(spare);
-    /** The processes of the root's group but the root: its bridges, and the box's shell, bubblewrap and all in it. */
-    const group = async (): Promise<number[]> =>
-      [...(await scanProcesses()).values()].filter((info) => info.pid !== root && info.pgrp === root && !info.zombie).map((info) => info.pid);
-    /** Its group's socat processes: the runtime's bridges on the host. */
-    const bridges = async (): Promise<number[]> => {
-      const names = await Promise.all((await group()).map(async (pid) => [pid, await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')] as const));
-      return names.filter(([, comm]) => comm.trim() === 'socat').map(([pid]) => pid);
-    };
     try {
       // Its Bash runs in the box (the job cannot have ended by itself) before the root is killed.
       const folder = running.job.isolation?.worktree ?? world.project;
       await expect.poll(() => readFile(path.join(folder, 'held.txt'), 'utf8').catch(() => ''), { timeout: 30_000 }).toBe('up\n');
-      expect(await bridges()).toHaveLength(2);
+      expect(await socatBridgesOf(root)).toHaveLength(2);
       process.kill(root, 'SIGKILL');
       expect((await world.waitForEnd(again, started.job.id)).job).toMatchObject({
         state: 'failed',
         endReason: expect.stringContaining('Claude Code was killed by SIGKILL without a result.'),
       });
-      await expect.poll(group).toEqual([]);
+      await expect.poll(() => groupOf(root)).toEqual([]);
     } finally {
       // Whatever a failed check left.
-      for (const pid of await group()) {
+      for (const pid of await groupOf(root)) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {

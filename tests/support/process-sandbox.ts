@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
 import { killTree, listDescendants } from '../../src-main/core/jobs/process/kill-tree.js';
-import { isSameProcess, parseProcStat } from '../../src-main/core/jobs/process/process-table.js';
+import { isSameProcess, parseProcStat, scanProcesses } from '../../src-main/core/jobs/process/process-table.js';
 import { spawnDetached } from '../../src-main/core/jobs/process/spawn-detached.js';
 import type { DetachedProcess } from '../../src-main/core/jobs/process/spawn-detached.js';
 
@@ -111,4 +111,15 @@ export async function processesWritingUnder(folder: string): Promise<number[]> {
     if (targets.some((target) => target.startsWith(`${folder}/`))) pids.push(Number(name));
   }
   return pids;
+}
+
+/** The live processes of `root`'s process group but `root` itself: a box's bridges, and its shell, bubblewrap and all in it. */
+export async function groupOf(root: number): Promise<number[]> {
+  return [...(await scanProcesses()).values()].filter((info) => info.pid !== root && info.pgrp === root && !info.zombie).map((info) => info.pid);
+}
+
+/** Those of `root`'s group that are socat: the sandbox runtime's bridges on the host. */
+export async function socatBridgesOf(root: number): Promise<number[]> {
+  const names = await Promise.all((await groupOf(root)).map(async (pid) => [pid, await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')] as const));
+  return names.filter(([, comm]) => comm.trim() === 'socat').map(([pid]) => pid);
 }

@@ -111,12 +111,20 @@ export function parseNumstat(output: string): FileChange[] {
 }
 
 /**
- * `git status --porcelain -z --no-renames` read for what a job's end needs: its untracked files, and whether any
- * tracked file (in the index or the work tree) changed. Each entry is `XY path`; ignored files are not listed.
+ * `git status --porcelain -z --no-renames` as its entries, each `XY path`: the path, and whether it is untracked (`??`)
+ * rather than a tracked file changed in the index or the work tree. Ignored files are not listed unless asked for.
  */
+export function parseStatus(output: string): Array<{ path: string; untracked: boolean }> {
+  return output
+    .split('\0')
+    .filter((entry) => entry.length > 3)
+    .map((entry) => ({ path: entry.slice(3), untracked: entry.startsWith('??') }));
+}
+
+/** The same, read for what a job's end needs: its untracked files, and whether any tracked file changed. */
 export function parseWorktreeStatus(output: string): { untracked: string[]; tracked: boolean } {
-  const entries = output.split('\0').filter((entry) => entry.length > 3);
-  const untracked = entries.filter((entry) => entry.startsWith('?? ')).map((entry) => entry.slice(3));
+  const entries = parseStatus(output);
+  const untracked = entries.filter((entry) => entry.untracked).map((entry) => entry.path);
   return { untracked, tracked: untracked.length < entries.length };
 }
 

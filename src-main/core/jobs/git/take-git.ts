@@ -14,7 +14,7 @@ import type { TakeWay } from '../../../contract/index.js';
 import { allOrFirstError, valueOf } from '../../../common/promises.js';
 import { codeRunningFilesBetween } from './code-running-files.js';
 import type { CodeRunningFile } from './code-running-files.js';
-import { STATUS_SUBMODULES, countChanges, gitEnv, parseNumstat } from './git.js';
+import { STATUS_SUBMODULES, countChanges, gitEnv, parseNumstat, parseStatus } from './git.js';
 import { TakeRefused, TakeRepository } from './take-apply.js';
 import type { GitRun, PlannedWay, Replayed, UserPlace } from './take-apply.js';
 import { CLEANUP_LIMITS, findTaken } from './worktree-cleanup.js';
@@ -242,12 +242,7 @@ export class BranchTake extends TakeRepository {
   /** Every path with a change not committed (staged or not) or untracked, and what it is. */
   private async dirtyPaths(): Promise<Map<string, string>> {
     const status = (await this.git(['status', '--porcelain=v1', '-z', '--no-renames', '--untracked-files=all', STATUS_SUBMODULES])).stdout;
-    const dirty = new Map<string, string>();
-    for (const entry of status.split('\0')) {
-      if (entry.length < 4) continue;
-      dirty.set(entry.slice(3), entry.startsWith('??') ? 'untracked' : 'uncommitted');
-    }
-    return dirty;
+    return new Map(parseStatus(status).map((entry) => [entry.path, entry.untracked ? 'untracked' : 'uncommitted']));
   }
 
   private async planWay(how: TakeWay, facts: SurveyFacts): Promise<PlannedWay> {

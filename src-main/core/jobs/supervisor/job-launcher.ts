@@ -153,12 +153,7 @@ export class JobLauncher {
     const policy = this.registry.settings().sandbox;
     if (!this.spares.wanted || policy.programs === 'off' || policy.use === 'off') return;
     if (!(await sandboxAvailability(this.deps)).available) return;
-    const rg =
-      callerPath === undefined
-        ? await this.likelyRipgrep(this.lastJob())
-        : // What a job of this session gets (prepare): its claude and its PATH.
-          await ripgrep(await this.deps.locateClaude(callerPath), { PATH: callerPath });
-    this.spares.prime(rg);
+    this.spares.prime(await this.likelyRipgrep(this.lastJob(), callerPath));
   }
 
   /** The job on record started last, if any. */
@@ -169,11 +164,13 @@ export class JobLauncher {
   }
 
   /**
-   * The ripgrep the next job's box will likely have: the one the last job's box had (its box.json), since a job started
-   * from the same Claude Code gets the same, wherever the service itself was started from (a tray app's PATH is not a
-   * terminal's). Else the one the service would give. A spare for another is not taken (box-spares.ts take).
+   * The ripgrep the next job's box will likely have: for a session that gave its PATH, what a job of it gets (prepare:
+   * its claude and its PATH). Else the one the last job's box had (its box.json), since a job started from the same
+   * Claude Code gets the same, wherever the service itself was started from (a tray app's PATH is not a terminal's);
+   * else the one the service would give. A spare for another is not taken (box-spares.ts take).
    */
-  private async likelyRipgrep(last: JobRecord | null): Promise<Ripgrep> {
+  private async likelyRipgrep(last: JobRecord | null, callerPath?: string): Promise<Ripgrep> {
+    if (callerPath !== undefined) return await ripgrep(await this.deps.locateClaude(callerPath), { PATH: callerPath });
     return (
       (last === null ? null : await boxRipgrep(this.registry.store.paths(last.id).box)) ??
       (await ripgrep(await this.deps.locateClaude(undefined), { PATH: process.env.PATH ?? '' }))
