@@ -274,10 +274,19 @@ export async function main(argv: string[]): Promise<number> {
     out(APP_VERSION);
     return 0;
   }
-  const [command, action] = positionals;
+  const [command, action, ...extra] = positionals;
   if (values.help || command === undefined || command === 'help') {
     out(USAGE);
     return command === undefined && !values.help ? 2 : 0;
+  }
+  // Every command takes at most one word after its name. A line pasted whole (`take <job-id> [--squash|--rebase] (or …`,
+  // its choices and their brackets too) did the default and dropped the rest.
+  if (extra.length > 0) {
+    const words = extra.map((word) => JSON.stringify(word)).join(' ');
+    throw new UsageError(
+      `Unexpected ${extra.length === 1 ? 'argument' : 'arguments'} ${words} after \`${command}${action === undefined ? '' : ` ${action}`}\`: nothing was done. See \`openrouter-delegate --help\`.`,
+      { help: false },
+    );
   }
   if (yesList !== null && command !== 'take') throw new UsageError('--yes=<files> is for `take`: other commands take a bare --yes.');
   return runCommand(command, action, values, yesList);

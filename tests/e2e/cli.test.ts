@@ -65,6 +65,19 @@ describe('openrouter-delegate', () => {
     expect(flag.code).toBe(2);
   });
 
+  it("refuses words after a command's one argument, doing nothing: a take line pasted with its printed choices takes nothing", async () => {
+    const env = await newHome();
+    // `take <id> [--squash|--rebase] (or git merge …)` pasted into a shell: the pipe leaves `take <id> [--squash`.
+    const pasted = await runCli(['take', 'job_20261205T042326Z_7sh8hx', '[--squash'], env);
+    expect(pasted.code).toBe(2);
+    expect(pasted.stderr).toBe(
+      'Unexpected argument "[--squash" after `take job_20261205T042326Z_7sh8hx`: nothing was done. See `openrouter-delegate --help`.\n',
+    );
+    const status = await runCli(['status', 'now', 'please', 'thanks'], env);
+    expect(status.code).toBe(2);
+    expect(status.stderr).toContain('Unexpected arguments "please" "thanks" after `status now`');
+  });
+
   it('discard without a terminal says to add --yes, in one line, not the whole usage after it (issue 38)', async () => {
     const env = await newHome();
     const result = await runCli(['discard', 'job_x'], env, '');
