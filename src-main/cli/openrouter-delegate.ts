@@ -282,11 +282,11 @@ export async function main(argv: string[]): Promise<number> {
   // Every command takes at most one word after its name. A line pasted whole (`take <job-id> [--squash|--rebase] (or …`,
   // its choices and their brackets too) did the default and dropped the rest.
   if (extra.length > 0) {
-    const words = extra.map((word) => JSON.stringify(word)).join(' ');
-    throw new UsageError(
-      `Unexpected ${extra.length === 1 ? 'argument' : 'arguments'} ${words} after \`${command}${action === undefined ? '' : ` ${action}`}\`: nothing was done. See \`openrouter-delegate --help\`.`,
-      { help: false },
-    );
+    // The words are not repeated: one may be a secret (`key set <key>`).
+    const more = extra.length === 1 ? '1 more word was' : `${extra.length} more words were`;
+    throw new UsageError(`\`${command}\` takes at most one argument, and ${more} given: nothing was done. See \`openrouter-delegate --help\`.`, {
+      help: false,
+    });
   }
   if (yesList !== null && command !== 'take') throw new UsageError('--yes=<files> is for `take`: other commands take a bare --yes.');
   return runCommand(command, action, values, yesList);
