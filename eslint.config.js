@@ -147,4 +147,19 @@ export default tseslint.config(
     files: ['scripts/**', 'bench/**', 'tests/**', '*.config.*'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // Test files share their worker's modules (vitest.config.ts, isolate: false): a module mocked in one file would
+    // not reach code another file had already loaded, and would reach the files after it. Spy on an object instead.
+    files: ['tests/**'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['mock', 'doMock', 'unmock', 'doUnmock'].map((property) => ({
+          object: 'vi',
+          property,
+          message: 'Test files share their modules (vitest.config.ts): spy on an object (vi.spyOn) instead of mocking a module.',
+        })),
+      ],
+    },
+  },
 );

@@ -1,4 +1,6 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer } from 'vitest/node';
+import type { TestSpecification } from 'vitest/node';
 
 /**
  * Two projects (docs/ARCHITECTURE.md §8):
@@ -42,15 +44,28 @@ const UNIT = [
   'tests/support/prompt-cache.test.ts',
 ];
 
+/**
+ * The unit files first, then the rest, each as Vitest would order them (the longest first). The unit tests mostly wait
+ * on real git, processes and sockets, so `npm test` runs the static checks beside them (scripts/test.mjs); and a
+ * worker freed by the last unit file takes an integration file at once, with no wait between the two projects.
+ */
+class UnitFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    return [...sorted.filter((file) => file.project.name === 'unit'), ...sorted.filter((file) => file.project.name !== 'unit')];
+  }
+}
+
 export default defineConfig({
   test: {
-    // Real processes, sockets and a real keychain: give them room, and keep files apart.
+    // Real processes, sockets and a real keychain: give them room.
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
     maxWorkers: 2,
     restoreMocks: true,
     reporters: ['default', './tests/support/summary-reporter.ts'],
+    sequence: { sequencer: UnitFirst },
     projects: [
       {
         extends: true,
@@ -72,6 +87,11 @@ export default defineConfig({
           include: ['tests/**/*.test.ts'],
           exclude: UNIT,
           setupFiles: ['tests/support/keyring-guard.ts'],
+          // These files too share their worker's modules: each file in a fresh process cost some 0.5 s to start and
+          // 0.5 s to import the same support modules again, about 25 s of an `npm test`. What a file starts (services,
+          // browsers, homes) it stops itself; no file mocks a module (vi.spyOn on an object instead), since a module
+          // mock would not reach code another file has already loaded.
+          isolate: false,
           // Pages, services and real CLIs answer in well under a second on an idle machine, in seconds on a loaded one:
           // a poll gives up after 10 s, not 1 (it returns as soon as it holds; a CI run failed on a page's first load).
           expect: { poll: { timeout: 10_000 } },

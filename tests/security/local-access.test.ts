@@ -5,8 +5,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
-import { timingSafeEqual } from 'node:crypto';
-import type * as NodeCrypto from 'node:crypto';
+import crypto from 'node:crypto';
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -17,11 +16,6 @@ import type { Locations } from '../../src-main/platform/locations.js';
 import { ensurePrivateDir, generateToken, tokensEqual } from '../../src-main/ipc/runtime-dir.js';
 import { IpcServer } from '../../src-main/ipc/server.js';
 import { makeTempHome } from '../support/temp-home.js';
-
-vi.mock('node:crypto', async (importOriginal) => {
-  const real = await importOriginal<typeof NodeCrypto>();
-  return { ...real, timingSafeEqual: vi.fn(real.timingSafeEqual) };
-});
 
 const POSIX = process.platform !== 'win32';
 const ROOT = process.getuid?.() === 0;
@@ -114,8 +108,7 @@ describe('the token comparison', () => {
   it('goes through crypto.timingSafeEqual for every token of the right length, and refuses other lengths', async () => {
     const token = generateToken();
     const expected = Buffer.from(token, 'utf8');
-    const compare = vi.mocked(timingSafeEqual);
-    compare.mockClear();
+    const compare = vi.spyOn(crypto, 'timingSafeEqual');
 
     expect(tokensEqual(expected, token)).toBe(true);
     expect(tokensEqual(expected, `${token.slice(0, 63)}${token.endsWith('0') ? '1' : '0'}`)).toBe(false);
@@ -133,8 +126,7 @@ describe('the token comparison', () => {
     await server.start();
     try {
       const token = (await readFile(locations.tokenFile, 'utf8')).trim();
-      const compare = vi.mocked(timingSafeEqual);
-      compare.mockClear();
+      const compare = vi.spyOn(crypto, 'timingSafeEqual');
       const client = await IpcClient.connect({ locations, clientName: 'test/1' });
       client.close();
       expect(compare).toHaveBeenCalled();
