@@ -1465,7 +1465,7 @@ describe('fuzz: the ceiling', () => {
     }
     console.log(`[fuzz gateway] ceiling: ${DECISIONS} decisions, ${outcomes.full} whole, ${outcomes.lowered} lowered, ${outcomes.refused} refused`);
     expect(problems.slice(0, MAX_PROBLEMS), `${problems.length} problem(s); ${reproduceHint(SEED, FILE)}`).toEqual([]);
-    // About 11 s alone; a loaded 2-core CI machine has taken over 60.
+    // About 1 s alone (6.4 s while each refusal built its number formatter anew); give a loaded machine room.
   }, 180_000);
 
   it(`keeps the thinking budget of ${BODIES} lowered bodies below max_tokens, or drops thinking`, ({ onTestFailed }) => {
