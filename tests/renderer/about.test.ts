@@ -1,11 +1,12 @@
 /**
  * The About page over the loopback host: versions and paths from the real service. Also the shell
- * every page shares: sections in the sidebar, reachable by keyboard, the URL fragment choosing one.
+ * every page shares: sections in the sidebar, reachable by keyboard, the URL fragment choosing one; and the
+ * accessibility check every page test makes, shown to find what it should.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { ROOT } from '../support/built.js';
-import { UiWorld, useBrowser, openPage, screenshot, expectAccessible } from '../support/ui.js';
+import { UiWorld, useBrowser, openPage, screenshot, expectAccessible, accessibilityViolations } from '../support/ui.js';
 
 const VERSION = (JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')) as { version: string }).version;
 
@@ -70,6 +71,33 @@ describe('the page shell', () => {
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('page-title');
     expect(await page.title()).toBe('Claude Code — OpenRouter Delegate');
     expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('the accessibility check every page test makes', () => {
+  it('finds what breaks a rule, naming each rule and element: low contrast, an image without words, a button without a name', async () => {
+    const { page, context } = await openPage(chrome.browser, world.pageUrl('about'));
+    await expect.poll(() => page.getByTestId('app-version').textContent()).toBe(VERSION);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await page.evaluate(() => {
+      document
+        .querySelector('h1')
+        ?.insertAdjacentHTML(
+          'afterend',
+          '<p id="faint">Hard to read</p><img id="wordless" src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><button id="nameless"></button>',
+        );
+      // Through the style object: the page's CSP ignores style attributes.
+      const faint = document.getElementById('faint');
+      if (faint) Object.assign(faint.style, { color: '#bbbbbb', background: '#ffffff' });
+    });
+    const found = await accessibilityViolations(page);
+    expect(found.map((line) => line.split(':')[0])).toEqual([
+      'button-name (critical) #nameless',
+      'color-contrast (serious) #faint',
+      'image-alt (critical) #wordless',
+    ]);
+    expect(found[1]).toMatch(/insufficient color contrast of 1\.\d+ \(foreground color: #bbbbbb, background color: #ffffff/);
     await context.close();
   });
 });

@@ -207,16 +207,27 @@ export async function screenshot(page: Page, name: string, theme: Theme): Promis
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
 
 /**
- * Runs axe-core over the whole page as it is now and fails with one line per element that breaks a rule: the
- * rule, its impact, the element's selector and what axe says of it (for contrast, the ratio and both colours).
+ * What axe-core finds on the whole page as it is now, one line per element that breaks a rule: the rule, its impact,
+ * the element's selector and what axe says of it (for contrast, the ratio and both colours). Every rule runs; axe
+ * details only the violations (`resultTypes`), and runs in the page itself (legacy mode: the page has no frames), not
+ * in a blank page opened for each check: 0.5 s instead of 2.3 on the Delegation page.
  */
-export async function expectAccessible(page: Page): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).withTags(AXE_TAGS).analyze();
-  const found = violations.flatMap((violation) =>
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+  const { violations } = await new AxeBuilder({ page })
+    .withTags(AXE_TAGS)
+    .options({ resultTypes: ['violations'] })
+    .setLegacyMode()
+    .analyze();
+  return violations.flatMap((violation) =>
     violation.nodes.map((node) => {
       const said = [...node.any, ...node.all, ...node.none].map((check) => check.message).join('; ');
       return `${violation.id} (${violation.impact ?? 'no impact'}) ${node.target.join(' ')}: ${said || violation.help}`;
     }),
   );
+}
+
+/** Fails with those lines when axe-core finds anything on the page as it is now. */
+export async function expectAccessible(page: Page): Promise<void> {
+  const found = await accessibilityViolations(page);
   expect(found, `axe-core found ${found.length} violation(s) at ${page.url().replace(/token=[^&]*/, 'token=…')}`).toEqual([]);
 }
