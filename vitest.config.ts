@@ -1,3 +1,4 @@
+import type { Plugin } from 'vite';
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer } from 'vitest/node';
 import type { TestSpecification } from 'vitest/node';
@@ -45,18 +46,47 @@ const UNIT = [
 ];
 
 /**
+ * Set when `npm test` (scripts/test.mjs) says "stop" on the IPC channel it opens: a static check failed. On the global
+ * object: Vite loads this file more than once (the root and each project), and each load has its own module state.
+ */
+const STOP_ASKED = Symbol.for('openrouter-delegate.tests.stop-asked');
+const stopAsked = (): boolean => (globalThis as Record<symbol, unknown>)[STOP_ASKED] === true;
+
+/**
  * The unit files first, then the rest, each as Vitest would order them (the longest first). The unit tests mostly wait
  * on real git, processes and sockets, so `npm test` runs the static checks beside them (scripts/test.mjs); and a
  * worker freed by the last unit file takes an integration file at once, with no wait between the two projects.
+ * A stop asked before the run began (a check can fail in a second, before Vitest starts its files) is made here, where
+ * the run can take it: Vitest clears a cancel that comes before its run.
  */
 class UnitFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    if (stopAsked()) void this.ctx.cancelCurrentRun('test-failure');
     const sorted = await super.sort(files);
     return [...sorted.filter((file) => file.project.name === 'unit'), ...sorted.filter((file) => file.project.name !== 'unit')];
   }
 }
 
+/**
+ * On "stop", the run is cancelled as Vitest's own bail cancels it: files not started are skipped; those running end as
+ * they would, their hooks included. Every project's server calls this hook; one listener is enough. The channel keeps
+ * nothing alive.
+ */
+const stopWhenAsked: Plugin = {
+  name: 'openrouter-delegate:stop-when-asked',
+  configureVitest({ vitest }) {
+    if (!process.channel || process.listenerCount('message') > 0) return;
+    process.channel.unref();
+    process.on('message', (message) => {
+      if (message !== 'stop') return;
+      (globalThis as Record<symbol, unknown>)[STOP_ASKED] = true;
+      void vitest.cancelCurrentRun('test-failure');
+    });
+  },
+};
+
 export default defineConfig({
+  plugins: [stopWhenAsked],
   test: {
     // Real processes, sockets and a real keychain: give them room.
     testTimeout: 30_000,

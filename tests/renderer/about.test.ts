@@ -76,7 +76,7 @@ describe('the page shell', () => {
 });
 
 describe('the accessibility check every page test makes', () => {
-  it('finds what breaks a rule, naming each rule and element: low contrast, an image without words, a button without a name', async () => {
+  it('finds what breaks a rule, naming each rule and element: low contrast, an image without words, a button without a name, targets too small', async () => {
     const { page, context } = await openPage(chrome.browser, world.pageUrl('about'));
     await expect.poll(() => page.getByTestId('app-version').textContent()).toBe(VERSION);
     expect(await accessibilityViolations(page)).toEqual([]);
@@ -85,17 +85,27 @@ describe('the accessibility check every page test makes', () => {
         .querySelector('h1')
         ?.insertAdjacentHTML(
           'afterend',
-          '<p id="faint">Hard to read</p><img id="wordless" src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><button id="nameless"></button>',
+          '<p id="faint">Hard to read</p><img id="wordless" src="data:image/gif;base64,R0lGODlhAQABAAAAACw="><button id="nameless"></button>' +
+            '<p><button id="tiny-a" aria-label="A">a</button><button id="tiny-b" aria-label="B">b</button></p>',
         );
       // Through the style object: the page's CSP ignores style attributes.
       const faint = document.getElementById('faint');
       if (faint) Object.assign(faint.style, { color: '#bbbbbb', background: '#ffffff' });
+      for (const id of ['tiny-a', 'tiny-b']) {
+        const tiny = document.getElementById(id);
+        if (tiny)
+          Object.assign(tiny.style, { width: '10px', height: '10px', padding: '0', margin: '0', border: '0', fontSize: '6px', minWidth: '0', minHeight: '0' });
+      }
     });
     const found = await accessibilityViolations(page);
     expect(found.map((line) => line.split(':')[0])).toEqual([
       'button-name (critical) #nameless',
       'color-contrast (serious) #faint',
       'image-alt (critical) #wordless',
+      // WCAG 2.2's rule, which axe leaves off unless the tags ask for it.
+      'target-size (serious) #nameless',
+      'target-size (serious) #tiny-a',
+      'target-size (serious) #tiny-b',
     ]);
     expect(found[1]).toMatch(/insufficient color contrast of 1\.\d+ \(foreground color: #bbbbbb, background color: #ffffff/);
     await context.close();
