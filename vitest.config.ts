@@ -46,11 +46,13 @@ const UNIT = [
 ];
 
 /**
- * Set when `npm test` (scripts/test.mjs) says "stop" on the IPC channel it opens: a static check failed. On the global
- * object: Vite loads this file more than once (the root and each project), and each load has its own module state.
+ * What `npm test` (scripts/test.mjs) asked on the IPC channel it opens, and whether this process listens to it yet. On
+ * the global object: Vite loads this file more than once (the root and each project), each load with its own module.
  */
-const STOP_ASKED = Symbol.for('openrouter-delegate.tests.stop-asked');
-const stopAsked = (): boolean => (globalThis as Record<symbol, unknown>)[STOP_ASKED] === true;
+const stop = ((globalThis as Record<symbol, unknown>)[Symbol.for('openrouter-delegate.tests.stop')] ??= { asked: false, listening: false }) as {
+  asked: boolean;
+  listening: boolean;
+};
 
 /**
  * The unit files first, then the rest, each as Vitest would order them (the longest first). The unit tests mostly wait
@@ -61,7 +63,7 @@ const stopAsked = (): boolean => (globalThis as Record<symbol, unknown>)[STOP_AS
  */
 class UnitFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    if (stopAsked()) void this.ctx.cancelCurrentRun('test-failure');
+    if (stop.asked) void this.ctx.cancelCurrentRun('test-failure');
     const sorted = await super.sort(files);
     return [...sorted.filter((file) => file.project.name === 'unit'), ...sorted.filter((file) => file.project.name !== 'unit')];
   }
@@ -75,11 +77,12 @@ class UnitFirst extends BaseSequencer {
 const stopWhenAsked: Plugin = {
   name: 'openrouter-delegate:stop-when-asked',
   configureVitest({ vitest }) {
-    if (!process.channel || process.listenerCount('message') > 0) return;
+    if (!process.channel || stop.listening) return;
+    stop.listening = true;
     process.channel.unref();
     process.on('message', (message) => {
       if (message !== 'stop') return;
-      (globalThis as Record<symbol, unknown>)[STOP_ASKED] = true;
+      stop.asked = true;
       void vitest.cancelCurrentRun('test-failure');
     });
   },
